@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+import { buildEnvelope, matchesEventTypes } from '@postern/shared';
+import { deliveryJobOptions, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
+import { ApiError } from './api-error.js';
+import type { AppDeps } from './app-deps.js';
+
+/** The 202 answer to an accepted event; the same answer is replayed for its idempotency key. */
+export interface AcceptedEvent {
+  id: string;
+  deliveries: { id: string; endpointId: string }[];
+}
+
+interface StoredAnswer {
+  fingerprint: string;
+  body: AcceptedEvent;
+}
+
+/**
+ * Accepts one event: builds its envelope once (the producer's `data` text byte for byte), fans it
+ * out to every active endpoint of the org whose filter matches (or to `onlyEndpoint`, for a test
+ * event), writes event + deliveries atomically, then queues one job per delivery. Resolves only
+ * once all of it is in Redis. If queueing fails, what was written is removed again and the error
+ * propagates (503), so a producer never sees 202 for an event that will not be delivered.
+ *
+ * With an idempotency key, a repeat within 24 h returns the first answer; a repeat with a
+ * different type or data is refused with 409 `idempotency_key_reused`.
+ */
+export async function acceptEvent(
+  deps: AppDeps,
+  input: { orgId: string; type: string; dataJson: string; idempotencyKey: string | null; onlyEndpoint?: EndpointRecord },
+): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
+  const now = deps.clock.now();
+  const eventId = deps.ids('evt', now);
+  const envelope = buildEnvelope({ id: eventId, type: input.type, timestampMs: now, dataJson: input.dataJson });
+  const targets = input.onlyEndpoint
+    ? [input.onlyEndpoint]
+    : (await deps.store.endpoints.listAll(input.orgId)).filter((e) => e.status === 'active' && matchesEventTypes(e.eventTypes, input.type));
+
+  const deliveries: DeliveryRecord[] = targets.map((endpoint) => ({
+    id: deps.ids('dlv', now),
+    orgId: input.orgId,
+    eventId,
+    eventType: input.type,
+    endpointId: endpoint.id,
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: now,
+    lastResponseStatus: null,
+    lastError: null,
+    lastDurationMs: null,
+    deliveredAt: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+    redeliveredFromId: null,
+    cancelReason: null,
+    held: false,
+    isTest: input.onlyEndpoint !== undefined,
+  }));
+  const event: EventRecord = {
+    id: eventId,
+    orgId: input.orgId,
+    type: input.type,
+    envelope,
+    createdAt: now,
+    idempotencyKey: input.idempotencyKey,
+    deliveryIds: deliveries.map((d) => d.id),
+  };
+  const fingerprint = createHash('sha256').update(input.type).update('\0').update(input.dataJson).digest('hex');
+  const answer: AcceptedEvent = { id: eventId, deliveries: deliveries.map((d) => ({ id: d.id, endpointId: d.endpointId })) };
+  const keyHash = input.idempotencyKey ? createHash('sha256').update(input.idempotencyKey).digest('hex') : null;
+
+  const written = await deps.store.events.createWithDeliveries({
+    event,
+    deliveries,
+    idempotencyKeyHash: keyHash,
+    answer: JSON.stringify({ fingerprint, body: answer } satisfies StoredAnswer),
+  });
+  if (!written.created) {
+    const stored = JSON.parse(written.answer) as StoredAnswer;
+    if (stored.fingerprint !== fingerprint) {
+      throw new ApiError(409, 'idempotency_key_reused', 'this idempotencyKey was used in the last 24 h for a different event');
+    }
+    // The first request may have died between writing and queueing. Re-adding is safe: a job id
+    // that exists is ignored, and a job for a finished delivery ends without sending anything.
+    await deps.queue.addBulk(
+      stored.body.deliveries.map((d) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: d.id }, opts: deliveryJobOptions(d.id, 1) })),
+    );
+    return { replayed: true, answer: stored.body };
+  }
+
+  const policyOf = new Map(targets.map((e) => [e.id, e.policy]));
+  try {
+    await deps.queue.addBulk(
+      deliveries.map((d) => ({
+        name: 'deliver',
+        data: { v: 1 as const, deliveryId: d.id },
+        opts: deliveryJobOptions(d.id, policyOf.get(d.endpointId)?.maxAttempts ?? 1),
+      })),
+    );
+  } catch (err) {
+    // Best effort: if Redis is gone this fails too, and the reconciler queues the deliveries later.
+    await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);
+    throw err;
+  }
+  return { replayed: false, answer };
+}

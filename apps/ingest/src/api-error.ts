@@ -1,0 +1,52 @@
+import type { ErrorRequestHandler } from 'express';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+
+/**
+ * An error the API answers as `{"error":{"code","message"}}` with `status`. Codes are snake_case
+ * and stable; messages are for people and never carry internals.
+ */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** 404 that does not say whether the id exists in another org (DESIGN.md: never 403). */
+export function notFound(what: string): ApiError {
+  return new ApiError(404, 'not_found', `${what} not found`);
+}
+
+/** 400 naming the first bad field of a zod failure, e.g. `url: must be an http(s) URL`. */
+export function invalidRequest(error: z.ZodError, prefix = ''): ApiError {
+  const issue = error.issues[0];
+  const path = [prefix, ...(issue?.path ?? []).map(String)].filter(Boolean).join('.');
+  return new ApiError(400, 'invalid_request', `${path || 'body'}: ${issue?.message ?? 'invalid'}`);
+}
+
+/**
+ * The last handler: ApiErrors as they are; body-parser's 413 and bad JSON; anything else is logged
+ * and answered 503 when Redis is unreachable, else 500 — never a stack trace.
+ */
+export function errorHandler(deps: { redis: Redis; logger: Logger }): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    const e = err as { type?: string; status?: number; message?: string };
+    let apiError: ApiError;
+    if (err instanceof ApiError) apiError = err;
+    else if (e.type === 'entity.too.large') apiError = new ApiError(413, 'payload_too_large', 'request body is larger than the limit (MAX_BODY_BYTES)');
+    else if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') apiError = new ApiError(415, 'unsupported_media_type', 'body must be UTF-8 JSON');
+    else if (e.type === 'request.aborted') apiError = new ApiError(400, 'request_aborted', 'request body was not received in full');
+    else if (deps.redis.status !== 'ready') {
+      deps.logger.warn({ err: e.message, path: req.path }, 'redis unavailable');
+      apiError = new ApiError(503, 'service_unavailable', 'storage is unavailable; nothing was stored, retry later');
+    } else {
+      deps.logger.error({ err, path: req.path }, 'unexpected error');
+      apiError = new ApiError(500, 'internal_error', 'internal error');
+    }
+    if (res.headersSent) return;
+    if (apiError.status === 503) res.setHeader('retry-after', '5');
+    res.status(apiError.status).json({ error: { code: apiError.code, message: apiError.message } });
+  };
+}

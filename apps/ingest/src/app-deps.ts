@@ -1,0 +1,25 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { IdFactory } from '@postern/shared';
+import type { DeliveryJobData, Store } from '@postern/store';
+
+/** Everything `createApp` needs; `main.ts` (or a test) builds it. */
+export interface AppDeps {
+  /** API connection (fails fast: `enableOfflineQueue: false`). */
+  redis: Redis;
+  store: Store;
+  queue: Queue<DeliveryJobData>;
+  clock: { now(): number };
+  ids: IdFactory;
+  logger: Logger;
+  config: {
+    adminToken: string;
+    /** Largest request body accepted, bytes (`MAX_BODY_BYTES`). */
+    maxBodyBytes: number;
+    /** Private addresses an endpoint URL may name (`ALLOWED_ADDRESSES`). */
+    allowList: readonly string[];
+    /** Old secret keeps signing this long after a rotation, ms. */
+    secretRotationGraceMs: number;
+  };
+}

@@ -1,0 +1,53 @@
+import { createIdFactory } from '@postern/shared';
+import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
+import { pino } from 'pino';
+import { createApp } from './app.js';
+import { loadIngestConfig, type IngestConfig } from './config.js';
+
+let config: IngestConfig;
+try {
+  config = loadIngestConfig(process.env);
+} catch (err) {
+  console.error(`postern-ingest: ${(err as Error).message}`);
+  process.exit(1);
+}
+
+const logger = pino({ name: 'postern-ingest', level: config.LOG_LEVEL });
+const redis = createRedisConnection(config.REDIS_URL, 'api');
+redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
+const store = createStore({ redis, prefix: config.REDIS_PREFIX });
+const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
+queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
+
+const app = createApp({
+  redis,
+  store,
+  queue,
+  clock: { now: () => Date.now() },
+  ids: createIdFactory(),
+  logger,
+  config: {
+    adminToken: config.ADMIN_TOKEN,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    allowList: config.allowList,
+    secretRotationGraceMs: 24 * 60 * 60 * 1000,
+  },
+});
+
+const server = app.listen(config.PORT, config.HOST, () => {
+  logger.info({ port: config.PORT, host: config.HOST, prefix: config.REDIS_PREFIX }, `ingest listening on http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`);
+});
+server.on('error', (err) => {
+  console.error(`postern-ingest: cannot listen on ${config.HOST}:${config.PORT}: ${err.message}`);
+  process.exit(1);
+});
+
+function shutdown(signal: string): void {
+  logger.info({ signal }, 'ingest stopping');
+  server.close(() => {
+    void queue.close().finally(() => redis.quit().finally(() => process.exit(0)));
+  });
+  setTimeout(() => process.exit(0), 10_000).unref();
+}
+process.on('SIGTERM', () => shutdown('SIGTERM'));
+process.on('SIGINT', () => shutdown('SIGINT'));

@@ -1,0 +1,160 @@
+import { classifyAddress, DEFAULT_EVENT_TYPE_FILTER, generateSecret, hostAddress, isValidSecret, resolvePolicy, validateEndpointUrl } from '@postern/shared';
+import { deliveryJobOptions, type EndpointRecord } from '@postern/store';
+import { Router, type Response } from 'express';
+import { ApiError, invalidRequest, notFound } from '../api-error.js';
+import type { AppDeps } from '../app-deps.js';
+import { endpointJson } from '../serializers.js';
+import { createEndpointBody, pageQuery, updateEndpointBody } from '../schemas.js';
+
+const URL_REASONS: Record<string, string> = {
+  invalid_url: 'url must be an absolute http(s) URL',
+  too_long: 'url must be at most 2048 characters',
+  unsupported_scheme: 'url must use http or https',
+  credentials_not_allowed: 'url must not contain a username or password',
+  missing_host: 'url must name a host',
+};
+
+/** Checks an endpoint URL; literal private addresses are refused at once (host names per attempt). */
+function checkUrl(raw: string, allowList: readonly string[]): string {
+  const parsed = validateEndpointUrl(raw);
+  if (!parsed.ok) throw new ApiError(400, 'invalid_request', `url: ${URL_REASONS[parsed.reason] ?? 'invalid URL'}`);
+  const address = hostAddress(parsed.url);
+  if (address) {
+    const reason = classifyAddress(address, allowList);
+    if (reason) throw new ApiError(400, 'unsafe_url', `url: points at a non-public address (${reason}); Postern only delivers to public addresses`);
+  }
+  return parsed.url.toString();
+}
+
+function policyOrThrow(input: unknown) {
+  const resolved = resolvePolicy(input);
+  if (!resolved.ok) {
+    const issue = resolved.issues[0];
+    throw new ApiError(400, 'invalid_policy', `${issue?.path ?? 'policy'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return resolved;
+}
+
+/** Loads an endpoint of the caller's org; 404 when absent or another org's. */
+export async function ownEndpoint(deps: AppDeps, res: Response, id: string): Promise<EndpointRecord> {
+  const endpoint = await deps.store.endpoints.get(id);
+  if (!endpoint || endpoint.orgId !== res.locals.orgId) throw notFound('endpoint');
+  return endpoint;
+}
+
+/** Endpoint CRUD, pause/resume, secret read and rotation. Mounted behind API-key auth. */
+export function endpointRoutes(deps: AppDeps): Router {
+  const router = Router();
+
+  router.post('/v1/endpoints', async (req, res) => {
+    const body = createEndpointBody.safeParse(req.body ?? {});
+    if (!body.success) throw invalidRequest(body.error);
+    const url = checkUrl(body.data.url, deps.config.allowList);
+    const { policy, presetName } = policyOrThrow(body.data.policy);
+    if (body.data.secret !== undefined && !isValidSecret(body.data.secret)) {
+      throw new ApiError(400, 'invalid_request', 'secret: must be whsec_ followed by base64 of 24 to 64 bytes');
+    }
+    const secret = body.data.secret ?? generateSecret();
+    const now = deps.clock.now();
+    const endpoint: EndpointRecord = {
+      id: deps.ids('ep', now),
+      orgId: res.locals.orgId as string,
+      url,
+      description: body.data.description ?? '',
+      eventTypes: body.data.eventTypes ?? [...DEFAULT_EVENT_TYPE_FILTER],
+      policyName: presetName,
+      policy,
+      status: 'active',
+      secrets: [{ secret, expiresAt: null }],
+      createdAt: now,
+      updatedAt: now,
+      consecutiveFailures: 0,
+      failureStreakStartedAt: null,
+      lastSuccessAt: null,
+      lastFailureAt: null,
+      disabledAt: null,
+      disabledReason: null,
+    };
+    await deps.store.endpoints.create(endpoint);
+    res.status(201).json({ ...endpointJson(endpoint), secret });
+  });
+
+  router.get('/v1/endpoints', async (req, res) => {
+    const q = pageQuery.safeParse(req.query);
+    if (!q.success) throw invalidRequest(q.error);
+    const page = await deps.store.endpoints.list(res.locals.orgId as string, q.data);
+    res.json({ data: page.items.map(endpointJson), nextCursor: page.nextCursor });
+  });
+
+  router.get('/v1/endpoints/:id', async (req, res) => {
+    res.json(endpointJson(await ownEndpoint(deps, res, req.params.id)));
+  });
+
+  router.get('/v1/endpoints/:id/secret', async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    const now = deps.clock.now();
+    const current = endpoint.secrets.find((s) => s.expiresAt === null);
+    res.json({ secret: current?.secret ?? null, previous: endpoint.secrets.filter((s) => s.expiresAt !== null && s.expiresAt > now).length });
+  });
+
+  router.patch('/v1/endpoints/:id', async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    const body = updateEndpointBody.safeParse(req.body ?? {});
+    if (!body.success) throw invalidRequest(body.error);
+    const patch: Parameters<typeof deps.store.endpoints.update>[1] = {};
+    if (body.data.url !== undefined) patch.url = checkUrl(body.data.url, deps.config.allowList);
+    if (body.data.eventTypes !== undefined) patch.eventTypes = body.data.eventTypes;
+    if (body.data.description !== undefined) patch.description = body.data.description;
+    if (body.data.policy !== undefined) {
+      const resolved = policyOrThrow(body.data.policy);
+      patch.policy = resolved.policy;
+      patch.policyName = resolved.presetName;
+    }
+    const updated = await deps.store.endpoints.update(endpoint.id, patch, deps.clock.now());
+    if (!updated) throw notFound('endpoint');
+    res.json(endpointJson(updated));
+  });
+
+  router.delete('/v1/endpoints/:id', async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    await deps.store.endpoints.delete(endpoint);
+    res.status(204).end();
+  });
+
+  router.post('/v1/endpoints/:id/pause', async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    const updated = await deps.store.endpoints.update(endpoint.id, { status: 'paused' }, deps.clock.now());
+    if (!updated) throw notFound('endpoint');
+    res.json(endpointJson(updated));
+  });
+
+  router.post('/v1/endpoints/:id/resume', async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    if (endpoint.status === 'disabled' && endpoint.policy.breaker?.reenable === 'recreate') {
+      throw new ApiError(409, 'recreate_required', 'this policy does not re-enable a disabled endpoint: delete it and create it again (a new secret is issued)');
+    }
+    const updated = await deps.store.endpoints.update(endpoint.id, { status: 'active', disabledAt: null, disabledReason: null }, deps.clock.now());
+    if (!updated) throw notFound('endpoint');
+    // Held deliveries drain oldest first on their normal schedule (seeds 002, 003).
+    const held = await deps.store.deliveries.listHeld(endpoint.id, 10_000);
+    if (held.length > 0) {
+      await deps.queue.addBulk(
+        held.map((id) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: id }, opts: deliveryJobOptions(id, updated.policy.maxAttempts) })),
+      );
+    }
+    res.json({ ...endpointJson(updated), requeued: held.length });
+  });
+
+  router.post('/v1/endpoints/:id/rotate-secret', async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    const now = deps.clock.now();
+    const secret = generateSecret();
+    const kept = endpoint.secrets
+      .filter((s) => s.expiresAt === null || s.expiresAt > now)
+      .map((s) => ({ secret: s.secret, expiresAt: s.expiresAt ?? now + deps.config.secretRotationGraceMs }));
+    await deps.store.endpoints.update(endpoint.id, { secrets: [{ secret, expiresAt: null }, ...kept] }, now);
+    res.json({ secret, previousSecretValidUntil: new Date(now + deps.config.secretRotationGraceMs).toISOString() });
+  });
+
+  return router;
+}

@@ -1,0 +1,47 @@
+import { extractRawField, TEST_EVENT_TYPE } from '@postern/shared';
+import { Router } from 'express';
+import { ApiError, invalidRequest, notFound } from '../api-error.js';
+import { acceptEvent } from '../accept-event.js';
+import type { AppDeps } from '../app-deps.js';
+import { ownEndpoint } from './endpoints.js';
+import { createEventBody } from '../schemas.js';
+import { eventJson } from '../serializers.js';
+
+/** `POST /v1/events`, `GET /v1/events/:id`, `POST /v1/endpoints/:id/test`. Behind API-key auth. */
+export function eventRoutes(deps: AppDeps): Router {
+  const router = Router();
+
+  router.post('/v1/events', async (req, res) => {
+    if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
+      throw new ApiError(400, 'invalid_request', 'body: must be a JSON object {type, data, idempotencyKey?}');
+    }
+    const body = createEventBody.safeParse(req.body);
+    if (!body.success) throw invalidRequest(body.error);
+    if (body.data.type === TEST_EVENT_TYPE) {
+      throw new ApiError(400, 'invalid_request', `type: ${TEST_EVENT_TYPE} is reserved; use POST /v1/endpoints/:id/test`);
+    }
+    const dataJson = extractRawField(res.locals.rawBody as string, 'data');
+    if (dataJson === undefined) throw new ApiError(400, 'invalid_request', 'data: is required (any JSON value)');
+    const headerKey = req.get('idempotency-key');
+    const idempotencyKey = body.data.idempotencyKey ?? (headerKey && headerKey.length <= 200 ? headerKey : null);
+    const { replayed, answer } = await acceptEvent(deps, { orgId: res.locals.orgId as string, type: body.data.type, dataJson, idempotencyKey });
+    if (replayed) res.setHeader('idempotent-replayed', 'true');
+    res.status(202).json(answer);
+  });
+
+  router.get('/v1/events/:id', async (req, res) => {
+    const event = await deps.store.events.get(req.params.id);
+    if (!event || event.orgId !== res.locals.orgId) throw notFound('event');
+    res.json(eventJson(event));
+  });
+
+  router.post('/v1/endpoints/:id/test', async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    if (endpoint.status !== 'active') throw new ApiError(409, 'endpoint_inactive', `endpoint is ${endpoint.status}; resume it first`);
+    const dataJson = JSON.stringify({ endpointId: endpoint.id, message: 'This is a test event from Postern.' });
+    const { answer } = await acceptEvent(deps, { orgId: endpoint.orgId, type: TEST_EVENT_TYPE, dataJson, idempotencyKey: null, onlyEndpoint: endpoint });
+    res.status(202).json(answer);
+  });
+
+  return router;
+}

@@ -1,0 +1,75 @@
+import type { AttemptRecord, DeliveryRecord, EndpointRecord, EventRecord } from '@postern/store';
+
+/** Epoch ms → ISO 8601 string; null stays null. */
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** An endpoint as the API shows it: no secrets, times as ISO strings, health fields flat. */
+export function endpointJson(e: EndpointRecord) {
+  return {
+    id: e.id,
+    url: e.url,
+    description: e.description,
+    eventTypes: e.eventTypes,
+    status: e.status,
+    policyName: e.policyName,
+    policy: e.policy,
+    createdAt: iso(e.createdAt),
+    updatedAt: iso(e.updatedAt),
+    consecutiveFailures: e.consecutiveFailures,
+    failureStreakStartedAt: iso(e.failureStreakStartedAt),
+    lastSuccessAt: iso(e.lastSuccessAt),
+    lastFailureAt: iso(e.lastFailureAt),
+    disabledAt: iso(e.disabledAt),
+    disabledReason: e.disabledReason,
+  };
+}
+
+/** A delivery row of the log (DESIGN.md's delivery fields). */
+export function deliveryJson(d: DeliveryRecord) {
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    eventType: d.eventType,
+    endpointId: d.endpointId,
+    status: d.status,
+    attempts: d.attempts,
+    nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
+    held: d.held,
+    lastResponseStatus: d.lastResponseStatus,
+    lastError: d.lastError,
+    lastDurationMs: d.lastDurationMs,
+    deliveredAt: iso(d.deliveredAt),
+    createdAt: iso(d.createdAt),
+    finishedAt: iso(d.finishedAt),
+    redeliveredFromId: d.redeliveredFromId,
+    cancelReason: d.cancelReason,
+    isTest: d.isTest,
+  };
+}
+
+/** One attempt of a delivery. */
+export function attemptJson(a: AttemptRecord) {
+  return {
+    number: a.number,
+    startedAt: iso(a.startedAt),
+    durationMs: a.durationMs,
+    responseStatus: a.responseStatus,
+    error: a.error,
+  };
+}
+
+/** An event with the body it is delivered with (parsed back for display) and its delivery ids. */
+export function eventJson(e: EventRecord) {
+  const envelope = JSON.parse(e.envelope) as { timestamp: string; data: unknown };
+  return {
+    id: e.id,
+    type: e.type,
+    timestamp: envelope.timestamp,
+    data: envelope.data,
+    createdAt: iso(e.createdAt),
+    idempotencyKey: e.idempotencyKey,
+    deliveryIds: e.deliveryIds,
+  };
+}

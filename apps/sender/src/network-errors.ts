@@ -1,0 +1,57 @@
+/**
+ * Maps a failed HTTP request to Postern's closed set of error codes, never to a message: a
+ * message can carry an internal address. Node/OpenSSL codes are kept after a colon
+ * (`connection_failed:ECONNREFUSED`) because receivers use them to debug. Seed 000's code table.
+ */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'EADDRNOTAVAIL', 'ENETDOWN', 'EHOSTDOWN',
+  'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE', 'HPE_INVALID_CONSTANT', 'HPE_INVALID_STATUS', 'HPE_INVALID_HEADER_TOKEN',
+]);
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ESERVFAIL', 'ENODATA']);
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
+
+interface ErrorLike {
+  name?: string;
+  code?: string;
+  message?: string;
+  cause?: unknown;
+}
+
+/**
+ * The error code for a request that produced no usable response.
+ * @param err what got (or the socket) threw
+ * @param blockedAddressReason when the request-filtering agent refused the address it was about
+ *   to connect to: a function that classifies that address (returns e.g. `loopback`)
+ */
+export function classifyNetworkError(err: unknown, blockedAddressReason: (address: string) => string | null): string {
+  const e = (err ?? {}) as ErrorLike;
+  const cause = (e.cause ?? {}) as ErrorLike;
+  const code = e.code && e.code !== 'ERR_GOT_REQUEST_ERROR' ? e.code : (cause.code ?? e.code ?? '');
+  const message = `${e.message ?? ''} ${cause.message ?? ''}`;
+
+  const blocked = /DNS lookup (\S+?)\(family:[^)]*\) is not allowed/.exec(message);
+  if (blocked) {
+    const reason = blockedAddressReason(blocked[1] ?? '') ?? 'blocked_address';
+    return `unsafe_url:${reason}`;
+  }
+  if (e.name === 'TimeoutError' || cause.name === 'TimeoutError' || TIMEOUT_CODES.has(code)) return 'timeout';
+  if (e.name === 'MaxRedirectsError' || code === 'ERR_TOO_MANY_REDIRECTS') return 'too_many_redirects';
+  if (DNS_CODES.has(code)) return `dns_lookup_failed:${code}`;
+  if (CONNECTION_CODES.has(code)) return `connection_failed:${code}`;
+  if (isTlsCode(code)) return `tls_error:${code}`;
+  return 'delivery_failed';
+}
+
+function isTlsCode(code: string): boolean {
+  return (
+    code.startsWith('ERR_SSL_') ||
+    code.startsWith('ERR_TLS_') ||
+    code.startsWith('CERT_') ||
+    code === 'EPROTO' ||
+    code === 'DEPTH_ZERO_SELF_SIGNED_CERT' ||
+    code === 'SELF_SIGNED_CERT_IN_CHAIN' ||
+    code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' ||
+    code === 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY' ||
+    code === 'UNABLE_TO_GET_ISSUER_CERT'
+  );
+}

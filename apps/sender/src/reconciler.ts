@@ -1,0 +1,50 @@
+import { deliveryJobOptions, type DeliveryJobData, type Store } from '@postern/store';
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+
+/** Finds unfinished deliveries whose queue job is gone and queues them again. */
+export interface Reconciler {
+  /**
+   * One bounded step of a sweep over unfinished deliveries (at most `batchSize`). Returns how many
+   * were checked and how many jobs were re-created.
+   */
+  runOnce(batchSize?: number): Promise<{ checked: number; requeued: number }>;
+}
+
+/**
+ * The safety net behind DESIGN.md's "nothing lost": a job removed by hand, a Redis restored from
+ * an older snapshot, or an ingest that died between writing a delivery and queueing it. It never
+ * creates a second job for a delivery that has one (the job id is the delivery id), skips held
+ * deliveries (they wait for their endpoint), and leaves deliveries younger than `graceMs` alone.
+ */
+export function createReconciler(deps: {
+  store: Store;
+  queue: Queue<DeliveryJobData>;
+  clock: { now(): number };
+  logger: Logger;
+  graceMs: number;
+}): Reconciler {
+  // Where the sweep goes on from: each run checks the next batch, then starts over from the oldest.
+  let offset = 0;
+  return {
+    async runOnce(batchSize = 500) {
+      const now = deps.clock.now();
+      const ids = await deps.store.deliveries.listUnfinished(now - deps.graceMs, offset, batchSize);
+      offset = ids.length < batchSize ? 0 : offset + ids.length;
+      const deliveries = await deps.store.deliveries.getMany(ids);
+      let requeued = 0;
+      for (const d of deliveries) {
+        if (d.held || d.status === 'succeeded' || d.status === 'failed' || d.status === 'cancelled') continue;
+        const job = await deps.queue.getJob(d.id);
+        if (job) continue;
+        const endpoint = await deps.store.endpoints.get(d.endpointId);
+        const maxAttempts = endpoint?.policy.maxAttempts ?? 1;
+        const delayMs = d.nextAttemptAt ? Math.max(0, d.nextAttemptAt - now) : 0;
+        await deps.queue.add('deliver', { v: 1, deliveryId: d.id }, deliveryJobOptions(d.id, maxAttempts, delayMs));
+        requeued += 1;
+        deps.logger.warn({ deliveryId: d.id, status: d.status }, 'reconciler re-queued a delivery whose job was missing');
+      }
+      return { checked: deliveries.length, requeued };
+    },
+  };
+}

@@ -1,0 +1,197 @@
+import type { Policy } from './policy.js';
+
+/**
+ * A failed attempt's error code: one of the closed set below, never a message
+ * or an address (DESIGN.md, "Error codes"). Shapes:
+ * `http_<status>` · `redirect_not_followed` · `too_many_redirects` · `timeout` ·
+ * `connection_failed[:<ECODE>]` · `tls_error[:<CODE>]` ·
+ * `dns_lookup_failed[:<ECODE>]` · `unsafe_url:<reason>` · `payload_too_large` ·
+ * `endpoint_inactive` · `endpoint_deleted` · `org_suspended` ·
+ * `internal:<reason>` · `delivery_failed`.
+ * Details after the colon match `[A-Za-z0-9_]+`.
+ */
+export type ErrorCode = string;
+
+/** The part of an error code before any detail; `http` stands for every `http_<status>`. */
+export type ErrorFamily =
+  | 'http'
+  | 'redirect_not_followed'
+  | 'too_many_redirects'
+  | 'timeout'
+  | 'connection_failed'
+  | 'tls_error'
+  | 'dns_lookup_failed'
+  | 'unsafe_url'
+  | 'payload_too_large'
+  | 'endpoint_inactive'
+  | 'endpoint_deleted'
+  | 'org_suspended'
+  | 'internal'
+  | 'delivery_failed';
+
+/** `yes`, `no`, or `policy` when a field of the endpoint's policy decides. */
+export type ErrorRule = 'yes' | 'no' | 'policy';
+
+/** One row of the error code table. */
+export interface ErrorCodeInfo {
+  /** The code as documented, e.g. `http_<status>` or `connection_failed[:<ECODE>]`. */
+  code: string;
+  family: ErrorFamily;
+  /** What happened, in a sentence a receiver's developer understands. */
+  meaning: string;
+  /**
+   * Whether another attempt follows (while attempts remain). Apart from the
+   * permanent codes, a `webhook.test` delivery is not retried when the
+   * policy's `retryTestEvents` is false (seed 004).
+   */
+  retried: ErrorRule;
+  /** Whether the failure extends the endpoint's failure streak (the breaker's count). */
+  countsAgainstEndpoint: ErrorRule;
+}
+
+/**
+ * The one table of delivery error codes: meaning, retried, counted against
+ * the endpoint. README's table is checked against it. `policy` in
+ * `countsAgainstEndpoint` means: counted, except that a breaker with
+ * `of: '4xx'` counts only `http_4xx` (seed 002), and `unsafe_url` counts only
+ * with `unsafeUrlCountsAgainstEndpoint` (seed 004).
+ */
+export const ERROR_CODES: readonly ErrorCodeInfo[] = Object.freeze(
+  (
+    [
+      ['http_<status>', 'http', 'The endpoint answered with this non-2xx status.', 'yes', 'policy'],
+      ['redirect_not_followed', 'redirect_not_followed', 'The endpoint answered 3xx and the policy does not follow redirects.', 'yes', 'policy'],
+      ['too_many_redirects', 'too_many_redirects', 'Redirects looped or went past the policy\'s hop limit.', 'yes', 'policy'],
+      ['timeout', 'timeout', 'No complete answer within the policy\'s timeout.', 'yes', 'policy'],
+      ['connection_failed[:<ECODE>]', 'connection_failed', 'The connection was refused, reset or could not be made; the system code follows the colon.', 'yes', 'policy'],
+      ['tls_error[:<CODE>]', 'tls_error', 'The TLS handshake or certificate check failed.', 'yes', 'policy'],
+      ['dns_lookup_failed[:<ECODE>]', 'dns_lookup_failed', 'The endpoint\'s hostname did not resolve.', 'yes', 'policy'],
+      ['unsafe_url:<reason>', 'unsafe_url', 'The URL, or an address its hostname resolved to, is not a public destination.', 'policy', 'policy'],
+      ['payload_too_large', 'payload_too_large', 'The envelope is larger than the policy allows, so it was never sent.', 'no', 'no'],
+      ['endpoint_inactive', 'endpoint_inactive', 'The endpoint was paused or disabled before the attempt.', 'no', 'no'],
+      ['endpoint_deleted', 'endpoint_deleted', 'The endpoint was deleted before the attempt.', 'no', 'no'],
+      ['org_suspended', 'org_suspended', 'The organisation was suspended before the attempt.', 'no', 'no'],
+      ['internal:<reason>', 'internal', 'A fault inside Postern, not the endpoint; it is retried and never held against the endpoint.', 'yes', 'no'],
+      ['delivery_failed', 'delivery_failed', 'Any other failure to deliver.', 'yes', 'policy'],
+    ] as const
+  ).map(([code, family, meaning, retried, countsAgainstEndpoint]) =>
+    Object.freeze({ code, family, meaning, retried, countsAgainstEndpoint }),
+  ),
+);
+
+const DETAIL = '[A-Za-z0-9_]+';
+const VALID = new RegExp(
+  '^(?:http_[1-9][0-9]{2}' +
+    '|redirect_not_followed|too_many_redirects|timeout|payload_too_large' +
+    '|endpoint_inactive|endpoint_deleted|org_suspended|delivery_failed' +
+    `|(?:connection_failed|tls_error|dns_lookup_failed)(?::${DETAIL})?` +
+    `|(?:unsafe_url|internal):${DETAIL})$`,
+);
+
+/**
+ * Whether `code` belongs to the closed set: `http_` takes a 3-digit status
+ * 100..999, details are `[A-Za-z0-9_]+`, and `unsafe_url` and `internal`
+ * require one.
+ */
+export function isValidErrorCode(code: string): boolean {
+  return typeof code === 'string' && VALID.test(code);
+}
+
+/**
+ * The family of a concrete code: `http_503` → `http`,
+ * `connection_failed:ECONNREFUSED` → `connection_failed`. Anything not in the
+ * closed set → `delivery_failed`.
+ */
+export function errorFamily(code: string): ErrorFamily {
+  if (!isValidErrorCode(code)) return 'delivery_failed';
+  if (code.startsWith('http_')) return 'http';
+  const colon = code.indexOf(':');
+  return (colon < 0 ? code : code.slice(0, colon)) as ErrorFamily;
+}
+
+/**
+ * The code for an HTTP answer: `http_<status>`.
+ *
+ * @param status - integer 100..999.
+ * @throws RangeError for anything else.
+ */
+export function httpStatusCode(status: number): string {
+  if (!Number.isInteger(status) || status < 100 || status > 999) {
+    throw new RangeError(`HTTP status must be an integer from 100 to 999, got ${status}`);
+  }
+  return `http_${status}`;
+}
+
+/**
+ * A code with an optional detail, dropping a detail that is missing or has
+ * characters outside `[A-Za-z0-9_]` (so a message or an address never leaks
+ * into the log). `unsafe_url` and `internal` need a detail: without a usable
+ * one they get `unknown`.
+ *
+ * @param family - `connection_failed`, `tls_error`, `dns_lookup_failed`, `unsafe_url` or `internal`.
+ * @param detail - e.g. `err.code` (`ECONNREFUSED`, `CERT_HAS_EXPIRED`) or a reason.
+ */
+export function errorCodeWithDetail(
+  family: 'connection_failed' | 'tls_error' | 'dns_lookup_failed' | 'unsafe_url' | 'internal',
+  detail: unknown,
+): string {
+  const usable = typeof detail === 'string' && new RegExp(`^${DETAIL}$`).test(detail) && detail.length <= 64;
+  if (usable) return `${family}:${detail}`;
+  return family === 'unsafe_url' || family === 'internal' ? `${family}:unknown` : family;
+}
+
+const NEVER_RETRIED: ReadonlySet<ErrorFamily> = new Set([
+  'payload_too_large',
+  'endpoint_inactive',
+  'endpoint_deleted',
+  'org_suspended',
+]);
+
+/** Options of {@link isRetried} and {@link countsAgainstEndpoint}. */
+export interface ErrorRuleOptions {
+  /** The delivery is a `webhook.test` event. */
+  isTestEvent: boolean;
+}
+
+/**
+ * Whether a failed attempt with this code gets another attempt (if any
+ * remain under `maxAttempts`).
+ *
+ * In order: `payload_too_large`, `endpoint_inactive`, `endpoint_deleted` and
+ * `org_suspended` never; a test event never when `retryTestEvents` is false
+ * (seed 004); `unsafe_url:*` only when `unsafeUrl` is `retry` (seed 000
+ * fails it at once; 001 to 004 retry); everything else, `internal:*`
+ * included, yes.
+ */
+export function isRetried(code: string, policy: Policy, opts: ErrorRuleOptions): boolean {
+  const family = errorFamily(code);
+  if (NEVER_RETRIED.has(family)) return false;
+  if (opts.isTestEvent && !policy.retryTestEvents) return false;
+  if (family === 'unsafe_url') return policy.unsafeUrl === 'retry';
+  return true;
+}
+
+/**
+ * Whether a failed attempt with this code extends the endpoint's failure
+ * streak.
+ *
+ * Never for `internal:*` (Postern's fault; seed 004) or for
+ * `payload_too_large`, `endpoint_inactive`, `endpoint_deleted` and
+ * `org_suspended`. With a breaker whose `of` is `4xx`, only `http_4xx` counts
+ * (seed 002). `unsafe_url:*` counts only when `unsafeUrlCountsAgainstEndpoint`
+ * (seed 004). A test event counts only when the breaker's `countTestEvents`
+ * is set (seed 004), and never without a breaker. Everything else counts.
+ *
+ * @param opts - optional; without it the attempt is not a test event.
+ */
+export function countsAgainstEndpoint(code: string, policy: Policy, opts?: Partial<ErrorRuleOptions>): boolean {
+  const family = errorFamily(code);
+  if (family === 'internal' || NEVER_RETRIED.has(family)) return false;
+  if (opts?.isTestEvent && !policy.breaker?.countTestEvents) return false;
+  if (policy.breaker?.of === '4xx') {
+    const status = family === 'http' ? Number(code.slice('http_'.length)) : 0;
+    return status >= 400 && status <= 499;
+  }
+  if (family === 'unsafe_url') return policy.unsafeUrlCountsAgainstEndpoint;
+  return true;
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/** Longest event type name, in characters. */
+export const MAX_EVENT_TYPE_LENGTH = 200;
+
+/** The event type of `POST /v1/endpoints/:id/test` deliveries (seed 004's test event). */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/** The filter entry that subscribes an endpoint to every event type. */
+export const ALL_EVENT_TYPES = '*';
+
+const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
+const EVENT_TYPE_MESSAGE =
+  `event type must be 1 to ${MAX_EVENT_TYPE_LENGTH} characters: a letter or digit, ` +
+  'then letters, digits, "_", ".", ":" or "-"';
+
+/**
+ * zod schema for an event type such as `invoice.paid`: 1..200 characters,
+ * starting with a letter or digit, then letters, digits, `_`, `.`, `:`, `-`.
+ */
+export const eventTypeSchema = z
+  .string({ error: EVENT_TYPE_MESSAGE })
+  .min(1, { error: EVENT_TYPE_MESSAGE })
+  .max(MAX_EVENT_TYPE_LENGTH, { error: EVENT_TYPE_MESSAGE })
+  .regex(EVENT_TYPE_PATTERN, { error: EVENT_TYPE_MESSAGE });
+
+/** The filter for an endpoint created without `eventTypes`: every type. */
+export const DEFAULT_EVENT_TYPE_FILTER: readonly string[] = Object.freeze([ALL_EVENT_TYPES]);
+
+/** Most entries an endpoint's event type filter may hold. */
+export const MAX_EVENT_TYPE_FILTER_ENTRIES = 100;
+
+/**
+ * zod schema for an endpoint's `eventTypes` filter: up to 100 entries, each
+ * an event type or `*`. An empty list subscribes to nothing (see
+ * {@link matchesEventTypes}); the API's default is `["*"]`.
+ */
+export const eventTypeFilterSchema = z
+  .array(z.union([z.literal(ALL_EVENT_TYPES), eventTypeSchema], { error: `each entry must be "*" or a valid event type` }), {
+    error: 'eventTypes must be an array of event types',
+  })
+  .max(MAX_EVENT_TYPE_FILTER_ENTRIES, { error: `eventTypes must have at most ${MAX_EVENT_TYPE_FILTER_ENTRIES} entries` });
+
+/**
+ * Whether an endpoint with this filter receives events of `type`: an exact,
+ * case-sensitive name in the filter, or `*`. An empty filter matches
+ * nothing: default a missing `eventTypes` to {@link DEFAULT_EVENT_TYPE_FILTER}.
+ *
+ * @param filter - the endpoint's `eventTypes`.
+ * @param type - the event's type.
+ */
+export function matchesEventTypes(filter: readonly string[], type: string): boolean {
+  return filter.some((entry) => entry === ALL_EVENT_TYPES || entry === type);
+}

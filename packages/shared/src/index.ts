@@ -1,0 +1,58 @@
+/**
+ * `@postern/shared`: the pure delivery domain (no I/O). Everything public is
+ * listed here by name; what is not exported is internal.
+ */
+export { ID_PREFIXES, createIdFactory, idTimeMs, isId, newId } from './ids.js';
+export type { IdFactory, IdPrefix, RandomBytes } from './ids.js';
+
+export { buildEnvelope, extractRawField } from './envelope.js';
+export type { EnvelopeInput } from './envelope.js';
+
+export {
+  DEFAULT_TOLERANCE_S,
+  InvalidSecretError,
+  MAX_SECRET_BYTES,
+  MIN_SECRET_BYTES,
+  SECRET_PREFIX,
+  generateSecret,
+  isValidSecret,
+  parseSecret,
+  sign,
+  signatureHeader,
+  verify,
+} from './signing.js';
+export type { InvalidSecretReason, SignInput, SignatureHeaderInput, VerifyInput } from './signing.js';
+
+export {
+  ERROR_CODES,
+  countsAgainstEndpoint,
+  errorCodeWithDetail,
+  errorFamily,
+  httpStatusCode,
+  isRetried,
+  isValidErrorCode,
+} from './error-codes.js';
+export type { ErrorCode, ErrorCodeInfo, ErrorFamily, ErrorRule, ErrorRuleOptions } from './error-codes.js';
+
+export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, parsePolicy, policySchema, resolvePolicy } from './policy.js';
+export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, Schedule } from './policy.js';
+
+export { PRESETS, listPresets, presetSummary } from './presets.js';
+export type { PresetInfo, PresetListing } from './presets.js';
+
+export { RETRY_AFTER_STATUSES, parseRetryAfterMs, policyTimeline, retryDelayMs, waitBoundsMs } from './retry-schedule.js';
+export type { RandomFn, RetryDelayInput, TimelineEntry, WaitBounds } from './retry-schedule.js';
+
+export { MAX_URL_LENGTH, classifyAddress, hostAddress, parseAllowList, validateEndpointUrl } from './url-rules.js';
+export type { UrlRejection } from './url-rules.js';
+
+export {
+  ALL_EVENT_TYPES,
+  DEFAULT_EVENT_TYPE_FILTER,
+  MAX_EVENT_TYPE_FILTER_ENTRIES,
+  MAX_EVENT_TYPE_LENGTH,
+  TEST_EVENT_TYPE,
+  eventTypeFilterSchema,
+  eventTypeSchema,
+  matchesEventTypes,
+} from './event-types.js';

@@ -1,0 +1,376 @@
+import { z } from 'zod';
+import { PRESETS } from './presets.js';
+
+/**
+ * How long to wait after a failed attempt before the next one.
+ *
+ * - `fixed`: `waitsMs[i]` is the wait after failed attempt `i + 1`, before
+ *   `jitterRatio` is applied (seeds 000, 002, 004).
+ * - `random-up-to`: uniform in `[floorMs, max(floorMs, capsMs[i])]` (seed 001).
+ * - `exponential-full-jitter`: uniform in `[0, min(capMs, baseMs * 2^(n-1))]`,
+ *   `n` the failed attempt number (seed 003).
+ *
+ * Every wait is whole milliseconds, 0..30 days. Waits of a few milliseconds
+ * are allowed so integration tests run fast.
+ */
+export type Schedule =
+  | { kind: 'fixed'; waitsMs: number[] }
+  | { kind: 'random-up-to'; capsMs: number[]; floorMs: number }
+  | { kind: 'exponential-full-jitter'; baseMs: number; capMs: number };
+
+/**
+ * When an endpoint that keeps failing is switched off, and what happens then.
+ * A success resets the streak.
+ */
+export interface BreakerRule {
+  /** What a streak is made of: failed attempts (seeds 001, 002, 004) or failed deliveries (seed 003). */
+  counts: 'attempts' | 'deliveries';
+  /** Which failures extend the streak: all, or only HTTP 4xx answers (seed 002). */
+  of: 'all' | '4xx';
+  /** Consecutive failures that trip the breaker, integer 1..10000. */
+  threshold: number;
+  /** The streak must also span at least this long, ms, 0..365 days (seed 001: 72 h; seed 002: 24 h). */
+  minStreakMs: number;
+  /** Endpoint status after a trip: `disabled` or `paused` (seed 002). */
+  action: 'disable' | 'pause';
+  /** Pending deliveries on a trip: cancelled (001), held for later (002, 003) or failed (004). */
+  pendingOnTrip: 'cancel' | 'hold' | 'fail';
+  /** How an operator brings it back: resume in place, or delete and re-create with a new secret (seed 004). */
+  reenable: 'resume' | 'recreate';
+  /** Whether failures of `webhook.test` events extend the streak (seed 004: they do). */
+  countTestEvents: boolean;
+}
+
+/**
+ * The rules for one endpoint's deliveries (DESIGN.md, "Policies"). Presets in
+ * `presets.ts` encode each seed; {@link resolvePolicy} turns API input into one.
+ */
+export interface Policy {
+  /** Total attempts, the first included, integer 1..100. */
+  maxAttempts: number;
+  /** Waits between attempts; a fixed list (or caps list) needs at least `maxAttempts - 1` entries. */
+  schedule: Schedule;
+  /** ± fraction applied to fixed waits only, 0..0.5 (standard: 0.2; 0 = exact waits). */
+  jitterRatio: number;
+  /** `honour`: on 429/503 with Retry-After, wait = clamp(retryAfter, wait, 2 × wait). */
+  retryAfter: 'ignore' | 'honour';
+  /**
+   * Per-attempt timeout, `ms` integer 1..120000. `whole-response`: until the
+   * body is read, across redirect hops; `response-headers`: from the request
+   * being written until headers arrive (seed 003).
+   */
+  timeout: { ms: number; measures: 'whole-response' | 'response-headers' };
+  /** 3xx handling: a failure (`redirect_not_followed`), or followed up to `maxHops` 1..10 (seed 002: 3). */
+  redirects: { follow: false } | { follow: true; maxHops: number };
+  /** A URL or resolved address that fails the safety rules: final at once (seed 000) or retried. */
+  unsafeUrl: 'fail-permanently' | 'retry';
+  /** Whether an `unsafe_url:*` failure counts toward the breaker (seed 004: yes). */
+  unsafeUrlCountsAgainstEndpoint: boolean;
+  /** Envelope bytes above this are never sent (`payload_too_large`, final); integer 1..64 MiB, or null for no limit. */
+  maxPayloadBytes: number | null;
+  /** Read at most this many response body bytes, then stop; integer 0..1 MiB (0 = do not read). */
+  maxResponseBytesRead: number;
+  /** An endpoint paused or disabled before an attempt: cancel the delivery, hold it pending, or fail it. */
+  onEndpointInactive: 'cancel' | 'hold' | 'fail';
+  /** Auto-disable rule, or null for none (seed 000). */
+  breaker: BreakerRule | null;
+  /** Whether failed `webhook.test` deliveries are retried (seed 004: never). */
+  retryTestEvents: boolean;
+  /** How long finished deliveries are kept: `days` 1..3650, or the newest `lastPerEndpoint` 1..100000. */
+  retention: { days: number } | { lastPerEndpoint: number };
+  /** Attempts in flight at once: `perEndpoint` 1..1000, `perOrg` 1..10000 (seed 001: 4 and 20). */
+  concurrency: { perEndpoint: number; perOrg: number };
+  /** Whether operators may redeliver, and whether a delivery still pending may be redelivered. */
+  redelivery: { allowed: boolean; whilePending: boolean };
+}
+
+/** Names of the built-in presets: Postern's `standard` and one per seed. */
+export const PRESET_NAMES = ['standard', 'custral', 'jitter-45h', 'tourical', 'kestrel', 'vestiarion'] as const;
+
+/** One of {@link PRESET_NAMES}. */
+export type PresetName = (typeof PRESET_NAMES)[number];
+
+/** Whether `name` is one of {@link PRESET_NAMES}. */
+export function isPresetName(name: unknown): name is PresetName {
+  return typeof name === 'string' && (PRESET_NAMES as readonly string[]).includes(name);
+}
+
+/** Longest single wait any schedule may ask for: 30 days, in ms. */
+export const MAX_WAIT_MS = 30 * 24 * 60 * 60 * 1000;
+/** Most attempts a policy may allow. */
+export const MAX_ATTEMPTS = 100;
+const DAY_MS = 24 * 60 * 60 * 1000;
+const MIB = 1024 * 1024;
+
+function intIn(name: string, min: number, max: number) {
+  const error = `${name} must be an integer from ${min} to ${max}`;
+  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+}
+
+function oneOf<const T extends readonly [string, ...string[]]>(name: string, values: T) {
+  return z.enum(values, { error: `${name} must be one of ${values.join(', ')}` });
+}
+
+function flag(name: string) {
+  return z.boolean({ error: `${name} must be true or false` });
+}
+
+function waitList(name: string) {
+  return z
+    .array(intIn(`each ${name} entry`, 0, MAX_WAIT_MS), { error: `${name} must be an array of integers` })
+    .max(MAX_ATTEMPTS, { error: `${name} must have at most ${MAX_ATTEMPTS} entries` });
+}
+
+const scheduleSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.strictObject({ kind: z.literal('fixed'), waitsMs: waitList('schedule.waitsMs') }),
+    z.strictObject({
+      kind: z.literal('random-up-to'),
+      capsMs: waitList('schedule.capsMs'),
+      floorMs: intIn('schedule.floorMs', 0, MAX_WAIT_MS),
+    }),
+    z.strictObject({
+      kind: z.literal('exponential-full-jitter'),
+      baseMs: intIn('schedule.baseMs', 0, MAX_WAIT_MS),
+      capMs: intIn('schedule.capMs', 0, MAX_WAIT_MS),
+    }),
+  ],
+  { error: 'schedule.kind must be one of fixed, random-up-to, exponential-full-jitter' },
+);
+
+const breakerSchema = z
+  .strictObject(
+    {
+      counts: oneOf('breaker.counts', ['attempts', 'deliveries']),
+      of: oneOf('breaker.of', ['all', '4xx']),
+      threshold: intIn('breaker.threshold', 1, 10_000),
+      minStreakMs: intIn('breaker.minStreakMs', 0, 365 * DAY_MS),
+      action: oneOf('breaker.action', ['disable', 'pause']),
+      pendingOnTrip: oneOf('breaker.pendingOnTrip', ['cancel', 'hold', 'fail']),
+      reenable: oneOf('breaker.reenable', ['resume', 'recreate']),
+      countTestEvents: flag('breaker.countTestEvents'),
+    },
+    { error: 'breaker must be null or an object' },
+  )
+  .nullable();
+
+const policyObjectSchema = z.strictObject(
+  {
+    maxAttempts: intIn('maxAttempts', 1, MAX_ATTEMPTS),
+    schedule: scheduleSchema,
+    jitterRatio: z
+      .number({ error: 'jitterRatio must be a number from 0 to 0.5' })
+      .min(0, { error: 'jitterRatio must be a number from 0 to 0.5' })
+      .max(0.5, { error: 'jitterRatio must be a number from 0 to 0.5' }),
+    retryAfter: oneOf('retryAfter', ['ignore', 'honour']),
+    timeout: z.strictObject(
+      {
+        ms: intIn('timeout.ms', 1, 120_000),
+        measures: oneOf('timeout.measures', ['whole-response', 'response-headers']),
+      },
+      { error: 'timeout must be an object {ms, measures}' },
+    ),
+    redirects: z.discriminatedUnion(
+      'follow',
+      [
+        z.strictObject({ follow: z.literal(false) }),
+        z.strictObject({ follow: z.literal(true), maxHops: intIn('redirects.maxHops', 1, 10) }),
+      ],
+      { error: 'redirects must be {follow: false} or {follow: true, maxHops}' },
+    ),
+    unsafeUrl: oneOf('unsafeUrl', ['fail-permanently', 'retry']),
+    unsafeUrlCountsAgainstEndpoint: flag('unsafeUrlCountsAgainstEndpoint'),
+    maxPayloadBytes: z
+      .number({ error: `maxPayloadBytes must be null or an integer from 1 to ${64 * MIB}` })
+      .int({ error: `maxPayloadBytes must be null or an integer from 1 to ${64 * MIB}` })
+      .min(1, { error: `maxPayloadBytes must be null or an integer from 1 to ${64 * MIB}` })
+      .max(64 * MIB, { error: `maxPayloadBytes must be null or an integer from 1 to ${64 * MIB}` })
+      .nullable(),
+    maxResponseBytesRead: intIn('maxResponseBytesRead', 0, MIB),
+    onEndpointInactive: oneOf('onEndpointInactive', ['cancel', 'hold', 'fail']),
+    breaker: breakerSchema,
+    retryTestEvents: flag('retryTestEvents'),
+    retention: z.union(
+      [
+        z.strictObject({ days: intIn('retention.days', 1, 3650) }),
+        z.strictObject({ lastPerEndpoint: intIn('retention.lastPerEndpoint', 1, 100_000) }),
+      ],
+      { error: 'retention must be {days} or {lastPerEndpoint}' },
+    ),
+    concurrency: z.strictObject(
+      {
+        perEndpoint: intIn('concurrency.perEndpoint', 1, 1000),
+        perOrg: intIn('concurrency.perOrg', 1, 10_000),
+      },
+      { error: 'concurrency must be an object {perEndpoint, perOrg}' },
+    ),
+    redelivery: z.strictObject(
+      { allowed: flag('redelivery.allowed'), whilePending: flag('redelivery.whilePending') },
+      { error: 'redelivery must be an object {allowed, whilePending}' },
+    ),
+  },
+  { error: 'policy must be an object' },
+);
+
+/**
+ * zod 4 schema for a complete {@link Policy}. Every object is strict (an
+ * unknown key, usually a typo, is an error) and every message names the
+ * allowed range, e.g. "maxAttempts must be an integer from 1 to 100".
+ * Cross-field rule: a fixed `waitsMs` (or `capsMs`) list needs at least
+ * `maxAttempts - 1` entries; the issue path is `schedule.waitsMs` (`capsMs`).
+ */
+export const policySchema = policyObjectSchema.superRefine((policy, ctx) => {
+  const needed = policy.maxAttempts - 1;
+  const { schedule } = policy;
+  const list = schedule.kind === 'fixed' ? 'waitsMs' : schedule.kind === 'random-up-to' ? 'capsMs' : null;
+  if (list === null) return;
+  const length = schedule.kind === 'fixed' ? schedule.waitsMs.length : schedule.kind === 'random-up-to' ? schedule.capsMs.length : 0;
+  if (length < needed) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['schedule', list],
+      message: `schedule.${list} must have at least ${needed} entries (maxAttempts - 1), got ${length}`,
+    });
+  }
+});
+
+type Expect<T extends true> = T;
+type MutuallyAssignable<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+// Compile-time guard: the schema and the hand-written interface must describe the same shape.
+type _PolicySchemaMatchesPolicy = Expect<MutuallyAssignable<z.infer<typeof policySchema>, Policy>>;
+
+/** One validation problem; `path` starts with `policy`, e.g. `policy.schedule.waitsMs[2]`. */
+export interface PolicyIssue {
+  path: string;
+  message: string;
+}
+
+/** Result of {@link resolvePolicy}. */
+export type PolicyResolution =
+  | {
+      ok: true;
+      policy: Policy;
+      /** The preset this policy is, when the input named one and changed nothing; else null. */
+      presetName: PresetName | null;
+      /** The preset the input started from (`standard` when none was named). */
+      basePresetName: PresetName;
+    }
+  | { ok: false; issues: PolicyIssue[] };
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = 'policy';
+  for (const part of path) out += typeof part === 'number' ? `[${part}]` : `.${String(part)}`;
+  return out;
+}
+
+function toIssues(error: z.ZodError): PolicyIssue[] {
+  const issues: PolicyIssue[] = [];
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        issues.push({ path: formatPath([...issue.path, key]), message: `unknown field "${key}"` });
+      }
+    } else {
+      issues.push({ path: formatPath(issue.path), message: issue.message });
+    }
+  }
+  return issues;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Fields whose value is one of several shapes: an override that names a
+ * different shape replaces the base value instead of merging into it, or the
+ * merge would mix keys of two shapes and fail the strict check.
+ */
+function replacesVariant(field: string, base: Record<string, unknown>, override: Record<string, unknown>): boolean {
+  if (field === 'schedule') return 'kind' in override && override.kind !== base.kind;
+  if (field === 'redirects') return 'follow' in override && override.follow !== base.follow;
+  return field === 'retention';
+}
+
+function deepMerge(base: unknown, override: unknown, field = ''): unknown {
+  if (!isPlainObject(base) || !isPlainObject(override) || replacesVariant(field, base, override)) {
+    return override;
+  }
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    out[key] = value === undefined ? base[key] : deepMerge(base[key], value, field === '' ? key : `${field}.${key}`);
+  }
+  return out;
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => k in b && deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+const UNKNOWN_PRESET = `must name a preset: one of ${PRESET_NAMES.join(', ')}`;
+
+/**
+ * Turns the `policy` field of an endpoint request into a validated Policy.
+ *
+ * - `undefined`: the `standard` preset.
+ * - a string: that preset; an unknown name is an issue at path `policy`.
+ * - `{preset: name, ...overrides}`: the overrides deep-merged onto the preset.
+ * - any other object: deep-merged onto `standard`, so a partial policy such as
+ *   `{maxAttempts: 3}` is enough.
+ *
+ * Merging: objects merge key by key; arrays, numbers and `null` replace. An
+ * override of `schedule` with another `kind`, of `redirects` with another
+ * `follow`, and any `retention` replace the whole value. The merged result is
+ * then checked with {@link policySchema}.
+ *
+ * @returns `{ok: true, policy, presetName, basePresetName}` with a fresh copy
+ *   (never a shared preset object), or `{ok: false, issues}` with paths
+ *   starting `policy.` and messages naming the allowed range. Never throws.
+ */
+export function resolvePolicy(input: unknown): PolicyResolution {
+  let baseName: PresetName = 'standard';
+  let named = false;
+  let overrides: Record<string, unknown> = {};
+  if (typeof input === 'string') {
+    if (!isPresetName(input)) return { ok: false, issues: [{ path: 'policy', message: `policy ${UNKNOWN_PRESET}` }] };
+    baseName = input;
+    named = true;
+  } else if (isPlainObject(input)) {
+    const { preset, ...rest } = input;
+    if (preset !== undefined) {
+      if (!isPresetName(preset)) {
+        return { ok: false, issues: [{ path: 'policy.preset', message: `preset ${UNKNOWN_PRESET}` }] };
+      }
+      baseName = preset;
+      named = true;
+    }
+    overrides = rest;
+  } else if (input !== undefined) {
+    return { ok: false, issues: [{ path: 'policy', message: 'policy must be a preset name or a policy object' }] };
+  }
+  const base = PRESETS[baseName].policy;
+  // zod builds new objects and arrays, so the result never aliases the frozen preset.
+  const parsed = policySchema.safeParse(deepMerge(base, overrides));
+  if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
+  const policy: Policy = parsed.data;
+  return { ok: true, policy, presetName: named && deepEqual(policy, base) ? baseName : null, basePresetName: baseName };
+}
+
+/**
+ * Validates a complete policy (no preset, no merging), e.g. one read back
+ * from the store.
+ *
+ * @returns the same result shape as {@link resolvePolicy}'s failure, or the
+ *   parsed policy.
+ */
+export function parsePolicy(input: unknown): { ok: true; policy: Policy } | { ok: false; issues: PolicyIssue[] } {
+  const parsed = policySchema.safeParse(input);
+  return parsed.success ? { ok: true, policy: parsed.data } : { ok: false, issues: toIssues(parsed.error) };
+}

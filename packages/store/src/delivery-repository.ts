@@ -1,0 +1,155 @@
+import type { Redis } from 'ioredis';
+import type { KeySchema } from './keys.js';
+import { LuaScript } from './lua-script.js';
+import { assertExec } from './org-repository.js';
+import { parseDelivery, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
+
+const beginAttemptScript = LuaScript.load('begin-attempt');
+const finishAttemptScript = LuaScript.load('finish-attempt');
+const settleDeliveryScript = LuaScript.load('settle-delivery');
+
+/** Result of {@link DeliveryRepository.beginAttempt}. */
+export type BeginAttemptResult =
+  | { kind: 'missing' }
+  | { kind: 'finished'; status: DeliveryStatus }
+  | { kind: 'started'; attemptNumber: number };
+
+/** What an attempt's outcome does to the delivery and to its endpoint's health counters. */
+export interface FinishAttemptInput {
+  deliveryId: string;
+  endpointId: string;
+  attemptNumber: number;
+  nowMs: number;
+  startedAt: number;
+  /** `pending` = a retry is scheduled at `nextAttemptAt`. */
+  nextStatus: 'succeeded' | 'pending' | 'failed';
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+  nextAttemptAt: number | null;
+  health: 'success' | 'failure' | 'none';
+}
+
+/** Result of {@link DeliveryRepository.finishAttempt}: the endpoint's failure streak after it. */
+export type FinishAttemptResult = { kind: 'stale' } | { kind: 'ok'; consecutiveFailures: number; failureStreakStartedAt: number | null };
+
+/** Deliveries, their attempts and the per-endpoint delivery log. */
+export class DeliveryRepository {
+  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+
+  /** The delivery, or null. */
+  async get(deliveryId: string): Promise<DeliveryRecord | null> {
+    return parseDelivery(await this.redis.hgetall(this.keys.delivery(deliveryId)));
+  }
+
+  /** Every attempt of a delivery, by number. */
+  async getAttempts(deliveryId: string): Promise<AttemptRecord[]> {
+    const raw = await this.redis.hvals(this.keys.deliveryAttempts(deliveryId));
+    return raw.map((r) => JSON.parse(r) as Partial<AttemptRecord>)
+      .map((a) => ({
+        number: a.number ?? 0,
+        startedAt: a.startedAt ?? 0,
+        durationMs: a.durationMs ?? null,
+        responseStatus: a.responseStatus ?? null,
+        error: a.error ?? null,
+      }))
+      .sort((a, b) => a.number - b.number);
+  }
+
+  /**
+   * A page of an endpoint's delivery log, newest first, optionally of one status.
+   * `cursor` is the last id of the previous page; `limit` 1..100.
+   */
+  async listByEndpoint(
+    endpointId: string,
+    opts: { status?: DeliveryStatus; limit: number; cursor?: string },
+  ): Promise<{ items: DeliveryRecord[]; nextCursor: string | null }> {
+    const key = opts.status ? this.keys.endpointDeliveriesByStatus(endpointId, opts.status) : this.keys.endpointDeliveries(endpointId);
+    const max = opts.cursor ? `(${opts.cursor}` : '+';
+    const ids = await this.redis.zrevrangebylex(key, max, '-', 'LIMIT', 0, opts.limit + 1);
+    const page = ids.slice(0, opts.limit);
+    const items = await this.getMany(page);
+    return { items, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
+  }
+
+  /** Deliveries by id, in the order given; missing ones are skipped. */
+  async getMany(ids: readonly string[]): Promise<DeliveryRecord[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.delivery(id));
+    const results = assertExec(await pipeline.exec());
+    return results.map(([, h]) => parseDelivery(h as Record<string, string>)).filter((d): d is DeliveryRecord => d !== null);
+  }
+
+  /**
+   * Claims the next attempt: marks the delivery `in_flight` and records the attempt's start before
+   * any byte is sent. A delivery already `in_flight` (its worker died mid-attempt) runs the same
+   * attempt number again instead of spending a new one.
+   */
+  async beginAttempt(deliveryId: string, nowMs: number): Promise<BeginAttemptResult> {
+    const r = (await beginAttemptScript.run(this.redis, [this.keys.delivery(deliveryId), this.keys.deliveryAttempts(deliveryId)], [
+      this.keys.prefix,
+      nowMs,
+    ])) as [string, string | number];
+    if (r[0] === 'missing') return { kind: 'missing' };
+    if (r[0] === 'finished') return { kind: 'finished', status: r[1] as DeliveryStatus };
+    return { kind: 'started', attemptNumber: Number(r[1]) };
+  }
+
+  /** Records an attempt's outcome, moves the delivery on, and updates the endpoint's health atomically. */
+  async finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult> {
+    const attempt: AttemptRecord = {
+      number: input.attemptNumber,
+      startedAt: input.startedAt,
+      durationMs: input.durationMs,
+      responseStatus: input.responseStatus,
+      error: input.error,
+    };
+    const r = (await finishAttemptScript.run(
+      this.redis,
+      [this.keys.delivery(input.deliveryId), this.keys.deliveryAttempts(input.deliveryId), this.keys.unfinishedDeliveries(), this.keys.endpoint(input.endpointId)],
+      [
+        this.keys.prefix,
+        input.nowMs,
+        input.attemptNumber,
+        input.nextStatus,
+        JSON.stringify(attempt),
+        input.responseStatus ?? '',
+        input.error ?? '',
+        input.durationMs,
+        input.nextAttemptAt ?? '',
+        input.health,
+      ],
+    )) as [string, number?, string?];
+    if (r[0] === 'stale') return { kind: 'stale' };
+    return { kind: 'ok', consecutiveFailures: Number(r[1] ?? 0), failureStreakStartedAt: r[2] ? Number(r[2]) : null };
+  }
+
+  /**
+   * Ends (`cancelled`, `failed`) or holds a delivery without an attempt, with a reason code.
+   * Finished deliveries are left untouched. Returns the status after, or null when missing.
+   */
+  async settle(deliveryId: string, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number): Promise<DeliveryStatus | null> {
+    const r = (await settleDeliveryScript.run(this.redis, [this.keys.delivery(deliveryId), this.keys.unfinishedDeliveries()], [
+      this.keys.prefix,
+      nowMs,
+      outcome,
+      reason,
+    ])) as [string, string?];
+    if (r[0] === 'missing') return null;
+    return r[1] as DeliveryStatus;
+  }
+
+  /** Ids of the endpoint's held deliveries, oldest first, at most `limit`. */
+  async listHeld(endpointId: string, limit: number): Promise<string[]> {
+    return this.redis.zrangebylex(this.keys.endpointHeld(endpointId), '-', '+', 'LIMIT', 0, limit);
+  }
+
+  /**
+   * Ids of unfinished deliveries created before `beforeMs`, oldest first, skipping `offset`
+   * (for the reconciler's sweep).
+   */
+  async listUnfinished(beforeMs: number, offset: number, limit: number): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.unfinishedDeliveries(), 0, beforeMs, 'LIMIT', offset, limit);
+  }
+}

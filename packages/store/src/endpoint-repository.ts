@@ -1,0 +1,75 @@
+import type { Redis } from 'ioredis';
+import type { KeySchema } from './keys.js';
+import { LuaScript } from './lua-script.js';
+import { assertExec } from './org-repository.js';
+import { parseEndpoint, toHashFields, type EndpointRecord } from './records.js';
+
+const updateIfExists = LuaScript.load('update-if-exists');
+
+/** Fields of an endpoint that the API may change. */
+export type EndpointPatch = Partial<
+  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason'>
+>;
+
+/** Endpoints of orgs, with their health counters (updated by the sender's Lua scripts). */
+export class EndpointRepository {
+  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+
+  /** Stores a new endpoint and indexes it under its org. */
+  async create(endpoint: EndpointRecord): Promise<void> {
+    await this.redis
+      .multi()
+      .hset(this.keys.endpoint(endpoint.id), ...toHashFields(endpoint))
+      .zadd(this.keys.orgEndpoints(endpoint.orgId), 0, endpoint.id)
+      .exec()
+      .then(assertExec);
+  }
+
+  /** The endpoint, or null when there is none (or it was deleted). */
+  async get(endpointId: string): Promise<EndpointRecord | null> {
+    return parseEndpoint(await this.redis.hgetall(this.keys.endpoint(endpointId)));
+  }
+
+  /**
+   * A page of the org's endpoints, oldest first. `cursor` is the last id of the previous page.
+   * `limit` 1..100.
+   */
+  async list(orgId: string, opts: { limit: number; cursor?: string }): Promise<{ items: EndpointRecord[]; nextCursor: string | null }> {
+    const min = opts.cursor ? `(${opts.cursor}` : '-';
+    const ids = await this.redis.zrangebylex(this.keys.orgEndpoints(orgId), min, '+', 'LIMIT', 0, opts.limit + 1);
+    const page = ids.slice(0, opts.limit);
+    const items = await this.getMany(page);
+    return { items, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
+  }
+
+  /** Every endpoint of the org (for fan-out). */
+  async listAll(orgId: string): Promise<EndpointRecord[]> {
+    const ids = await this.redis.zrange(this.keys.orgEndpoints(orgId), 0, -1);
+    return this.getMany(ids);
+  }
+
+  private async getMany(ids: string[]): Promise<EndpointRecord[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.endpoint(id));
+    const results = assertExec(await pipeline.exec());
+    return results.map(([, h]) => parseEndpoint(h as Record<string, string>)).filter((e): e is EndpointRecord => e !== null);
+  }
+
+  /** Applies a patch; returns the updated endpoint, or null when it does not exist. */
+  async update(endpointId: string, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
+    const updated = await updateIfExists.run(this.redis, [this.keys.endpoint(endpointId)], toHashFields({ ...patch, updatedAt: nowMs }));
+    return updated === 1 ? this.get(endpointId) : null;
+  }
+
+  /**
+   * Deletes the endpoint. Its deliveries stay in the log; queued ones are cancelled with
+   * `endpoint_deleted` by the sender before their next attempt.
+   */
+  async delete(endpoint: Pick<EndpointRecord, 'id' | 'orgId'>): Promise<boolean> {
+    const results = assertExec(
+      await this.redis.multi().del(this.keys.endpoint(endpoint.id)).zrem(this.keys.orgEndpoints(endpoint.orgId), endpoint.id).exec(),
+    );
+    return results[0]?.[1] === 1;
+  }
+}

@@ -1,0 +1,74 @@
+import type { Redis } from 'ioredis';
+import type { KeySchema } from './keys.js';
+import { LuaScript } from './lua-script.js';
+import { assertExec } from './org-repository.js';
+import { parseEvent, toHashFields, type DeliveryRecord, type EventRecord } from './records.js';
+
+const createEventScript = LuaScript.load('create-event');
+
+/** How long a producer's idempotency key keeps returning the first answer: 24 h, in seconds. */
+export const IDEMPOTENCY_TTL_S = 24 * 60 * 60;
+
+/** Result of {@link EventRepository.createWithDeliveries}. */
+export type CreateEventResult =
+  | { created: true; answer: string }
+  /** The idempotency key was used before: `answer` is what was stored then. */
+  | { created: false; answer: string };
+
+/** Events and their fan-out, written atomically. */
+export class EventRepository {
+  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+
+  /**
+   * Writes the event, every delivery (status `pending`) and their indexes in one Lua call, and
+   * stores `answer` under the idempotency key (hashed by the caller) for 24 h. When the key
+   * already holds an answer, nothing is written and that answer is returned.
+   */
+  async createWithDeliveries(input: {
+    event: EventRecord;
+    deliveries: DeliveryRecord[];
+    idempotencyKeyHash: string | null;
+    answer: string;
+  }): Promise<CreateEventResult> {
+    const { event, deliveries } = input;
+    const keys = [
+      input.idempotencyKeyHash ? this.keys.idempotency(event.orgId, input.idempotencyKeyHash) : this.keys.event(event.id),
+      this.keys.event(event.id),
+      this.keys.unfinishedDeliveries(),
+    ];
+    const args: string[] = [input.idempotencyKeyHash ? '1' : '0', String(IDEMPOTENCY_TTL_S), input.answer, JSON.stringify(toHashFields(event))];
+    for (const d of deliveries) {
+      keys.push(this.keys.delivery(d.id), this.keys.endpointDeliveries(d.endpointId), this.keys.endpointDeliveriesByStatus(d.endpointId, 'pending'));
+      args.push(JSON.stringify(toHashFields(d)));
+    }
+    const [written, answer] = (await createEventScript.run(this.redis, keys, args)) as [number, string];
+    return written === 1 ? { created: true, answer } : { created: false, answer };
+  }
+
+  /**
+   * Removes an event and deliveries written by {@link createWithDeliveries} whose jobs could not
+   * be queued, so a failed request leaves nothing half-visible.
+   */
+  async removeUnqueued(event: Pick<EventRecord, 'id' | 'orgId'>, deliveries: Pick<DeliveryRecord, 'id' | 'endpointId'>[], idempotencyKeyHash: string | null): Promise<void> {
+    const multi = this.redis.multi().del(this.keys.event(event.id));
+    if (idempotencyKeyHash) multi.del(this.keys.idempotency(event.orgId, idempotencyKeyHash));
+    for (const d of deliveries) {
+      multi
+        .del(this.keys.delivery(d.id), this.keys.deliveryAttempts(d.id))
+        .zrem(this.keys.endpointDeliveries(d.endpointId), d.id)
+        .zrem(this.keys.endpointDeliveriesByStatus(d.endpointId, 'pending'), d.id)
+        .zrem(this.keys.unfinishedDeliveries(), d.id);
+    }
+    assertExec(await multi.exec());
+  }
+
+  /** The event, or null. */
+  async get(eventId: string): Promise<EventRecord | null> {
+    return parseEvent(await this.redis.hgetall(this.keys.event(eventId)));
+  }
+
+  /** Only the envelope bytes of an event, or null when the event is gone. */
+  async getEnvelope(eventId: string): Promise<string | null> {
+    return this.redis.hget(this.keys.event(eventId), 'envelope');
+  }
+}

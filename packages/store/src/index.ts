@@ -1,0 +1,30 @@
+export { createStore, type Store } from './store.js';
+export { createKeySchema, type KeySchema } from './keys.js';
+export { createRedisConnection } from './redis-connection.js';
+export {
+  DELIVERY_QUEUE_NAME,
+  createDeliveryQueue,
+  deliveryJobDataSchema,
+  deliveryJobOptions,
+  type DeliveryJobData,
+} from './delivery-queue.js';
+export {
+  DELIVERY_STATUSES,
+  type AttemptRecord,
+  type DeliveryRecord,
+  type DeliveryStatus,
+  type EndpointRecord,
+  type EndpointSecret,
+  type EndpointStatus,
+  type EventRecord,
+  type OrgRecord,
+} from './records.js';
+export { OrgRepository } from './org-repository.js';
+export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
+export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';
+export {
+  DeliveryRepository,
+  type BeginAttemptResult,
+  type FinishAttemptInput,
+  type FinishAttemptResult,
+} from './delivery-repository.js';

@@ -1,0 +1,61 @@
+/**
+ * The whole Redis key schema of Postern, in one place. Every key starts with the instance prefix
+ * (`REDIS_PREFIX`, default `postern`) so several instances and test runs can share one Redis.
+ *
+ * Ids are time-sortable (`dlv_…`), so the indexes below are sorted sets with score 0 ordered
+ * lexicographically by id, which is creation order; cursors are ids.
+ */
+export interface KeySchema {
+  /** The prefix every key starts with, e.g. `postern`. */
+  readonly prefix: string;
+  /** BullMQ's own prefix (its keys live under it), e.g. `postern:q`. */
+  readonly queuePrefix: string;
+  /** Hash: one org. */
+  org(orgId: string): string;
+  /** String: the org id that an API key's SHA-256 (hex) belongs to. */
+  apiKey(keyHash: string): string;
+  /** Sorted set (lex): the org's endpoint ids. */
+  orgEndpoints(orgId: string): string;
+  /** Hash: one endpoint, with its health counters. */
+  endpoint(endpointId: string): string;
+  /** Sorted set (lex): every delivery of an endpoint. */
+  endpointDeliveries(endpointId: string): string;
+  /** Sorted set (lex): the endpoint's deliveries in one status. */
+  endpointDeliveriesByStatus(endpointId: string, status: string): string;
+  /** Sorted set (lex): deliveries held while the endpoint is inactive, replayed oldest first on resume. */
+  endpointHeld(endpointId: string): string;
+  /** Hash: one event (its envelope bytes, type, org). */
+  event(eventId: string): string;
+  /** String (JSON): the first 202 answer for an idempotency key, kept 24 h. */
+  idempotency(orgId: string, keyHash: string): string;
+  /** Hash: one delivery. */
+  delivery(deliveryId: string): string;
+  /** Hash: attempt number → JSON attempt record. */
+  deliveryAttempts(deliveryId: string): string;
+  /** Sorted set (score = createdAt ms): deliveries not yet finished, for the reconciler. */
+  unfinishedDeliveries(): string;
+}
+
+/** Builds the key schema for one prefix. Throws when the prefix is empty or holds a space. */
+export function createKeySchema(prefix: string): KeySchema {
+  if (!/^[A-Za-z0-9:_{}.-]+$/.test(prefix)) {
+    throw new Error(`REDIS_PREFIX must be letters, digits or :_{}.- (got "${prefix}")`);
+  }
+  const p = prefix;
+  return {
+    prefix: p,
+    queuePrefix: `${p}:q`,
+    org: (id) => `${p}:org:${id}`,
+    apiKey: (hash) => `${p}:apikey:${hash}`,
+    orgEndpoints: (id) => `${p}:org:${id}:endpoints`,
+    endpoint: (id) => `${p}:endpoint:${id}`,
+    endpointDeliveries: (id) => `${p}:endpoint:${id}:deliveries`,
+    endpointDeliveriesByStatus: (id, status) => `${p}:endpoint:${id}:deliveries:${status}`,
+    endpointHeld: (id) => `${p}:endpoint:${id}:held`,
+    event: (id) => `${p}:event:${id}`,
+    idempotency: (orgId, hash) => `${p}:idem:${orgId}:${hash}`,
+    delivery: (id) => `${p}:delivery:${id}`,
+    deliveryAttempts: (id) => `${p}:delivery:${id}:attempts`,
+    unfinishedDeliveries: () => `${p}:deliveries:unfinished`,
+  };
+}

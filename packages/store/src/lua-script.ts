@@ -1,0 +1,33 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
+
+/**
+ * A Lua script from this folder, run with EVALSHA and loaded on first use (NOSCRIPT fallback),
+ * so a Redis restart or SCRIPT FLUSH costs one extra round trip, never an error.
+ */
+export class LuaScript {
+  readonly sha: string;
+
+  private constructor(readonly name: string, readonly lua: string) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  /** Loads `lua/<name>.lua` next to this file. Throws when the file is missing. */
+  static load(name: string): LuaScript {
+    const lua = readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+    return new LuaScript(name, lua);
+  }
+
+  /** Runs the script; rejects with Redis's error (connection errors included). */
+  async run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
+        return redis.eval(this.lua, keys.length, ...keys, ...args);
+      }
+      throw err;
+    }
+  }
+}

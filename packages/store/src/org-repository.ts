@@ -1,0 +1,40 @@
+import type { Redis } from 'ioredis';
+import type { KeySchema } from './keys.js';
+import { parseOrg, toHashFields, type OrgRecord } from './records.js';
+
+/** Orgs and their API keys (stored as SHA-256 hex of the key, never the key itself). */
+export class OrgRepository {
+  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+
+  /** Writes an org and its first API key hash in one transaction. */
+  async create(org: OrgRecord, apiKeyHash: string): Promise<void> {
+    await this.redis
+      .multi()
+      .hset(this.keys.org(org.id), ...toHashFields(org))
+      .set(this.keys.apiKey(apiKeyHash), org.id)
+      .exec()
+      .then(assertExec);
+  }
+
+  /** The org, or null when there is none. */
+  async get(orgId: string): Promise<OrgRecord | null> {
+    return parseOrg(await this.redis.hgetall(this.keys.org(orgId)));
+  }
+
+  /** The org id an API key hash belongs to, or null. */
+  async orgIdForApiKey(apiKeyHash: string): Promise<string | null> {
+    return this.redis.get(this.keys.apiKey(apiKeyHash));
+  }
+
+  /** Sets an org's status (`suspended` stops every delivery of the org before its next attempt). */
+  async setStatus(orgId: string, status: OrgRecord['status']): Promise<void> {
+    await this.redis.hset(this.keys.org(orgId), 'status', status);
+  }
+}
+
+/** Throws the first error a MULTI/EXEC reported (ioredis resolves with per-command errors). */
+export function assertExec(results: [Error | null, unknown][] | null): [Error | null, unknown][] {
+  if (!results) throw new Error('transaction aborted');
+  for (const [err] of results) if (err) throw err;
+  return results;
+}

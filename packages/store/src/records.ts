@@ -1,0 +1,194 @@
+import type { Policy } from '@postern/shared';
+
+/** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
+export type DeliveryStatus = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
+/** Every delivery status, for validation of `?status=` filters. */
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'in_flight', 'succeeded', 'failed', 'cancelled'];
+/** Status of an endpoint: only `active` endpoints receive attempts. */
+export type EndpointStatus = 'active' | 'paused' | 'disabled';
+
+/** A tenant. Times are epoch milliseconds. */
+export interface OrgRecord {
+  id: string;
+  name: string;
+  status: 'active' | 'suspended';
+  createdAt: number;
+}
+
+/** One signing secret of an endpoint; `expiresAt` (epoch ms) is set on the old secret during rotation. */
+export interface EndpointSecret {
+  secret: string;
+  expiresAt: number | null;
+}
+
+/** An endpoint with its policy and health counters. Times are epoch ms or null. */
+export interface EndpointRecord {
+  id: string;
+  orgId: string;
+  url: string;
+  description: string;
+  eventTypes: string[];
+  /** The preset the policy came from, when it is one unchanged; null for custom or overridden. */
+  policyName: string | null;
+  policy: Policy;
+  status: EndpointStatus;
+  secrets: EndpointSecret[];
+  createdAt: number;
+  updatedAt: number;
+  consecutiveFailures: number;
+  failureStreakStartedAt: number | null;
+  lastSuccessAt: number | null;
+  lastFailureAt: number | null;
+  disabledAt: number | null;
+  disabledReason: string | null;
+}
+
+/** An accepted event. `envelope` is the exact body every delivery of it sends. */
+export interface EventRecord {
+  id: string;
+  orgId: string;
+  type: string;
+  envelope: string;
+  createdAt: number;
+  idempotencyKey: string | null;
+  deliveryIds: string[];
+}
+
+/** One event to one endpoint. Times are epoch ms or null. */
+export interface DeliveryRecord {
+  id: string;
+  orgId: string;
+  eventId: string;
+  eventType: string;
+  endpointId: string;
+  status: DeliveryStatus;
+  /** Attempts started so far (1-based number of the latest). */
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastResponseStatus: number | null;
+  lastError: string | null;
+  lastDurationMs: number | null;
+  deliveredAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+  redeliveredFromId: string | null;
+  cancelReason: string | null;
+  /** True while the delivery waits for its endpoint to become active again. */
+  held: boolean;
+  /** A `webhook.test` delivery from `POST /v1/endpoints/:id/test`. */
+  isTest: boolean;
+}
+
+/** One HTTP request of a delivery. `durationMs`, `responseStatus`, `error` are null while in flight. */
+export interface AttemptRecord {
+  number: number;
+  startedAt: number;
+  durationMs: number | null;
+  responseStatus: number | null;
+  error: string | null;
+}
+
+/** Flattens a record into Redis hash field/value pairs; null becomes '' and objects JSON. */
+export function toHashFields(record: object): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(record)) {
+    if (value === undefined) continue;
+    out.push(key, encodeValue(value));
+  }
+  return out;
+}
+
+function encodeValue(value: unknown): string {
+  if (value === null) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  return String(value);
+}
+
+/** Reads an optional epoch-ms or integer field: '' and absent become null. */
+export function optionalNumber(raw: string | undefined): number | null {
+  if (raw === undefined || raw === '') return null;
+  const n = Number(raw);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** Reads an optional string field: '' and absent become null. */
+export function optionalString(raw: string | undefined): string | null {
+  return raw === undefined || raw === '' ? null : raw;
+}
+
+/** Parses a delivery hash; returns null for an empty hash (no such delivery). */
+export function parseDelivery(h: Record<string, string>): DeliveryRecord | null {
+  if (!h.id) return null;
+  return {
+    id: h.id,
+    orgId: h.orgId ?? '',
+    eventId: h.eventId ?? '',
+    eventType: h.eventType ?? '',
+    endpointId: h.endpointId ?? '',
+    status: (h.status ?? 'pending') as DeliveryStatus,
+    attempts: Number(h.attempts ?? 0),
+    nextAttemptAt: optionalNumber(h.nextAttemptAt),
+    lastResponseStatus: optionalNumber(h.lastResponseStatus),
+    lastError: optionalString(h.lastError),
+    lastDurationMs: optionalNumber(h.lastDurationMs),
+    deliveredAt: optionalNumber(h.deliveredAt),
+    createdAt: Number(h.createdAt ?? 0),
+    updatedAt: Number(h.updatedAt ?? 0),
+    finishedAt: optionalNumber(h.finishedAt),
+    redeliveredFromId: optionalString(h.redeliveredFromId),
+    cancelReason: optionalString(h.cancelReason),
+    held: h.held === '1',
+    isTest: h.isTest === '1',
+  };
+}
+
+/** Parses an endpoint hash; returns null for an empty hash. */
+export function parseEndpoint(h: Record<string, string>): EndpointRecord | null {
+  if (!h.id) return null;
+  return {
+    id: h.id,
+    orgId: h.orgId ?? '',
+    url: h.url ?? '',
+    description: h.description ?? '',
+    eventTypes: JSON.parse(h.eventTypes ?? '["*"]') as string[],
+    policyName: optionalString(h.policyName),
+    policy: JSON.parse(h.policy ?? '{}') as Policy,
+    status: (h.status ?? 'active') as EndpointStatus,
+    secrets: JSON.parse(h.secrets ?? '[]') as EndpointSecret[],
+    createdAt: Number(h.createdAt ?? 0),
+    updatedAt: Number(h.updatedAt ?? 0),
+    consecutiveFailures: Number(h.consecutiveFailures ?? 0),
+    failureStreakStartedAt: optionalNumber(h.failureStreakStartedAt),
+    lastSuccessAt: optionalNumber(h.lastSuccessAt),
+    lastFailureAt: optionalNumber(h.lastFailureAt),
+    disabledAt: optionalNumber(h.disabledAt),
+    disabledReason: optionalString(h.disabledReason),
+  };
+}
+
+/** Parses an event hash; returns null for an empty hash. */
+export function parseEvent(h: Record<string, string>): EventRecord | null {
+  if (!h.id) return null;
+  return {
+    id: h.id,
+    orgId: h.orgId ?? '',
+    type: h.type ?? '',
+    envelope: h.envelope ?? '',
+    createdAt: Number(h.createdAt ?? 0),
+    idempotencyKey: optionalString(h.idempotencyKey),
+    deliveryIds: JSON.parse(h.deliveryIds ?? '[]') as string[],
+  };
+}
+
+/** Parses an org hash; returns null for an empty hash. */
+export function parseOrg(h: Record<string, string>): OrgRecord | null {
+  if (!h.id) return null;
+  return {
+    id: h.id,
+    name: h.name ?? '',
+    status: (h.status ?? 'active') as OrgRecord['status'],
+    createdAt: Number(h.createdAt ?? 0),
+  };
+}

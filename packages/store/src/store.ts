@@ -1,0 +1,27 @@
+import type { Redis } from 'ioredis';
+import { DeliveryRepository } from './delivery-repository.js';
+import { EndpointRepository } from './endpoint-repository.js';
+import { EventRepository } from './event-repository.js';
+import { createKeySchema, type KeySchema } from './keys.js';
+import { OrgRepository } from './org-repository.js';
+
+/** Every repository over one Redis connection and key prefix. */
+export interface Store {
+  readonly keys: KeySchema;
+  readonly orgs: OrgRepository;
+  readonly endpoints: EndpointRepository;
+  readonly events: EventRepository;
+  readonly deliveries: DeliveryRepository;
+}
+
+/** Builds the store. `prefix` is `REDIS_PREFIX`; the connection is owned (and closed) by the caller. */
+export function createStore(deps: { redis: Redis; prefix: string }): Store {
+  const keys = createKeySchema(deps.prefix);
+  return {
+    keys,
+    orgs: new OrgRepository(deps.redis, keys),
+    endpoints: new EndpointRepository(deps.redis, keys),
+    events: new EventRepository(deps.redis, keys),
+    deliveries: new DeliveryRepository(deps.redis, keys),
+  };
+}
