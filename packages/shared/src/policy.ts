@@ -221,11 +221,10 @@ const policyObjectSchema = z.strictObject(
  * `maxAttempts - 1` entries; the issue path is `schedule.waitsMs` (`capsMs`).
  */
 export const policySchema = policyObjectSchema.superRefine((policy, ctx) => {
-  const needed = policy.maxAttempts - 1;
   const { schedule } = policy;
-  const list = schedule.kind === 'fixed' ? 'waitsMs' : schedule.kind === 'random-up-to' ? 'capsMs' : null;
-  if (list === null) return;
-  const length = schedule.kind === 'fixed' ? schedule.waitsMs.length : schedule.kind === 'random-up-to' ? schedule.capsMs.length : 0;
+  if (schedule.kind === 'exponential-full-jitter') return;
+  const [list, length] = schedule.kind === 'fixed' ? ['waitsMs', schedule.waitsMs.length] : ['capsMs', schedule.capsMs.length];
+  const needed = policy.maxAttempts - 1;
   if (length < needed) {
     ctx.addIssue({
       code: 'custom',
@@ -251,7 +250,7 @@ export type PolicyResolution =
   | {
       ok: true;
       policy: Policy;
-      /** The preset this policy is, when the input named one and changed nothing; else null. */
+      /** The preset this policy is: when the input was absent or named one and changed nothing; else null. */
       presetName: PresetName | null;
       /** The preset the input started from (`standard` when none was named). */
       basePresetName: PresetName;
@@ -336,7 +335,7 @@ const UNKNOWN_PRESET = `must name a preset: one of ${PRESET_NAMES.join(', ')}`;
  */
 export function resolvePolicy(input: unknown): PolicyResolution {
   let baseName: PresetName = 'standard';
-  let named = false;
+  let named = input === undefined;
   let overrides: Record<string, unknown> = {};
   if (typeof input === 'string') {
     if (!isPresetName(input)) return { ok: false, issues: [{ path: 'policy', message: `policy ${UNKNOWN_PRESET}` }] };

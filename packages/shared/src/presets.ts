@@ -74,7 +74,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
   custral: {
     seed: '000',
     summary:
-      '8 attempts on a fixed schedule over about 24 hours, 10 s timeout, body ignored, unsafe URLs and inactive ' +
+      '8 attempts on fixed waits spanning about a day, 10 s timeout, status-only success, unsafe URLs and inactive ' +
       'endpoints fail at once, no auto-disable, no redelivery, log keeps the last 100 per endpoint.',
     assumptions: ['Concurrency is not stated in seed 000: standard 4 per endpoint, 20 per org.'],
     policy: {
@@ -130,7 +130,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
       '6 attempts on a fixed cascade over about 14.5 hours, 15 s timeout, redirects followed up to 3 hops, ' +
       'payloads over 1 MB refused, paused after 24 consecutive 4xx over 24 hours with deliveries kept pending.',
     assumptions: [
-      'Deliveries are "kept for audit" with no period given: retention 3650 days.',
+      'Seed 002 keeps finished deliveries indefinitely for auditing: retention 3650 days.',
+      'Jitter and Retry-After are not mentioned; the cascade is exact, so neither applies.',
       'Seed 002 claims one delivery per worker and gives no limits: standard 4 per endpoint, 20 per org.',
     ],
     policy: {
@@ -163,8 +164,9 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
       '6 attempts with exponential backoff and full jitter (2 s base, 32 s cap, about a minute in all), ' +
       '10 s to response headers, disabled after 20 consecutive failed deliveries with queued ones held.',
     assumptions: [
-      'Retention is "the plan\'s retention window": 30 days.',
+      'Seed 003 ties retention to a per-plan window it does not size: 30 days.',
       'Concurrency and body reading are not stated in seed 003: standard values.',
+      'Retry-After is not mentioned; the backoff formula alone sets the wait.',
     ],
     policy: {
       ...standard,
@@ -196,6 +198,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
     assumptions: [
       'Seed 004 omits its wait table: 1m, 5m, 30m, 2h, 6h, 12h are DESIGN.md values.',
       'Retention and concurrency are not stated in seed 004: standard values.',
+      'Response headers are not inspected, so Retry-After is ignored; waits are exact (no jitter).',
     ],
     policy: {
       ...standard,

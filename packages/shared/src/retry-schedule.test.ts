@@ -9,7 +9,7 @@ const half = () => 0.5;
 
 /** The waits each seed's table gives, read off the seed documents (or DESIGN.md where a seed lost its table). */
 const SEED_WAITS: Record<'custral' | 'tourical' | 'vestiarion', number[]> = {
-  // Seed 000, "Wait after the previous failure".
+  // Seed 000's wait column.
   custral: [5 * S, 30 * S, 2 * M, 10 * M, 1 * H, 5 * H, 18 * H],
   // Seed 002: t=0, +1m, +6m, +36m, +2h36m, +14h36m, as gaps.
   tourical: [1 * M, 6 * M - 1 * M, 36 * M - 6 * M, (2 * H + 36 * M) - 36 * M, (14 * H + 36 * M) - (2 * H + 36 * M)],
@@ -35,7 +35,7 @@ describe('fixed schedules reproduce the seed tables', () => {
     expect(delays(policy, () => 0.999)).toEqual(waits);
   });
 
-  it("seed 000's 'roughly this long after the first attempt' column comes out", () => {
+  it("seed 000's elapsed-time column comes out", () => {
     const starts = cumulative(delays(PRESETS.custral.policy, half));
     // The seed rounds to whole minutes past the first hour: 1h13m is 1h12m35s, and so on.
     const seedColumn = [0, 5 * S, 35 * S, 2 * M + 35 * S, 12 * M + 35 * S, 1 * H + 13 * M, 6 * H + 13 * M, 24 * H + 13 * M];
@@ -103,7 +103,7 @@ describe('random schedules', () => {
       expect(lo - 30 * S).toBeLessThan((cap - 30 * S) * 0.01);
       expect(cap - hi).toBeLessThan((cap - 30 * S) * 0.01);
     });
-    // All eight attempts within about 45 hours.
+    // Seed 001's total: under about 45 h.
     expect(policyTimeline(policy).at(-1)?.latestMs).toBeLessThanOrEqual(45 * H);
   });
 

@@ -98,7 +98,8 @@ function matchesEntry(address: Parsed, entry: string): boolean {
  *   `unsafe_url:<reason>`: `loopback`, `private`, `link_local`, `cgnat`,
  *   `unspecified`, `broadcast`, `multicast`, `reserved`, `ipv4_mapped`,
  *   `nat64`, `6to4`, `teredo`, `unique_local`, … (ipaddr.js range names in
- *   snake_case), or `invalid_address` when `ip` is not an IP address.
+ *   snake_case), `ipv4_compatible` for `::a.b.c.d`, or `invalid_address`
+ *   when `ip` is not an IP address.
  *   Every IPv4-mapped IPv6 address is refused as `ipv4_mapped`, whatever it
  *   embeds, because that is what the connect-time check does.
  */
@@ -107,7 +108,12 @@ export function classifyAddress(ip: string, allowList: readonly string[]): strin
   if (address === null) return 'invalid_address';
   if (allowList.some((entry) => matchesEntry(address, entry))) return null;
   const range = address.range();
-  return range === 'unicast' ? null : reasonOf(range);
+  if (range !== 'unicast') return reasonOf(range);
+  // ::/96 (deprecated IPv4-compatible) is "unicast" to ipaddr.js but only ever embeds an IPv4 address.
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) {
+    return 'ipv4_compatible';
+  }
+  return null;
 }
 
 /**

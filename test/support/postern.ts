@@ -1,0 +1,177 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { classifyAddress, createIdFactory } from '@postern/shared';
+import { createDeliveryQueue, createRedisConnection, createStore, type Store } from '@postern/store';
+import { createApp } from '@postern/ingest';
+import { createGotTransport, createSender, type LookupAll, type Sender } from '@postern/sender';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+/** Redis used by tests (`REDIS_URL`, default the local one). */
+export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The admin token of test instances. */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+/** Options of {@link startPostern}. */
+export interface PosternOptions {
+  /** Addresses the sender and ingest allow although private; default loopback. */
+  allowList?: string[];
+  /** Start the sender (default true). */
+  sender?: boolean;
+  senderConcurrency?: number;
+  random?: () => number;
+  lookupAll?: LookupAll;
+  maxBodyBytes?: number;
+  reconcileIntervalMs?: number;
+  reconcileGraceMs?: number;
+}
+
+/** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
+export interface TestPostern {
+  baseUrl: string;
+  prefix: string;
+  store: Store;
+  queue: Queue;
+  sender: Sender | null;
+  redis: Redis;
+  /** Calls the API; `key` is an API key (or the admin token). Returns status, JSON body and headers. */
+  api(method: string, path: string, opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Creates an org and returns its API key. */
+  createOrg(name?: string): Promise<{ id: string; apiKey: string }>;
+  /** Creates an endpoint (201 expected) and returns the API's answer. */
+  createEndpoint(key: string, body: Record<string, unknown>): Promise<any>;
+  /** Stops the sender only (in-flight attempts finish). */
+  stopSender(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts ingest (and, unless disabled, a sender) against real Redis with a fresh prefix. */
+export async function startPostern(options: PosternOptions = {}): Promise<TestPostern> {
+  const prefix = `test:${randomBytes(6).toString('hex')}`;
+  const allowList = options.allowList ?? ['127.0.0.1', '::1'];
+  const apiRedis = createRedisConnection(TEST_REDIS_URL, 'api');
+  const workerRedis = createRedisConnection(TEST_REDIS_URL, 'worker');
+  await apiRedis.ping().catch(async () => {
+    await new Promise((r) => apiRedis.once('ready', r));
+  });
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const store = createStore({ redis: apiRedis, prefix });
+  const queue = createDeliveryQueue(apiRedis, store.keys.queuePrefix);
+  const app = createApp({
+    redis: apiRedis,
+    store,
+    queue,
+    clock: { now: () => Date.now() },
+    ids: createIdFactory(),
+    logger,
+    config: { adminToken: TEST_ADMIN_TOKEN, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, allowList, secretRotationGraceMs: 60_000 },
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  let sender: Sender | null = null;
+  const workerStore = createStore({ redis: workerRedis, prefix });
+  const workerQueue = createDeliveryQueue(workerRedis, store.keys.queuePrefix);
+  const classify = (address: string) => classifyAddress(address, allowList);
+  const transport = createGotTransport({ allowList, classifyAddress: classify });
+  if (options.sender !== false) {
+    sender = createSender({
+      redis: workerRedis,
+      store: workerStore,
+      queue: workerQueue,
+      transport,
+      clock: { now: () => Date.now() },
+      random: options.random ?? Math.random,
+      logger,
+      classifyAddress: classify,
+      lookupAll: options.lookupAll,
+      config: {
+        concurrency: options.senderConcurrency ?? 20,
+        reconcileIntervalMs: options.reconcileIntervalMs ?? 0,
+        reconcileGraceMs: options.reconcileGraceMs ?? 300_000,
+        userAgent: 'Postern/test',
+      },
+    });
+  }
+
+  const api: TestPostern['api'] = async (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    let body: string | undefined;
+    if (opts.rawBody !== undefined) body = opts.rawBody;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(baseUrl + path, { method, headers, body });
+    const text = await res.text();
+    let json: unknown = undefined;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = text;
+    }
+    return { status: res.status, body: json, headers: res.headers };
+  };
+
+  const stopSender = async () => {
+    if (sender) {
+      await sender.close();
+      sender = null;
+    }
+  };
+
+  return {
+    baseUrl,
+    prefix,
+    store,
+    queue,
+    get sender() {
+      return sender;
+    },
+    redis: apiRedis,
+    api,
+    async createOrg(name = 'acme') {
+      const r = await api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name } });
+      if (r.status !== 201) throw new Error(`createOrg: ${r.status} ${JSON.stringify(r.body)}`);
+      return { id: r.body.id as string, apiKey: r.body.apiKey as string };
+    },
+    async createEndpoint(key, body) {
+      const r = await api('POST', '/v1/endpoints', { key, body });
+      if (r.status !== 201) throw new Error(`createEndpoint: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+    stopSender,
+    async close() {
+      await stopSender();
+      transport.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections?.();
+      await queue.obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+      await workerQueue.close();
+      await deleteByPrefix(apiRedis, prefix);
+      await apiRedis.quit();
+      await workerRedis.quit();
+    },
+  };
+}
+
+/** Deletes every key under `prefix:` (SCAN, so it never blocks Redis for long). */
+export async function deleteByPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+}
+
+/** A fast fixed-wait policy for tests: `maxAttempts` attempts, `waitMs` between them, no jitter. */
+export function fastPolicy(maxAttempts: number, waitMs = 20, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { maxAttempts, schedule: { kind: 'fixed', waitsMs: Array(Math.max(0, maxAttempts - 1)).fill(waitMs) }, jitterRatio: 0, ...extra };
+}
