@@ -27,8 +27,9 @@ export function invalidRequest(error: z.ZodError, prefix = ''): ApiError {
 }
 
 /**
- * The last handler: ApiErrors as they are; body-parser's 413 and bad JSON; anything else is logged
- * and answered 503 when Redis is unreachable, else 500 — never a stack trace.
+ * The last handler: ApiErrors as they are; body-parser's 413, 415 and other 4xx; a malformed
+ * path as 400; anything else is logged and answered 503 when Redis is unreachable, else 500 —
+ * never a stack trace.
  */
 export function errorHandler(deps: { redis: Redis; logger: Logger }): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
@@ -38,7 +39,11 @@ export function errorHandler(deps: { redis: Redis; logger: Logger }): ErrorReque
     else if (e.type === 'entity.too.large') apiError = new ApiError(413, 'payload_too_large', 'request body is larger than the limit (MAX_BODY_BYTES)');
     else if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') apiError = new ApiError(415, 'unsupported_media_type', 'body must be UTF-8 JSON');
     else if (e.type === 'request.aborted') apiError = new ApiError(400, 'request_aborted', 'request body was not received in full');
-    else if (deps.redis.status !== 'ready') {
+    // Express's own 4xx: a path parameter with bad percent-encoding, a body that fails to inflate.
+    else if (err instanceof URIError) apiError = new ApiError(400, 'invalid_request', 'path: malformed percent-encoding');
+    else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+      apiError = new ApiError(e.status, 'invalid_request', 'body: could not be read (check content-encoding and content-length)');
+    } else if (deps.redis.status !== 'ready') {
       deps.logger.warn({ err: e.message, path: req.path }, 'redis unavailable');
       apiError = new ApiError(503, 'service_unavailable', 'storage is unavailable; nothing was stored, retry later');
     } else {

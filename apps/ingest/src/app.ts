@@ -8,6 +8,8 @@ import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
 import { orgRoutes } from './routes/orgs.js';
 import { policyRoutes } from './routes/policies.js';
+import { notificationRoutes } from './routes/notifications.js';
+import { redeliveryRoutes } from './routes/redeliveries.js';
 
 /**
  * Builds the ingest API without listening: tests pass a port-0 listener and their own prefix.
@@ -34,6 +36,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(endpointRoutes(deps));
   app.use(eventRoutes(deps));
   app.use(deliveryRoutes(deps));
+  app.use(redeliveryRoutes(deps));
+  app.use(notificationRoutes(deps));
 
   app.use((req, _res, next) => next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`)));
   app.use(errorHandler(deps));

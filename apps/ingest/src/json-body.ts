@@ -1,10 +1,11 @@
 import express, { type RequestHandler } from 'express';
 import { ApiError } from './api-error.js';
 
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
- * Reads request bodies as raw bytes (at most `maxBytes`, else 413), requires
- * `application/json` when there is a body (else 415), parses it (else 400 `invalid_json`), and
- * keeps the exact text in `res.locals.rawBody` so an event's `data` can be stored byte for byte.
+ * Reads request bodies as raw bytes (at most `maxBytes`, else 413), requires UTF-8
+ * `application/json` when there is a body (else 415), parses it (else 400 `invalid_json`), and keeps the exact text in `res.locals.rawBody` so an event's `data` can be stored byte for byte.
  */
 export function jsonBody(maxBytes: number): RequestHandler[] {
   const raw = express.raw({ type: () => true, limit: maxBytes });
@@ -20,7 +21,17 @@ export function jsonBody(maxBytes: number): RequestHandler[] {
     if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
       return next(new ApiError(415, 'unsupported_media_type', 'content-type must be application/json'));
     }
-    const text = bytes.toString('utf8');
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(type)?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+      return next(new ApiError(415, 'unsupported_media_type', 'body must be UTF-8 JSON (charset=utf-8)'));
+    }
+    let text: string;
+    try {
+      // Invalid UTF-8 would otherwise become U+FFFD silently, and `data` would not be byte for byte.
+      text = utf8.decode(bytes);
+    } catch {
+      return next(new ApiError(400, 'invalid_json', 'body is not valid UTF-8'));
+    }
     try {
       req.body = JSON.parse(text) as unknown;
     } catch {

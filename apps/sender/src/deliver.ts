@@ -1,6 +1,8 @@
 import {
-  countsAgainstEndpoint,
+  healthEffect,
   httpStatusCode,
+  shouldTrip,
+  type IdFactory,
   isRetried,
   parseRetryAfterMs,
   retryDelayMs,
@@ -25,6 +27,8 @@ export interface DeliverDeps {
   classifyAddress: (address: string) => string | null;
   lookupAll?: LookupAll;
   userAgent: string;
+  /** Makes notification ids when a breaker trips. */
+  ids: IdFactory;
 }
 
 /**
@@ -104,7 +108,7 @@ export async function deliver(deps: DeliverDeps, deliveryId: string): Promise<De
       nextAttemptAt = finishedAt + next;
     }
   }
-  const health = healthEffect(result.error, endpoint, delivery);
+  const health = healthEffect({ policy, error: result.error, isTestEvent: delivery.isTest, deliveryFailed: nextStatus === 'failed' });
   const finished = await store.deliveries.finishAttempt({
     deliveryId,
     endpointId: endpoint.id,
@@ -120,6 +124,7 @@ export async function deliver(deps: DeliverDeps, deliveryId: string): Promise<De
   });
   log.info({ attempt: attemptNumber, status: nextStatus, error: result.error, responseStatus: result.responseStatus, durationMs }, 'attempt finished');
   if (finished.kind === 'stale') return { kind: 'done', status: 'stale' };
+  if (health === 'failure' && shouldTrip(policy.breaker, finished, finishedAt)) await tripBreaker(deps, endpoint, finished.consecutiveFailures, finishedAt);
   if (nextStatus === 'succeeded') return { kind: 'done', status: 'succeeded' };
   if (nextStatus === 'failed') return { kind: 'failed', error: result.error ?? 'delivery_failed' };
   return { kind: 'retry', delayMs, error: result.error ?? 'delivery_failed' };
@@ -186,8 +191,24 @@ async function inactiveReasonOf(deps: DeliverDeps, endpoint: EndpointRecord): Pr
   return null;
 }
 
-function healthEffect(error: string | null, endpoint: EndpointRecord, delivery: DeliveryRecord): 'success' | 'failure' | 'none' {
-  if (error === null) return 'success';
-  if (delivery.isTest && !(endpoint.policy.breaker?.countTestEvents ?? false)) return 'none';
-  return countsAgainstEndpoint(error, endpoint.policy) ? 'failure' : 'none';
+/**
+ * Switches the endpoint off as its breaker says (DESIGN.md breaker row): pause or disable, settle its
+ * pending deliveries, and leave exactly one notification (the store trips only an active endpoint).
+ */
+async function tripBreaker(deps: DeliverDeps, endpoint: EndpointRecord, consecutiveFailures: number, nowMs: number): Promise<void> {
+  const rule = endpoint.policy.breaker;
+  if (!rule) return;
+  const unit = rule.counts === 'deliveries' ? 'failed deliveries' : rule.of === '4xx' ? '4xx answers' : 'failed attempts';
+  const notification = await deps.store.notifications.tripBreaker({
+    endpoint,
+    status: rule.action === 'pause' ? 'paused' : 'disabled',
+    reason: `${consecutiveFailures} consecutive ${unit}`,
+    pendingOnTrip: rule.pendingOnTrip,
+    consecutiveFailures,
+    notificationId: deps.ids('ntf', nowMs),
+    nowMs,
+  });
+  if (notification) {
+    deps.logger.warn({ endpointId: endpoint.id, kind: notification.kind, consecutiveFailures, deliveriesAffected: notification.deliveriesAffected }, 'breaker tripped');
+  }
 }

@@ -36,7 +36,9 @@ export interface DeliveryTransport {
  *
  * Timeouts (seed 003 vs the others): `whole-response` puts a hard deadline on the whole exchange,
  * redirect hops included; `response-headers` counts from when the request is written until the
- * status line and headers arrive.
+ * status line and headers arrive. In that mode each phase before it (DNS lookup, connect, TLS
+ * handshake, writing the request) gets the same limit too, so a peer that accepts a connection and
+ * then goes silent cannot hold an attempt, and its worker slot, forever.
  *
  * @param opts.allowList addresses/CIDRs allowed despite being private (`ALLOWED_ADDRESSES`)
  * @param opts.classifyAddress names why an address is refused (`loopback`, `private`, …)
@@ -74,7 +76,7 @@ export function createGotTransport(opts: {
           decompress: false,
           followRedirect: request.redirects.follow,
           maxRedirects: request.redirects.follow ? request.redirects.maxHops : 0,
-          timeout: wholeResponse ? { request: request.timeout.ms } : { response: request.timeout.ms },
+          timeout: wholeResponse ? { request: request.timeout.ms } : phaseTimeouts(request.timeout.ms),
           signal: deadline,
         });
         stream.on('error', (err: unknown) => {
@@ -96,6 +98,10 @@ export function createGotTransport(opts: {
       });
     },
   };
+}
+
+function phaseTimeouts(ms: number) {
+  return { lookup: ms, connect: ms, secureConnect: ms, send: ms, response: ms };
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -1,6 +1,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
 import { DELIVERY_QUEUE_NAME, deliveryJobDataSchema, type DeliveryJobData, type Store } from '@postern/store';
 import type { Redis } from 'ioredis';
+import { createIdFactory } from '@postern/shared';
 import type { Logger } from 'pino';
 import { deliver, type DeliverDeps } from './deliver.js';
 import type { DeliveryTransport } from './http-transport.js';
@@ -63,6 +64,7 @@ export function createSender(deps: SenderDeps): Sender {
     classifyAddress: deps.classifyAddress,
     lookupAll: deps.lookupAll,
     userAgent: deps.config.userAgent,
+    ids: createIdFactory(),
   };
 
   const processor = async (job: Job<DeliveryJobData>): Promise<string> => {

@@ -56,3 +56,6 @@ export {
   eventTypeSchema,
   matchesEventTypes,
 } from './event-types.js';
+
+export { healthEffect, shouldTrip } from './breaker.js';
+export type { FailureStreak, HealthEffect, HealthEffectInput } from './breaker.js';

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { parseDelivery, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
+import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
 
 const beginAttemptScript = LuaScript.load('begin-attempt');
 const finishAttemptScript = LuaScript.load('finish-attempt');
@@ -138,6 +138,50 @@ export class DeliveryRepository {
     ])) as [string, string?];
     if (r[0] === 'missing') return null;
     return r[1] as DeliveryStatus;
+  }
+
+  /**
+   * Writes new deliveries (redeliveries) with their indexes in one transaction. With
+   * `markBulkRedelivered`, the originals are remembered so the next bulk call skips them; the
+   * original rows themselves are never changed.
+   */
+  async createMany(deliveries: readonly DeliveryRecord[], markBulkRedelivered = false): Promise<void> {
+    if (deliveries.length === 0) return;
+    const multi = this.redis.multi();
+    for (const d of deliveries) {
+      multi
+        .hset(this.keys.delivery(d.id), ...toHashFields(d))
+        .zadd(this.keys.endpointDeliveries(d.endpointId), 0, d.id)
+        .zadd(this.keys.endpointDeliveriesByStatus(d.endpointId, d.status), 0, d.id)
+        .zadd(this.keys.unfinishedDeliveries(), d.createdAt, d.id);
+      if (markBulkRedelivered && d.redeliveredFromId) multi.sadd(this.keys.endpointBulkRedelivered(d.endpointId), d.redeliveredFromId);
+    }
+    assertExec(await multi.exec());
+  }
+
+  /**
+   * Deliveries of an endpoint that a bulk redelivery would take, oldest first: every `failed` one
+   * and every one `cancelled` by the breaker, not yet taken by an earlier bulk call, finished at or
+   * after `sinceMs`. Returns up to `limit` of them and how many there are in all.
+   */
+  async listRedeliverable(endpointId: string, opts: { limit: number; sinceMs?: number }): Promise<{ items: DeliveryRecord[]; total: number }> {
+    const [failed, cancelled, taken] = await Promise.all([
+      this.redis.zrange(this.keys.endpointDeliveriesByStatus(endpointId, 'failed'), 0, -1),
+      this.redis.zrange(this.keys.endpointDeliveriesByStatus(endpointId, 'cancelled'), 0, -1),
+      this.redis.smembers(this.keys.endpointBulkRedelivered(endpointId)),
+    ]);
+    const skip = new Set(taken);
+    const candidates = [...failed, ...cancelled].filter((id) => !skip.has(id)).sort();
+    const eligible: DeliveryRecord[] = [];
+    for (let i = 0; i < candidates.length; i += 500) {
+      const batch = await this.getMany(candidates.slice(i, i + 500));
+      for (const d of batch) {
+        if (d.status === 'cancelled' && d.cancelReason !== 'breaker_tripped') continue;
+        if (opts.sinceMs !== undefined && (d.finishedAt ?? d.updatedAt) < opts.sinceMs) continue;
+        eligible.push(d);
+      }
+    }
+    return { items: eligible.slice(0, opts.limit), total: eligible.length };
   }
 
   /** Ids of the endpoint's held deliveries, oldest first, at most `limit`. */

@@ -8,7 +8,7 @@ const updateIfExists = LuaScript.load('update-if-exists');
 
 /** Fields of an endpoint that the API may change. */
 export type EndpointPatch = Partial<
-  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason'>
+  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt'>
 >;
 
 /** Endpoints of orgs, with their health counters (updated by the sender's Lua scripts). */

@@ -18,7 +18,9 @@ export {
   type EndpointStatus,
   type EventRecord,
   type OrgRecord,
+  type NotificationRecord,
 } from './records.js';
+export { NotificationRepository, type TripInput } from './notification-repository.js';
 export { OrgRepository } from './org-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';

@@ -34,6 +34,12 @@ export interface KeySchema {
   deliveryAttempts(deliveryId: string): string;
   /** Sorted set (score = createdAt ms): deliveries not yet finished, for the reconciler. */
   unfinishedDeliveries(): string;
+  /** Sorted set (lex): the org's notifications (endpoint paused or disabled by its breaker). */
+  orgNotifications(orgId: string): string;
+  /** Hash: one notification. */
+  notification(notificationId: string): string;
+  /** Set: ids of an endpoint's deliveries already redelivered by a bulk call, so the next call skips them. */
+  endpointBulkRedelivered(endpointId: string): string;
 }
 
 /** Builds the key schema for one prefix. Throws when the prefix is empty or holds a space. */
@@ -57,5 +63,8 @@ export function createKeySchema(prefix: string): KeySchema {
     delivery: (id) => `${p}:delivery:${id}`,
     deliveryAttempts: (id) => `${p}:delivery:${id}:attempts`,
     unfinishedDeliveries: () => `${p}:deliveries:unfinished`,
+    orgNotifications: (id) => `${p}:org:${id}:notifications`,
+    notification: (id) => `${p}:notification:${id}`,
+    endpointBulkRedelivered: (id) => `${p}:endpoint:${id}:bulk-redelivered`,
   };
 }

@@ -192,3 +192,34 @@ export function parseOrg(h: Record<string, string>): OrgRecord | null {
     createdAt: Number(h.createdAt ?? 0),
   };
 }
+
+/** An operator notice: an endpoint was paused or disabled by its breaker. */
+export interface NotificationRecord {
+  id: string;
+  orgId: string;
+  kind: 'endpoint.paused' | 'endpoint.disabled';
+  endpointId: string;
+  endpointUrl: string;
+  /** Why, e.g. `20 consecutive failed attempts since 2026-…`. */
+  reason: string;
+  consecutiveFailures: number;
+  /** Deliveries cancelled, held or failed by the trip. */
+  deliveriesAffected: number;
+  createdAt: number;
+}
+
+/** Parses a notification hash; returns null for an empty hash. */
+export function parseNotification(h: Record<string, string>): NotificationRecord | null {
+  if (!h.id) return null;
+  return {
+    id: h.id,
+    orgId: h.orgId ?? '',
+    kind: (h.kind ?? 'endpoint.disabled') as NotificationRecord['kind'],
+    endpointId: h.endpointId ?? '',
+    endpointUrl: h.endpointUrl ?? '',
+    reason: h.reason ?? '',
+    consecutiveFailures: Number(h.consecutiveFailures ?? 0),
+    deliveriesAffected: Number(h.deliveriesAffected ?? 0),
+    createdAt: Number(h.createdAt ?? 0),
+  };
+}

@@ -3,6 +3,7 @@ import { DeliveryRepository } from './delivery-repository.js';
 import { EndpointRepository } from './endpoint-repository.js';
 import { EventRepository } from './event-repository.js';
 import { createKeySchema, type KeySchema } from './keys.js';
+import { NotificationRepository } from './notification-repository.js';
 import { OrgRepository } from './org-repository.js';
 
 /** Every repository over one Redis connection and key prefix. */
@@ -12,6 +13,7 @@ export interface Store {
   readonly endpoints: EndpointRepository;
   readonly events: EventRepository;
   readonly deliveries: DeliveryRepository;
+  readonly notifications: NotificationRepository;
 }
 
 /** Builds the store. `prefix` is `REDIS_PREFIX`; the connection is owned (and closed) by the caller. */
@@ -23,5 +25,6 @@ export function createStore(deps: { redis: Redis; prefix: string }): Store {
     endpoints: new EndpointRepository(deps.redis, keys),
     events: new EventRepository(deps.redis, keys),
     deliveries: new DeliveryRepository(deps.redis, keys),
+    notifications: new NotificationRepository(deps.redis, keys),
   };
 }

@@ -1,5 +1,6 @@
 import { classifyAddress, DEFAULT_EVENT_TYPE_FILTER, generateSecret, hostAddress, isValidSecret, resolvePolicy, validateEndpointUrl } from '@postern/shared';
 import { deliveryJobOptions, type EndpointRecord } from '@postern/store';
+import type { Job } from 'bullmq';
 import { Router, type Response } from 'express';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
@@ -40,6 +41,25 @@ export async function ownEndpoint(deps: AppDeps, res: Response, id: string): Pro
   const endpoint = await deps.store.endpoints.get(id);
   if (!endpoint || endpoint.orgId !== res.locals.orgId) throw notFound('endpoint');
   return endpoint;
+}
+
+/**
+ * Sends an endpoint's held deliveries on their way again, oldest first (seeds 002, 003): a job still
+ * waiting out a retry delay is promoted to run now, a delivery without a job gets one. Returns how
+ * many were re-queued.
+ */
+async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<number> {
+  const held = await deps.store.deliveries.listHeld(endpoint.id, 10_000);
+  const missing: string[] = [];
+  for (const id of held) {
+    const job = (await deps.queue.getJob(id)) as Job | undefined;
+    if (!job) missing.push(id);
+    else if (await job.isDelayed()) await job.promote();
+  }
+  if (missing.length > 0) {
+    await deps.queue.addBulk(missing.map((id) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: id }, opts: deliveryJobOptions(id, endpoint.policy.maxAttempts) })));
+  }
+  return held.length;
 }
 
 /** Endpoint CRUD, pause/resume, secret read and rotation. Mounted behind API-key auth. */
@@ -133,16 +153,14 @@ export function endpointRoutes(deps: AppDeps): Router {
     if (endpoint.status === 'disabled' && endpoint.policy.breaker?.reenable === 'recreate') {
       throw new ApiError(409, 'recreate_required', 'this policy does not re-enable a disabled endpoint: delete it and create it again (a new secret is issued)');
     }
-    const updated = await deps.store.endpoints.update(endpoint.id, { status: 'active', disabledAt: null, disabledReason: null }, deps.clock.now());
+    const updated = await deps.store.endpoints.update(
+      endpoint.id,
+      { status: 'active', disabledAt: null, disabledReason: null, consecutiveFailures: 0, failureStreakStartedAt: null },
+      deps.clock.now(),
+    );
     if (!updated) throw notFound('endpoint');
-    // Held deliveries drain oldest first on their normal schedule (seeds 002, 003).
-    const held = await deps.store.deliveries.listHeld(endpoint.id, 10_000);
-    if (held.length > 0) {
-      await deps.queue.addBulk(
-        held.map((id) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: id }, opts: deliveryJobOptions(id, updated.policy.maxAttempts) })),
-      );
-    }
-    res.json({ ...endpointJson(updated), requeued: held.length });
+    const held = await requeueHeld(deps, updated);
+    res.json({ ...endpointJson(updated), requeued: held });
   });
 
   router.post('/v1/endpoints/:id/rotate-secret', async (req, res) => {

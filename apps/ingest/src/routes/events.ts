@@ -23,7 +23,11 @@ export function eventRoutes(deps: AppDeps): Router {
     const dataJson = extractRawField(res.locals.rawBody as string, 'data');
     if (dataJson === undefined) throw new ApiError(400, 'invalid_request', 'data: is required (any JSON value)');
     const headerKey = req.get('idempotency-key');
-    const idempotencyKey = body.data.idempotencyKey ?? (headerKey && headerKey.length <= 200 ? headerKey : null);
+    // A key that is silently dropped would turn a safe retry into a duplicate event: refuse it.
+    if (headerKey !== undefined && body.data.idempotencyKey === undefined && (headerKey.length < 1 || headerKey.length > 200)) {
+      throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be 1 to 200 characters');
+    }
+    const idempotencyKey = body.data.idempotencyKey ?? headerKey ?? null;
     const { replayed, answer } = await acceptEvent(deps, { orgId: res.locals.orgId as string, type: body.data.type, dataJson, idempotencyKey });
     if (replayed) res.setHeader('idempotent-replayed', 'true');
     res.status(202).json(answer);

@@ -1,0 +1,53 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { ApiError, invalidRequest, notFound } from '../api-error.js';
+import type { AppDeps } from '../app-deps.js';
+import { assertRedeliverable, BULK_REDELIVERY_LIMIT, newRedelivery, queueRedeliveries } from '../redeliver.js';
+import { deliveryJson } from '../serializers.js';
+import { ownEndpoint } from './endpoints.js';
+
+const recoverBody = z.strictObject({
+  since: z.iso.datetime({ offset: true, error: 'since must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z' }),
+});
+
+/** Redeliver one, redeliver every failed, recover since a time. Behind API-key auth. */
+export function redeliveryRoutes(deps: AppDeps): Router {
+  const router = Router();
+
+  router.post('/v1/deliveries/:id/redeliver', async (req, res) => {
+    const original = await deps.store.deliveries.get(req.params.id);
+    if (!original || original.orgId !== res.locals.orgId) throw notFound('delivery');
+    const endpoint = await deps.store.endpoints.get(original.endpointId);
+    assertRedeliverable(endpoint);
+    if (original.status === 'in_flight') throw new ApiError(409, 'in_flight', 'the delivery is being attempted right now; try again when it has finished');
+    if (original.status === 'pending' && !endpoint.policy.redelivery.whilePending) {
+      throw new ApiError(409, 'delivery_pending', 'the delivery is still queued; its own attempts are not over');
+    }
+    const redelivery = newRedelivery(deps, original, deps.clock.now());
+    await queueRedeliveries(deps, endpoint, [redelivery], false);
+    res.status(202).json({ delivery: deliveryJson(redelivery) });
+  });
+
+  router.post('/v1/endpoints/:id/redeliver-failed', async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    assertRedeliverable(endpoint);
+    const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.id, { limit: BULK_REDELIVERY_LIMIT });
+    const now = deps.clock.now();
+    await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
+    res.status(202).json({ count: items.length, remaining: total - items.length });
+  });
+
+  router.post('/v1/endpoints/:id/recover', async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    const body = recoverBody.safeParse(req.body ?? {});
+    if (!body.success) throw invalidRequest(body.error);
+    assertRedeliverable(endpoint);
+    const sinceMs = Date.parse(body.data.since);
+    const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.id, { limit: BULK_REDELIVERY_LIMIT, sinceMs });
+    const now = deps.clock.now();
+    await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
+    res.status(202).json({ count: items.length, remaining: total - items.length });
+  });
+
+  return router;
+}
