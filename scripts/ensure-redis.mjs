@@ -83,4 +83,4 @@ if (!(await waitForRedis(redisUrl, { timeoutMs: 10_000 }))) {
   }
   fail(`redis-server started but did not answer PING at ${where} within 10 s.${tail ? `\n  ${tail}` : ''}`);
 }
-console.error(`[ensure-redis] redis-server is up on ${where}; it stays running (stop it with: redis-cli -p ${target.port} shutdown nosave)`);
+console.error(`[ensure-redis] redis-server is up on ${where}; it stays running (stop it with: redis-cli -p ${target.port}${target.password ? " -a <password>" : ""} shutdown nosave)`);

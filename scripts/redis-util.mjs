@@ -151,6 +151,25 @@ export function findRedisServer() {
 }
 
 /**
+ * Whether something accepts TCP connections on host:port.
+ * @param {string} host
+ * @param {number} port
+ * @returns {Promise<boolean>}
+ */
+function isListening(host, port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (listening) => {
+      socket.destroy();
+      resolve(listening);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/**
  * Starts `redis-server` in the foreground as a child process (not daemonized,
  * so killing the child stops it) with AOF persistence in `dataDir`, and waits
  * until it answers PING.
@@ -169,8 +188,8 @@ export function findRedisServer() {
  * @param {(line: string) => void} [options.onLog]  each line Redis prints; default: dropped
  * @param {string} [options.redisServer]  path of the binary; default {@link findRedisServer}
  * @returns {Promise<import('node:child_process').ChildProcess>} the running child
- * @throws {Error} when redis-server is missing, exits early (port taken…) or
- *   does not answer in time; the message carries the last lines it printed.
+ * @throws {Error} when redis-server is missing, the port is taken, it exits
+ *   early or does not answer in time; the message carries the last lines it printed.
  */
 export async function startLocalRedis({
   port,
@@ -183,6 +202,9 @@ export async function startLocalRedis({
   redisServer = findRedisServer(),
 }) {
   if (!redisServer) throw new Error('redis-server is not installed (Debian: apt-get install redis-server)');
+  // Otherwise the readiness PING below could be answered by whatever already
+  // listens there, while our child fails to bind and exits.
+  if (await isListening(bind, port)) throw new Error(`port ${bind}:${port} is already in use`);
   mkdirSync(dataDir, { recursive: true });
   const args = [
     '--port', String(port),
@@ -232,7 +254,8 @@ export async function startLocalRedis({
 
 /**
  * Stops a redis-server child: SIGTERM (Redis flushes the AOF and exits),
- * then SIGKILL if it is still running after `timeoutMs`.
+ * then SIGKILL if it is still running after `timeoutMs` (Redis 7 refuses a
+ * SIGTERM whose final save fails, e.g. when its data dir is gone).
  * @param {import('node:child_process').ChildProcess} child
  * @param {number} [timeoutMs=10000]
  * @returns {Promise<void>} once the child has exited

@@ -22,7 +22,7 @@ import {
 } from './redis-util.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const APP_STOP_TIMEOUT_MS = 20_000;
+const APP_STOP_TIMEOUT_MS = 35_000; // the sender's SHUTDOWN_GRACE_MS defaults to 30 s
 const READY_TIMEOUT_MS = 30_000;
 
 /** @param {string} message */
@@ -39,7 +39,7 @@ const isDevelopment = env.NODE_ENV === 'development';
 if (isDevelopment) {
   // A well-known admin token is fine on a laptop, never in production: there
   // the app's own config check refuses to start without one.
-  env.ADMIN_TOKEN ||= 'dev-admin-token';
+  env.ADMIN_TOKEN ||= 'dev-admin-token-local'; // ingest wants ≥ 16 characters
   env.ALLOWED_ADDRESSES ||= '127.0.0.1,::1';
 }
 const apiPort = Number(env.PORT || 3000);

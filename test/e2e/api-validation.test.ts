@@ -186,6 +186,31 @@ describe('with the default body limit', () => {
       const res = await postern.api('POST', '/v1/events', { key: keyA, rawBody: '{"type":"invoice.paid","data":', headers: { 'content-type': 'application/json' } });
       expectError(res, 400, 'invalid_json', 'JSON');
     });
+    test('a charset other than UTF-8 → 415', async () => {
+      const res = await postern.api('POST', '/v1/events', {
+        key: keyA,
+        rawBody: JSON.stringify({ type: 'invoice.paid', data: { name: 'caf\u00e9' } }),
+        headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+      });
+      expectError(res, 415, 'unsupported_media_type', 'UTF-8');
+    });
+    test('bytes that are not UTF-8 → 400 invalid_json, not silently replaced', async () => {
+      const body = Buffer.concat([Buffer.from('{"type":"invoice.paid","data":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+      const res = await fetch(`${postern.baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' }, body });
+      expectError({ status: res.status, body: await res.json(), headers: res.headers }, 400, 'invalid_json', 'UTF-8');
+    });
+    test('a body that does not inflate as its content-encoding says → 400', async () => {
+      const res = await postern.api('POST', '/v1/events', {
+        key: keyA,
+        rawBody: JSON.stringify({ type: 'invoice.paid', data: {} }),
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      });
+      expectError(res, 400, 'invalid_request', 'content-encoding');
+    });
+    test('malformed percent-encoding in a path id → 400, not 500', async () => {
+      expectError(await postern.api('GET', '/v1/endpoints/%E0%A4%A', { key: keyA }), 400, 'invalid_request', 'path');
+      expectError(await postern.api('GET', '/v1/deliveries/%zz', { key: keyA }), 400, 'invalid_request', 'path');
+    });
     test('malformed JSON on the admin route → 400 invalid_json', async () => {
       const res = await postern.api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, rawBody: "{name:'x'}", headers: { 'content-type': 'application/json' } });
       expectError(res, 400, 'invalid_json', 'JSON');
@@ -247,7 +272,10 @@ describe('with the default body limit', () => {
       ['POST', 'endpoint', () => `/v1/endpoints/${endpointA.id}/rotate-secret`, undefined],
       ['GET', 'endpoint', () => `/v1/endpoints/${endpointA.id}/secret`, undefined],
       ['GET', 'endpoint', () => `/v1/endpoints/${endpointA.id}/deliveries`, undefined],
+      ['POST', 'endpoint', () => `/v1/endpoints/${endpointA.id}/redeliver-failed`, undefined],
+      ['POST', 'endpoint', () => `/v1/endpoints/${endpointA.id}/recover`, { since: '2020-01-01T00:00:00Z' }],
       ['GET', 'delivery', () => `/v1/deliveries/${eventA.deliveries[0]!.id}`, undefined],
+      ['POST', 'delivery', () => `/v1/deliveries/${eventA.deliveries[0]!.id}/redeliver`, undefined],
       ['GET', 'event', () => `/v1/events/${eventA.id}`, undefined],
     ])('%s %s by org B → 404', async (method, what, path, body) => {
       expectError(await postern.api(method, path(), { key: keyB, body }), 404, 'not_found', `${what} not found`);

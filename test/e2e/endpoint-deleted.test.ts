@@ -52,7 +52,7 @@ test('an endpoint deleted during an attempt: that attempt is recorded, no other 
   });
   try {
     const endpoint = await postern.createEndpoint(apiKey, { url: holding.url, policy: fastPolicy(3, 100) });
-    // Another org, so this event reaches only the endpoint above.
+    // The endpoint of the test above is deleted; pick this one's delivery by endpoint id anyway.
     const posted = await postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'invoice.paid', data: { n: 2 } } });
     expect(posted.status).toBe(202);
     const deliveryId = (posted.body.deliveries as { id: string; endpointId: string }[]).find((d) => d.endpointId === endpoint.id)!.id;

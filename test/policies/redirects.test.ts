@@ -25,6 +25,8 @@ let privateHits = 0;
 function route(req: ReceivedRequest): { status: number; location?: string } {
   const path = req.path;
   if (path === '/loop') return { status: 302, location: '/loop' };
+  const other = /^\/see-other\/(\d{3})$/.exec(path);
+  if (other) return { status: Number(other[1]), location: '/chain0/0' };
   if (path === '/to-private') return { status: 302, location: privateUrl };
   const chain = /^\/chain(\d+)\/(\d+)$/.exec(path);
   if (chain) {
@@ -91,6 +93,17 @@ test('following: 302 → 302 → 200 succeeds and the final hop gets the signed 
   expect(JSON.parse(final.body).data).toEqual({ run: runs });
   expect(final.headers['webhook-id']).toBe(delivery.eventId);
   expect(final.headers['webhook-signature']).toMatch(/^v1,/);
+});
+
+test.each([301, 302, 303, 307, 308])('following: after a %i the next hop still gets the same signed POST', async (status) => {
+  const { delivery, requests } = await deliverTo(`/see-other/${status}`, TOURICAL_ONE_SHOT);
+  expect(requests.map((r) => [r.method, r.path])).toEqual([
+    ['POST', `/see-other/${status}`],
+    ['POST', '/chain0/0'],
+  ]);
+  expect(requests[1]?.body).toBe(requests[0]?.body);
+  expect(requests[1]?.headers['webhook-signature']).toBe(requests[0]?.headers['webhook-signature']);
+  expect(delivery.status).toBe('succeeded');
 });
 
 test('following: exactly 3 hops, the limit, still succeeds', async () => {

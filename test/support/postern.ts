@@ -44,6 +44,8 @@ export interface TestPostern {
   createEndpoint(key: string, body: Record<string, unknown>): Promise<any>;
   /** Stops the sender only (in-flight attempts finish). */
   stopSender(): Promise<void>;
+  /** Starts a sender when none runs (after `sender: false` or {@link stopSender}); `concurrency` defaults to the option given at start. */
+  startSender(opts?: { concurrency?: number }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -78,8 +80,8 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const workerQueue = createDeliveryQueue(workerRedis, store.keys.queuePrefix);
   const classify = (address: string) => classifyAddress(address, allowList);
   const transport = createGotTransport({ allowList, classifyAddress: classify });
-  if (options.sender !== false) {
-    sender = createSender({
+  const makeSender = (concurrency: number): Sender =>
+    createSender({
       redis: workerRedis,
       store: workerStore,
       queue: workerQueue,
@@ -90,13 +92,13 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       classifyAddress: classify,
       lookupAll: options.lookupAll,
       config: {
-        concurrency: options.senderConcurrency ?? 20,
+        concurrency,
         reconcileIntervalMs: options.reconcileIntervalMs ?? 0,
         reconcileGraceMs: options.reconcileGraceMs ?? 300_000,
         userAgent: 'Postern/test',
       },
     });
-  }
+  if (options.sender !== false) sender = makeSender(options.senderConcurrency ?? 20);
 
   const api: TestPostern['api'] = async (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
@@ -125,6 +127,12 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     }
   };
 
+  const startSender = async (opts: { concurrency?: number } = {}) => {
+    if (sender) throw new Error('startSender: a sender is already running');
+    sender = makeSender(opts.concurrency ?? options.senderConcurrency ?? 20);
+    await sender.worker.waitUntilReady();
+  };
+
   return {
     baseUrl,
     prefix,
@@ -146,6 +154,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       return r.body;
     },
     stopSender,
+    startSender,
     async close() {
       await stopSender();
       transport.close();

@@ -5,7 +5,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Reads request bodies as raw bytes (at most `maxBytes`, else 413), requires UTF-8
- * `application/json` when there is a body (else 415), parses it (else 400 `invalid_json`), and keeps the exact text in `res.locals.rawBody` so an event's `data` can be stored byte for byte.
+ * `application/json` when there is a body (else 415), parses it (else 400 `invalid_json`), and
+ * keeps the exact text in `res.locals.rawBody` so an event's `data` can be stored byte for byte.
  */
 export function jsonBody(maxBytes: number): RequestHandler[] {
   const raw = express.raw({ type: () => true, limit: maxBytes });

@@ -10,6 +10,7 @@ export const senderConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(300_000),
+  JANITOR_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
 });
 

@@ -6,3 +6,4 @@ export { classifyNetworkError } from './network-errors.js';
 export { createReconciler, type Reconciler } from './reconciler.js';
 export { loadSenderConfig, senderConfigSchema, type SenderConfig } from './config.js';
 export { SENDER_USER_AGENT } from './user-agent.js';
+export { createJanitor, type Janitor } from './janitor.js';

@@ -35,6 +35,7 @@ const sender = createSender({
     concurrency: config.SENDER_CONCURRENCY,
     reconcileIntervalMs: config.RECONCILE_INTERVAL_MS,
     reconcileGraceMs: config.RECONCILE_GRACE_MS,
+    janitorIntervalMs: config.JANITOR_INTERVAL_MS,
     userAgent: SENDER_USER_AGENT,
   },
 });

@@ -15,7 +15,7 @@ export interface Reconciler {
  * The safety net behind DESIGN.md's "nothing lost": a job removed by hand, a Redis restored from
  * an older snapshot, or an ingest that died between writing a delivery and queueing it. It never
  * creates a second job for a delivery that has one (the job id is the delivery id), skips held
- * deliveries (they wait for their endpoint), and leaves deliveries younger than `graceMs` alone.
+ * deliveries while their endpoint is paused or disabled, and leaves deliveries younger than `graceMs` alone.
  */
 export function createReconciler(deps: {
   store: Store;
@@ -34,10 +34,14 @@ export function createReconciler(deps: {
       const deliveries = await deps.store.deliveries.getMany(ids);
       let requeued = 0;
       for (const d of deliveries) {
-        if (d.held || d.status === 'succeeded' || d.status === 'failed' || d.status === 'cancelled') continue;
+        if (d.status === 'succeeded' || d.status === 'failed' || d.status === 'cancelled') continue;
         const job = await deps.queue.getJob(d.id);
         if (job) continue;
         const endpoint = await deps.store.endpoints.get(d.endpointId);
+        // Held ones wait while their endpoint is inactive. One held while a resume was re-queueing
+        // (its old job not yet removed, so the new one was dropped as a duplicate) is due now; one
+        // whose endpoint is gone is queued so the sender cancels it (`endpoint_deleted`).
+        if (d.held && endpoint !== null && endpoint.status !== 'active') continue;
         const maxAttempts = endpoint?.policy.maxAttempts ?? 1;
         const delayMs = d.nextAttemptAt ? Math.max(0, d.nextAttemptAt - now) : 0;
         await deps.queue.add('deliver', { v: 1, deliveryId: d.id }, deliveryJobOptions(d.id, maxAttempts, delayMs));

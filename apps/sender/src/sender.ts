@@ -7,6 +7,8 @@ import { deliver, type DeliverDeps } from './deliver.js';
 import type { DeliveryTransport } from './http-transport.js';
 import type { LookupAll } from './destination-check.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
+import { createJanitor, type Janitor } from './janitor.js';
+import { createConcurrencyGate } from './concurrency-gate.js';
 
 /** A failed attempt whose next attempt is due after `delayMs`; read by the backoff strategy. */
 export class RetryScheduledError extends Error {
@@ -36,6 +38,10 @@ export interface SenderDeps {
     reconcileIntervalMs: number;
     /** How old an unfinished delivery must be before the reconciler checks it, ms. */
     reconcileGraceMs: number;
+    /** How often the janitor removes deliveries past retention, ms; 0 = never. */
+    janitorIntervalMs?: number;
+    /** A delivery refused a concurrency slot waits at most this long for its wake-up, ms. */
+    parkSafetyDelayMs?: number;
     userAgent: string;
   };
 }
@@ -44,6 +50,7 @@ export interface SenderDeps {
 export interface Sender {
   readonly worker: Worker<DeliveryJobData>;
   readonly reconciler: Reconciler;
+  readonly janitor: Janitor;
   /** Stops taking work, lets in-flight attempts finish, closes the worker. */
   close(): Promise<void>;
 }
@@ -67,16 +74,31 @@ export function createSender(deps: SenderDeps): Sender {
     ids: createIdFactory(),
   };
 
-  const processor = async (job: Job<DeliveryJobData>): Promise<string> => {
+  const gate = createConcurrencyGate({ store: deps.store, queue: deps.queue, clock: deps.clock, logger: deps.logger });
+  const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 10_000;
+
+  const processor = async (job: Job<DeliveryJobData>, token?: string): Promise<string> => {
     const parsed = deliveryJobDataSchema.safeParse(job.data);
     if (!parsed.success) {
       deps.logger.error({ jobId: job.id }, 'malformed delivery job dropped');
       throw new UnrecoverableError('malformed job payload');
     }
-    const outcome = await deliver(deliverDeps, parsed.data.deliveryId);
-    if (outcome.kind === 'retry') throw new RetryScheduledError(outcome.delayMs, outcome.error);
-    if (outcome.kind === 'failed') throw new UnrecoverableError(outcome.error);
-    return outcome.status;
+    const entered = await gate.enter(parsed.data.deliveryId);
+    if (entered.kind === 'refused') {
+      // Waiting for a slot spends no attempt: the job is parked as delayed and woken on release.
+      await job.moveToDelayed(deps.clock.now() + parkSafetyDelayMs, token);
+      // A slot freed between the refusal and the move would have found nothing to wake.
+      if (await entered.roomNow()) await job.promote().catch(() => undefined);
+      throw new DelayedError();
+    }
+    try {
+      const outcome = await deliver(deliverDeps, parsed.data.deliveryId);
+      if (outcome.kind === 'retry') throw new RetryScheduledError(outcome.delayMs, outcome.error);
+      if (outcome.kind === 'failed') throw new UnrecoverableError(outcome.error);
+      return outcome.status;
+    } finally {
+      if (entered.kind === 'slot') await entered.slot.release();
+    }
   };
 
   const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE_NAME, processor, {
@@ -112,12 +134,23 @@ export function createSender(deps: SenderDeps): Sender {
         }, deps.config.reconcileIntervalMs)
       : null;
   timer?.unref();
+  const janitor = createJanitor({ store: deps.store, clock: deps.clock, logger: deps.logger });
+  const janitorIntervalMs = deps.config.janitorIntervalMs ?? 0;
+  const janitorTimer =
+    janitorIntervalMs > 0
+      ? setInterval(() => {
+          janitor.runOnce().catch((err: Error) => deps.logger.warn({ err: err.message }, 'janitor run failed'));
+        }, janitorIntervalMs)
+      : null;
+  janitorTimer?.unref();
 
   return {
     worker,
     reconciler,
+    janitor,
     async close() {
       if (timer) clearInterval(timer);
+      if (janitorTimer) clearInterval(janitorTimer);
       await worker.close();
     },
   };

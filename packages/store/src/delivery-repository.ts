@@ -7,6 +7,7 @@ import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, t
 const beginAttemptScript = LuaScript.load('begin-attempt');
 const finishAttemptScript = LuaScript.load('finish-attempt');
 const settleDeliveryScript = LuaScript.load('settle-delivery');
+const purgeDeliveryScript = LuaScript.load('purge-delivery');
 
 /** Result of {@link DeliveryRepository.beginAttempt}. */
 export type BeginAttemptResult =
@@ -154,6 +155,7 @@ export class DeliveryRepository {
         .zadd(this.keys.endpointDeliveries(d.endpointId), 0, d.id)
         .zadd(this.keys.endpointDeliveriesByStatus(d.endpointId, d.status), 0, d.id)
         .zadd(this.keys.unfinishedDeliveries(), d.createdAt, d.id);
+      multi.hincrby(this.keys.event(d.eventId), 'liveDeliveries', 1);
       if (markBulkRedelivered && d.redeliveredFromId) multi.sadd(this.keys.endpointBulkRedelivered(d.endpointId), d.redeliveredFromId);
     }
     assertExec(await multi.exec());
@@ -182,6 +184,25 @@ export class DeliveryRepository {
       }
     }
     return { items: eligible.slice(0, opts.limit), total: eligible.length };
+  }
+
+  /** Removes a finished delivery (and its event when no other delivery refers to it). Returns false when unfinished or missing. */
+  async purge(deliveryId: string): Promise<boolean> {
+    const r = await purgeDeliveryScript.run(this.redis, [this.keys.delivery(deliveryId), this.keys.deliveryAttempts(deliveryId)], [this.keys.prefix]);
+    return r === 1;
+  }
+
+  /** The oldest `limit` ids of an endpoint's delivery log (all statuses), in creation order. */
+  async oldestIds(endpointId: string, limit: number, status?: DeliveryStatus): Promise<string[]> {
+    const key = status ? this.keys.endpointDeliveriesByStatus(endpointId, status) : this.keys.endpointDeliveries(endpointId);
+    return this.redis.zrangebylex(key, '-', '+', 'LIMIT', 0, limit);
+  }
+
+  /** How many deliveries of an endpoint are in each status given. */
+  async countByStatus(endpointId: string, statuses: readonly DeliveryStatus[]): Promise<number[]> {
+    const pipeline = this.redis.pipeline();
+    for (const s of statuses) pipeline.zcard(this.keys.endpointDeliveriesByStatus(endpointId, s));
+    return assertExec(await pipeline.exec()).map(([, n]) => Number(n));
   }
 
   /** Ids of the endpoint's held deliveries, oldest first, at most `limit`. */

@@ -21,6 +21,7 @@ export class EndpointRepository {
       .multi()
       .hset(this.keys.endpoint(endpoint.id), ...toHashFields(endpoint))
       .zadd(this.keys.orgEndpoints(endpoint.orgId), 0, endpoint.id)
+      .zadd(this.keys.allEndpoints(), 0, endpoint.id)
       .exec()
       .then(assertExec);
   }
@@ -56,6 +57,14 @@ export class EndpointRepository {
     return results.map(([, h]) => parseEndpoint(h as Record<string, string>)).filter((e): e is EndpointRecord => e !== null);
   }
 
+  /**
+   * A page of every endpoint id of the instance (all orgs), in id order, after `cursor`; for
+   * background sweeps.
+   */
+  async listAllIds(opts: { limit: number; cursor?: string }): Promise<string[]> {
+    return this.redis.zrangebylex(this.keys.allEndpoints(), opts.cursor ? `(${opts.cursor}` : '-', '+', 'LIMIT', 0, opts.limit);
+  }
+
   /** Applies a patch; returns the updated endpoint, or null when it does not exist. */
   async update(endpointId: string, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
     const updated = await updateIfExists.run(this.redis, [this.keys.endpoint(endpointId)], toHashFields({ ...patch, updatedAt: nowMs }));
@@ -68,7 +77,12 @@ export class EndpointRepository {
    */
   async delete(endpoint: Pick<EndpointRecord, 'id' | 'orgId'>): Promise<boolean> {
     const results = assertExec(
-      await this.redis.multi().del(this.keys.endpoint(endpoint.id)).zrem(this.keys.orgEndpoints(endpoint.orgId), endpoint.id).exec(),
+      await this.redis
+        .multi()
+        .del(this.keys.endpoint(endpoint.id))
+        .zrem(this.keys.orgEndpoints(endpoint.orgId), endpoint.id)
+        .zrem(this.keys.allEndpoints(), endpoint.id)
+        .exec(),
     );
     return results[0]?.[1] === 1;
   }

@@ -30,3 +30,4 @@ export {
   type FinishAttemptInput,
   type FinishAttemptResult,
 } from './delivery-repository.js';
+export { LeaseRepository, type AcquireResult } from './lease-repository.js';

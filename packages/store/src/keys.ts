@@ -14,6 +14,8 @@ export interface KeySchema {
   org(orgId: string): string;
   /** String: the org id that an API key's SHA-256 (hex) belongs to. */
   apiKey(keyHash: string): string;
+  /** Sorted set (lex): every endpoint id of the instance, for the janitor's sweep. */
+  allEndpoints(): string;
   /** Sorted set (lex): the org's endpoint ids. */
   orgEndpoints(orgId: string): string;
   /** Hash: one endpoint, with its health counters. */
@@ -40,6 +42,14 @@ export interface KeySchema {
   notification(notificationId: string): string;
   /** Set: ids of an endpoint's deliveries already redelivered by a bulk call, so the next call skips them. */
   endpointBulkRedelivered(endpointId: string): string;
+  /** Sorted set (score = lease expiry ms): attempts in flight to an endpoint, across all senders. */
+  endpointLeases(endpointId: string): string;
+  /** Sorted set (score = lease expiry ms): attempts in flight for an org, across all senders. */
+  orgLeases(orgId: string): string;
+  /** List: delivery ids waiting for a slot of this endpoint, woken first-in first-out. */
+  endpointParked(endpointId: string): string;
+  /** List: delivery ids waiting for a slot of this org. */
+  orgParked(orgId: string): string;
 }
 
 /** Builds the key schema for one prefix. Throws when the prefix is empty or holds a space. */
@@ -53,6 +63,7 @@ export function createKeySchema(prefix: string): KeySchema {
     queuePrefix: `${p}:q`,
     org: (id) => `${p}:org:${id}`,
     apiKey: (hash) => `${p}:apikey:${hash}`,
+    allEndpoints: () => `${p}:endpoints`,
     orgEndpoints: (id) => `${p}:org:${id}:endpoints`,
     endpoint: (id) => `${p}:endpoint:${id}`,
     endpointDeliveries: (id) => `${p}:endpoint:${id}:deliveries`,
@@ -66,5 +77,9 @@ export function createKeySchema(prefix: string): KeySchema {
     orgNotifications: (id) => `${p}:org:${id}:notifications`,
     notification: (id) => `${p}:notification:${id}`,
     endpointBulkRedelivered: (id) => `${p}:endpoint:${id}:bulk-redelivered`,
+    endpointLeases: (id) => `${p}:endpoint:${id}:leases`,
+    orgLeases: (id) => `${p}:org:${id}:leases`,
+    endpointParked: (id) => `${p}:endpoint:${id}:parked`,
+    orgParked: (id) => `${p}:org:${id}:parked`,
   };
 }

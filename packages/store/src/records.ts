@@ -144,6 +144,20 @@ export function parseDelivery(h: Record<string, string>): DeliveryRecord | null 
   };
 }
 
+/**
+ * Reads the stored secrets leniently: a value that is not a JSON array reads as no secrets, which
+ * the sender records as `internal:secret_unreadable` (seed 004) instead of every read of the
+ * endpoint, and so every event's fan-out to the org, throwing.
+ */
+function parseSecrets(raw: string | undefined): EndpointSecret[] {
+  try {
+    const value: unknown = JSON.parse(raw ?? '[]');
+    return Array.isArray(value) ? (value as EndpointSecret[]) : [];
+  } catch {
+    return [];
+  }
+}
+
 /** Parses an endpoint hash; returns null for an empty hash. */
 export function parseEndpoint(h: Record<string, string>): EndpointRecord | null {
   if (!h.id) return null;
@@ -156,7 +170,7 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
     policyName: optionalString(h.policyName),
     policy: JSON.parse(h.policy ?? '{}') as Policy,
     status: (h.status ?? 'active') as EndpointStatus,
-    secrets: JSON.parse(h.secrets ?? '[]') as EndpointSecret[],
+    secrets: parseSecrets(h.secrets),
     createdAt: Number(h.createdAt ?? 0),
     updatedAt: Number(h.updatedAt ?? 0),
     consecutiveFailures: Number(h.consecutiveFailures ?? 0),

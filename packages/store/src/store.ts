@@ -4,6 +4,7 @@ import { EndpointRepository } from './endpoint-repository.js';
 import { EventRepository } from './event-repository.js';
 import { createKeySchema, type KeySchema } from './keys.js';
 import { NotificationRepository } from './notification-repository.js';
+import { LeaseRepository } from './lease-repository.js';
 import { OrgRepository } from './org-repository.js';
 
 /** Every repository over one Redis connection and key prefix. */
@@ -14,6 +15,7 @@ export interface Store {
   readonly events: EventRepository;
   readonly deliveries: DeliveryRepository;
   readonly notifications: NotificationRepository;
+  readonly leases: LeaseRepository;
 }
 
 /** Builds the store. `prefix` is `REDIS_PREFIX`; the connection is owned (and closed) by the caller. */
@@ -26,5 +28,6 @@ export function createStore(deps: { redis: Redis; prefix: string }): Store {
     events: new EventRepository(deps.redis, keys),
     deliveries: new DeliveryRepository(deps.redis, keys),
     notifications: new NotificationRepository(deps.redis, keys),
+    leases: new LeaseRepository(deps.redis, keys),
   };
 }

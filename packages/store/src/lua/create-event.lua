@@ -21,6 +21,10 @@ for i = 0, count - 1 do
   redis.call('ZADD', KEYS[6 + i * 3], 0, id)
   redis.call('ZADD', KEYS[3], createdAt, id)
 end
+-- The janitor removes the event when its last delivery is removed; an event that reached no
+-- endpoint expires after the default retention instead.
+redis.call('HSET', KEYS[2], 'liveDeliveries', count)
+if count == 0 then redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]) * 30) end
 if ARGV[1] == '1' then
   redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[2]))
 end
