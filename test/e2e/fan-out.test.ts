@@ -25,7 +25,8 @@ beforeAll(async () => {
   endpoints.paidOnly = await postern.createEndpoint(key, { url: receivers.paidOnly.url, eventTypes: ['invoice.paid'], policy });
   endpoints.everything = await postern.createEndpoint(key, { url: receivers.everything.url, eventTypes: ['*'], policy });
   endpoints.usersOnly = await postern.createEndpoint(key, { url: receivers.usersOnly.url, eventTypes: ['user.created'], policy });
-  endpoints.paused = await postern.createEndpoint(key, { url: receivers.paused.url, eventTypes: ['invoice.paid'], policy });
+  // Cancels while inactive, so a paused endpoint gets no delivery at all (hold policies are tested below).
+  endpoints.paused = await postern.createEndpoint(key, { url: receivers.paused.url, eventTypes: ['invoice.paid'], policy: { ...policy, onEndpointInactive: 'cancel' } });
   endpoints.otherOrg = await postern.createEndpoint(otherKey, { url: receivers.otherOrg.url, eventTypes: ['*'], policy });
   const paused = await postern.api('POST', `/v1/endpoints/${endpoints.paused.id}/pause`, { key });
   expect(paused.body.status).toBe('paused');
@@ -104,7 +105,7 @@ test('user.created reaches the "*" and user.created endpoints only', async () =>
   expect(receivers.otherOrg.requests).toHaveLength(0);
 });
 
-test('a type no filter names goes to the "*" endpoint only; with it paused, to none', async () => {
+test('a type no filter names goes to the "*" endpoint only; with it paused, to a held delivery that sends nothing', async () => {
   const posted = await postern.api('POST', '/v1/events', { key, body: { type: 'nobody.cares', data: null } });
   expect(posted.status).toBe(202);
   expect(posted.body.deliveries.map((d: { endpointId: string }) => d.endpointId)).toEqual([endpoints.everything.id]);
@@ -113,9 +114,40 @@ test('a type no filter names goes to the "*" endpoint only; with it paused, to n
   expect(delivered.status).toBe('succeeded');
 
   expect((await postern.api('POST', `/v1/endpoints/${endpoints.everything.id}/pause`, { key })).status).toBe(200);
-  const none = await postern.api('POST', '/v1/events', { key, body: { type: 'nobody.cares', data: 1 } });
-  expect(none.status).toBe(202);
-  expect(none.body.deliveries).toEqual([]);
-  const event = await postern.api('GET', `/v1/events/${none.body.id}`, { key });
-  expect(event.body.deliveryIds).toEqual([]);
+  const before = receivers.everything.requests.length;
+  const heldEvent = await postern.api('POST', '/v1/events', { key, body: { type: 'nobody.cares', data: 1 } });
+  expect(heldEvent.status).toBe(202);
+  // The "*" endpoint's policy holds while inactive: the delivery waits, nothing is sent.
+  expect(heldEvent.body.deliveries.map((d: { endpointId: string }) => d.endpointId)).toEqual([endpoints.everything.id]);
+  const held = await waitUntil('delivery held', async () => {
+    const r = await postern.api('GET', `/v1/deliveries/${heldEvent.body.deliveries[0].id}`, { key });
+    return r.body.held ? r.body : undefined;
+  });
+  expect(held).toMatchObject({ status: 'pending', attemptCount: 0 });
+  expect(receivers.everything.requests).toHaveLength(before);
+});
+
+test('a paused endpoint whose policy holds gets a held delivery and no request until it is resumed', async () => {
+  const receiver = await startReceiver();
+  try {
+    const held = await postern.createEndpoint(key, { url: receiver.url, eventTypes: ['order.held'], policy: fastPolicy(3, 20) });
+    expect((await postern.api('POST', `/v1/endpoints/${held.id}/pause`, { key })).status).toBe(200);
+    const posted = await postern.api('POST', '/v1/events', { key, body: { type: 'order.held', data: { n: 1 } } });
+    const mine = posted.body.deliveries.filter((d: { endpointId: string }) => d.endpointId === held.id);
+    expect(mine).toHaveLength(1);
+    const deliveryId = mine[0].id as string;
+    const waiting = await waitUntil('delivery held', async () => {
+      const r = await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key });
+      return r.body.held ? r.body : undefined;
+    });
+    expect(waiting).toMatchObject({ status: 'pending', attemptCount: 0 });
+    expect(receiver.requests).toHaveLength(0);
+
+    const resumed = await postern.api('POST', `/v1/endpoints/${held.id}/resume`, { key });
+    expect(resumed.body.requeued).toBe(1);
+    await receiver.waitForRequests(1);
+    expect((await deliveryWhenFinished(deliveryId)).status).toBe('succeeded');
+  } finally {
+    await receiver.close();
+  }
 });

@@ -1,29 +1,10 @@
 import { startPostern, fastPolicy, type TestPostern } from '../support/postern.js';
-import { startReceiver, type TestReceiver } from '../support/receiver.js';
+import { countingReceiver, type CountingReceiver } from '../support/counting-receiver.js';
+import type { TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
 
-/** A receiver that counts requests in flight per path and holds each one for `holdMs`. */
-async function countingReceiver(holdMs: number) {
-  const inFlight = new Map<string, number>();
-  const peak = new Map<string, number>();
-  let orgInFlight = 0;
-  let orgPeak = 0;
-  const receiver = await startReceiver(async (req) => {
-    const n = (inFlight.get(req.path) ?? 0) + 1;
-    inFlight.set(req.path, n);
-    peak.set(req.path, Math.max(peak.get(req.path) ?? 0, n));
-    orgInFlight += 1;
-    orgPeak = Math.max(orgPeak, orgInFlight);
-    await new Promise((r) => setTimeout(r, holdMs));
-    inFlight.set(req.path, (inFlight.get(req.path) ?? 1) - 1);
-    orgInFlight -= 1;
-    return 200;
-  });
-  return { receiver, peak, orgPeak: () => orgPeak };
-}
-
 let postern: TestPostern;
-let counting: Awaited<ReturnType<typeof countingReceiver>>;
+let counting: CountingReceiver;
 let receiver: TestReceiver;
 
 beforeAll(async () => {

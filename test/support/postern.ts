@@ -1,11 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { classifyAddress, createIdFactory } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore, type Store } from '@postern/store';
 import { createApp } from '@postern/ingest';
-import { createGotTransport, createSender, type LookupAll, type Sender } from '@postern/sender';
+import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 
@@ -26,6 +27,12 @@ export interface PosternOptions {
   maxBodyBytes?: number;
   reconcileIntervalMs?: number;
   reconcileGraceMs?: number;
+  /** How long a rotated-out secret keeps signing, ms (default 60 000; production: 24 h). */
+  secretRotationGraceMs?: number;
+  /** Logger of both apps (default: silent, or `TEST_LOG_LEVEL`). */
+  logger?: Logger;
+  /** Bull Board read-only (default true, as in production). */
+  bullBoardReadOnly?: boolean;
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -36,6 +43,10 @@ export interface TestPostern {
   queue: Queue;
   sender: Sender | null;
   redis: Redis;
+  /** Ingest's metrics registry (served at `/metrics`). */
+  ingestRegistry: Registry;
+  /** The sender's metrics registry: every sender this harness starts reports into it. */
+  senderRegistry: Registry;
   /** Calls the API; `key` is an API key (or the admin token). Returns status, JSON body and headers. */
   api(method: string, path: string, opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
   /** Creates an org and returns its API key. */
@@ -58,7 +69,8 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   await apiRedis.ping().catch(async () => {
     await new Promise((r) => apiRedis.once('ready', r));
   });
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const ingestRegistry = new Registry();
   const store = createStore({ redis: apiRedis, prefix });
   const queue = createDeliveryQueue(apiRedis, store.keys.queuePrefix);
   const app = createApp({
@@ -68,7 +80,8 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     clock: { now: () => Date.now() },
     ids: createIdFactory(),
     logger,
-    config: { adminToken: TEST_ADMIN_TOKEN, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, allowList, secretRotationGraceMs: 60_000 },
+    registry: ingestRegistry,
+    config: { bullBoardReadOnly: options.bullBoardReadOnly ?? true, adminToken: TEST_ADMIN_TOKEN, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, allowList, secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000 },
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -80,6 +93,8 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const workerQueue = createDeliveryQueue(workerRedis, store.keys.queuePrefix);
   const classify = (address: string) => classifyAddress(address, allowList);
   const transport = createGotTransport({ allowList, classifyAddress: classify });
+  const senderRegistry = new Registry();
+  const senderMetrics = createSenderMetrics({ registry: senderRegistry, queue: workerQueue });
   const makeSender = (concurrency: number): Sender =>
     createSender({
       redis: workerRedis,
@@ -91,6 +106,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       logger,
       classifyAddress: classify,
       lookupAll: options.lookupAll,
+      metrics: senderMetrics,
       config: {
         concurrency,
         reconcileIntervalMs: options.reconcileIntervalMs ?? 0,
@@ -129,8 +145,8 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
 
   const startSender = async (opts: { concurrency?: number } = {}) => {
     if (sender) throw new Error('startSender: a sender is already running');
+    // Not awaiting readiness: a listener attached right after this resolves sees every job.
     sender = makeSender(opts.concurrency ?? options.senderConcurrency ?? 20);
-    await sender.worker.waitUntilReady();
   };
 
   return {
@@ -142,6 +158,8 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       return sender;
     },
     redis: apiRedis,
+    ingestRegistry,
+    senderRegistry,
     api,
     async createOrg(name = 'acme') {
       const r = await api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name } });

@@ -16,8 +16,18 @@ interface StoredAnswer {
 }
 
 /**
+ * Whether an endpoint gets a delivery of a new event: active ones do; a paused or disabled one
+ * does only when its policy holds deliveries while inactive (standard, seeds 002 and 003: they are
+ * replayed on resume). Its job then finds the endpoint inactive and holds the delivery without
+ * sending anything, so no attempt reaches an inactive endpoint.
+ */
+function receivesWhileInactive(endpoint: EndpointRecord): boolean {
+  return endpoint.status === 'active' || endpoint.policy.onEndpointInactive === 'hold';
+}
+
+/**
  * Accepts one event: builds its envelope once (the producer's `data` text byte for byte), fans it
- * out to every active endpoint of the org whose filter matches (or to `onlyEndpoint`, for a test
+ * out to every endpoint of the org whose filter matches and that is active (or holds while inactive) (or to `onlyEndpoint`, for a test
  * event), writes event + deliveries atomically, then queues one job per delivery. Resolves only
  * once all of it is in Redis. If queueing fails, what was written is removed again and the error
  * propagates (503), so a producer never sees 202 for an event that will not be delivered.
@@ -34,7 +44,7 @@ export async function acceptEvent(
   const envelope = buildEnvelope({ id: eventId, type: input.type, timestampMs: now, dataJson: input.dataJson });
   const targets = input.onlyEndpoint
     ? [input.onlyEndpoint]
-    : (await deps.store.endpoints.listAll(input.orgId)).filter((e) => e.status === 'active' && matchesEventTypes(e.eventTypes, input.type));
+    : (await deps.store.endpoints.listAll(input.orgId)).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type));
 
   const deliveries: DeliveryRecord[] = targets.map((endpoint) => ({
     id: deps.ids('dlv', now),

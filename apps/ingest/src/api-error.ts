@@ -34,6 +34,8 @@ export function invalidRequest(error: z.ZodError, prefix = ''): ApiError {
 export function errorHandler(deps: { redis: Redis; logger: Logger }): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const e = err as { type?: string; status?: number; message?: string };
+    // pino-http's per-request logger carries the request id.
+    const logger = (req as { log?: Logger }).log ?? deps.logger;
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
     else if (e.type === 'entity.too.large') apiError = new ApiError(413, 'payload_too_large', 'request body is larger than the limit (MAX_BODY_BYTES)');
@@ -44,10 +46,10 @@ export function errorHandler(deps: { redis: Redis; logger: Logger }): ErrorReque
     else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
       apiError = new ApiError(e.status, 'invalid_request', 'body: could not be read (check content-encoding and content-length)');
     } else if (deps.redis.status !== 'ready') {
-      deps.logger.warn({ err: e.message, path: req.path }, 'redis unavailable');
+      logger.warn({ err: e.message, path: req.path }, 'redis unavailable');
       apiError = new ApiError(503, 'service_unavailable', 'storage is unavailable; nothing was stored, retry later');
     } else {
-      deps.logger.error({ err, path: req.path }, 'unexpected error');
+      logger.error({ err, path: req.path }, 'unexpected error');
       apiError = new ApiError(500, 'internal_error', 'internal error');
     }
     if (res.headersSent) return;

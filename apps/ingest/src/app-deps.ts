@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { IdFactory } from '@postern/shared';
 import type { DeliveryJobData, Store } from '@postern/store';
 
@@ -13,6 +14,8 @@ export interface AppDeps {
   clock: { now(): number };
   ids: IdFactory;
   logger: Logger;
+  /** Where ingest's metrics are registered (served at `/metrics`); a fresh one when absent. Never prom-client's global registry. */
+  registry?: Registry;
   config: {
     adminToken: string;
     /** Largest request body accepted, bytes (`MAX_BODY_BYTES`). */
@@ -21,5 +24,7 @@ export interface AppDeps {
     allowList: readonly string[];
     /** Old secret keeps signing this long after a rotation, ms. */
     secretRotationGraceMs: number;
+    /** Bull Board at `/admin/queues` shows but cannot change jobs (`BULL_BOARD_READ_ONLY`); default true. */
+    bullBoardReadOnly?: boolean;
   };
 }

@@ -1,8 +1,16 @@
 import express, { type Express } from 'express';
+import { dashboardStatic } from '@postern/dashboard';
+import { Registry } from 'prom-client';
+import { mountBullBoard } from './bull-board.js';
+import { createIngestMetrics } from './http-metrics.js';
+import { requestLogging } from './request-logging.js';
+import { listRoutes, routeMatcher } from './route-list.js';
+import { operationsRoutes } from './routes/operations.js';
 import { ApiError, errorHandler } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 import { requireApiKey } from './auth.js';
 import { jsonBody } from './json-body.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
@@ -13,7 +21,8 @@ import { redeliveryRoutes } from './routes/redeliveries.js';
 
 /**
  * Builds the ingest API without listening: tests pass a port-0 listener and their own prefix.
- * Every error is JSON `{error:{code,message}}` with the right status.
+ * Every error is JSON `{error:{code,message}}` with the right status. Also serves `/healthz`,
+ * `/readyz`, `/metrics` (from `deps.registry`), `/openapi.json` and Bull Board at `/admin/queues`.
  */
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -21,18 +30,24 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
 
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    const redisOk = await deps.redis.ping().then(() => true, () => false);
-    res.status(redisOk ? 200 : 503).json(redisOk ? { status: 'ok' } : { status: 'unavailable', failing: ['redis'] });
-  });
+  const registry = deps.registry ?? new Registry();
+  const metrics = createIngestMetrics(registry);
+  // Built on first use, once every route below is registered.
+  let matchRoute: ReturnType<typeof routeMatcher> | undefined;
+  app.use(metrics.middleware((method, path) => (matchRoute ??= routeMatcher(listRoutes(app)))(method, path)));
+  app.use(requestLogging(deps.logger));
+  app.use(operationsRoutes({ redis: deps.redis, registry }));
+  // Before the JSON body parser: Bull Board reads its own request bodies.
+  mountBullBoard(app, { queue: deps.queue, adminToken: deps.config.adminToken, readOnly: deps.config.bullBoardReadOnly ?? true });
+
+  // Same origin as the API, so the dashboard needs no CORS and its key never leaves the site.
+  app.use('/dashboard', dashboardStatic());
 
   app.use(jsonBody(deps.config.maxBodyBytes));
   app.use(policyRoutes());
   app.use(orgRoutes(deps));
-  app.use('/v1', requireApiKey(deps.store));
+  app.use('/v1', requireApiKey(deps));
+  app.use(apiKeyRoutes(deps));
   app.use(endpointRoutes(deps));
   app.use(eventRoutes(deps));
   app.use(deliveryRoutes(deps));

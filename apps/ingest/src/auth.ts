@@ -1,7 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
-import type { Store } from '@postern/store';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { API_KEY_SCOPES, type ApiKeyScope } from '@postern/shared';
 import { ApiError } from './api-error.js';
+import type { AppDeps } from './app-deps.js';
 
 /** SHA-256 hex of an API key: the only form in which keys are stored. */
 export function hashApiKey(apiKey: string): string {
@@ -26,24 +27,74 @@ export function requireAdmin(adminToken: string): RequestHandler {
   };
 }
 
+const API_KEY_PREFIX = 'pk_';
+
+/** A fresh API key: `pk_` + 43 base64url characters (256 random bits), its prefix and its hash. */
+export function mintApiKey(): { apiKey: string; prefix: string; keyHash: string } {
+  const apiKey = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+  return { apiKey, prefix: apiKeyPrefix(apiKey), keyHash: hashApiKey(apiKey) };
+}
+
+/** The part of a key people see to tell keys apart: the 8 characters after `pk_`. */
+export function apiKeyPrefix(apiKey: string): string {
+  const body = apiKey.startsWith(API_KEY_PREFIX) ? apiKey.slice(API_KEY_PREFIX.length) : apiKey;
+  return body.slice(0, 8);
+}
+
 /**
  * Requires `Authorization: Bearer <API key>` of an active org and puts the org id in
- * `res.locals.orgId`; 401 for a missing or unknown key, 403 `org_suspended` for a suspended org.
+ * `res.locals.orgId`, the key's record in `res.locals.apiKey` and its scopes in
+ * `res.locals.scopes`; 401 for a missing, unknown or revoked key, 403 `org_suspended` for a
+ * suspended org. A key without a record yet (made before keys had scopes) gets one on first use,
+ * with every scope, so it keeps working and can be listed and revoked.
  */
-export function requireApiKey(store: Store): RequestHandler {
+export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>): RequestHandler {
+  const { store } = deps;
   return (req, res, next) => {
     const token = bearer(req.headers.authorization);
     if (!token) return next(new ApiError(401, 'unauthorized', 'API key required: Authorization: Bearer <API key>'));
-    store.orgs
-      .orgIdForApiKey(hashApiKey(token))
-      .then(async (orgId) => {
-        if (!orgId) throw new ApiError(401, 'unauthorized', 'API key is not valid');
-        const org = await store.orgs.get(orgId);
+    const keyHash = hashApiKey(token);
+    store.apiKeys
+      .authenticate(keyHash)
+      .then(async (match) => {
+        if (!match) throw new ApiError(401, 'unauthorized', 'API key is not valid');
+        const org = await store.orgs.get(match.orgId);
         if (!org) throw new ApiError(401, 'unauthorized', 'API key is not valid');
         if (org.status === 'suspended') throw new ApiError(403, 'org_suspended', 'this org is suspended');
-        res.locals.orgId = orgId;
+        const key =
+          match.key ??
+          (await store.apiKeys.adopt({
+            id: deps.ids('key', deps.clock.now()),
+            orgId: org.id,
+            name: 'first key',
+            scopes: [...API_KEY_SCOPES],
+            prefix: apiKeyPrefix(token),
+            keyHash,
+            createdAt: org.createdAt,
+            revokedAt: null,
+          }));
+        if (!key) throw new ApiError(401, 'unauthorized', 'API key is not valid');
+        res.locals.orgId = org.id;
+        res.locals.apiKey = key;
+        res.locals.scopes = key.scopes;
         next();
       })
       .catch(next);
+  };
+}
+
+/**
+ * Requires the API key (already checked by {@link requireApiKey}) to hold `scope`; 403
+ * `insufficient_scope` naming it otherwise. Scope checks come before any lookup, so the answer
+ * never depends on whether an id exists. Generic in the route's params so that express
+ * still types the next handler's `req.params` from the route path.
+ */
+export function requireScope(scope: ApiKeyScope): <Params>(req: Request<Params>, res: Response, next: NextFunction) => void {
+  return (_req, res, next) => {
+    const scopes = (res.locals.scopes ?? []) as readonly ApiKeyScope[];
+    if (!scopes.includes(scope)) {
+      return next(new ApiError(403, 'insufficient_scope', `this API key lacks the ${scope} scope`));
+    }
+    next();
   };
 }

@@ -11,6 +11,7 @@ export const ingestConfigSchema = z.object({
   ALLOWED_ADDRESSES: z.string().default(''),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BULL_BOARD_READ_ONLY: z.stringbool({ error: 'must be true or false' }).default(true),
 });
 
 /** Parsed ingest settings, plus the allow-list as entries. */

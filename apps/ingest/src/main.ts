@@ -1,6 +1,7 @@
-import { createIdFactory } from '@postern/shared';
+import { createIdFactory, loggerOptions } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { createApp } from './app.js';
 import { loadIngestConfig, type IngestConfig } from './config.js';
 
@@ -12,7 +13,7 @@ try {
   process.exit(1);
 }
 
-const logger = pino({ name: 'postern-ingest', level: config.LOG_LEVEL });
+const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL));
 const redis = createRedisConnection(config.REDIS_URL, 'api');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 const store = createStore({ redis, prefix: config.REDIS_PREFIX });
@@ -26,8 +27,10 @@ const app = createApp({
   clock: { now: () => Date.now() },
   ids: createIdFactory(),
   logger,
+  registry: new Registry(),
   config: {
     adminToken: config.ADMIN_TOKEN,
+    bullBoardReadOnly: config.BULL_BOARD_READ_ONLY,
     maxBodyBytes: config.MAX_BODY_BYTES,
     allowList: config.allowList,
     secretRotationGraceMs: 24 * 60 * 60 * 1000,
@@ -35,7 +38,10 @@ const app = createApp({
 });
 
 const server = app.listen(config.PORT, config.HOST, () => {
-  logger.info({ port: config.PORT, host: config.HOST, prefix: config.REDIS_PREFIX }, `ingest listening on http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`);
+  // The bound port, so PORT=0 (any free port) is usable too.
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  logger.info({ port, host: config.HOST, prefix: config.REDIS_PREFIX }, `ingest listening on http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`);
 });
 server.on('error', (err) => {
   console.error(`postern-ingest: cannot listen on ${config.HOST}:${config.PORT}: ${err.message}`);

@@ -1,4 +1,4 @@
-import { eventTypeFilterSchema, eventTypeSchema } from '@postern/shared';
+import { API_KEY_SCOPES, eventTypeFilterSchema, eventTypeSchema } from '@postern/shared';
 import { DELIVERY_STATUSES } from '@postern/store';
 import { z } from 'zod';
 
@@ -43,4 +43,15 @@ export const pageQuery = z.object({
 /** `GET /v1/endpoints/:id/deliveries` query. */
 export const deliveryListQuery = pageQuery.extend({
   status: z.enum(DELIVERY_STATUSES as [string, ...string[]], { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+});
+
+const SCOPES_MESSAGE = `scopes must be a non-empty list of ${API_KEY_SCOPES.join(', ')}`;
+
+/** `POST /v1/api-keys` body: a name for people and the scopes the key holds. */
+export const createApiKeyBody = z.strictObject({
+  name: z.string({ error: 'name must be a string of 1 to 100 characters' }).trim().min(1, 'name must be a string of 1 to 100 characters').max(100, 'name must be a string of 1 to 100 characters'),
+  scopes: z
+    .array(z.enum(API_KEY_SCOPES as [string, ...string[]], { error: SCOPES_MESSAGE }), { error: SCOPES_MESSAGE })
+    .min(1, SCOPES_MESSAGE)
+    .transform((scopes) => API_KEY_SCOPES.filter((s) => scopes.includes(s))),
 });

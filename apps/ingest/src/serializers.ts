@@ -1,4 +1,4 @@
-import type { AttemptRecord, DeliveryRecord, EndpointRecord, EventRecord } from '@postern/store';
+import type { ApiKeyRecord, AttemptRecord, DeliveryRecord, EndpointRecord, EventRecord } from '@postern/store';
 
 /** Epoch ms → ISO 8601 string; null stays null. */
 export function iso(ms: number | null): string | null {
@@ -71,5 +71,17 @@ export function eventJson(e: EventRecord) {
     createdAt: iso(e.createdAt),
     idempotencyKey: e.idempotencyKey,
     deliveryIds: e.deliveryIds,
+  };
+}
+
+/** An API key as listed: its prefix, never the key or its hash. */
+export function apiKeyJson(k: ApiKeyRecord) {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    createdAt: iso(k.createdAt),
+    revokedAt: iso(k.revokedAt),
   };
 }

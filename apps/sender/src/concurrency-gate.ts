@@ -22,6 +22,11 @@ export interface ConcurrencyGate {
    * endpoint gone, delivery finished): the attempt logic settles those itself.
    */
   enter(deliveryId: string): Promise<GateResult>;
+  /**
+   * Gives back every slot this process still holds (attempts abandoned at shutdown): their
+   * deliveries' jobs run again once their locks expire, and take a slot then. Returns how many.
+   */
+  releaseHeld(): Promise<number>;
 }
 
 /**
@@ -47,12 +52,31 @@ export function createConcurrencyGate(deps: { store: Store; queue: Queue<Deliver
       }
     }
   };
+  type LeaseKey = { deliveryId: string; endpointId: string; orgId: string };
+  const release = async (key: LeaseKey) => {
+    held.delete(key.deliveryId);
+    if (!(await deps.store.leases.release(key))) return;
+    await wakeOne({ endpointId: key.endpointId });
+    await wakeOne({ orgId: key.orgId });
+  };
+  // Slots this process holds, by delivery id, so a shutdown that cannot wait can give them back.
+  const held = new Map<string, LeaseKey>();
   return {
     async enter(deliveryId) {
       const delivery = await deps.store.deliveries.get(deliveryId);
-      if (!delivery || delivery.status === 'succeeded' || delivery.status === 'failed' || delivery.status === 'cancelled') return { kind: 'ungated' };
+      if (!delivery) return { kind: 'ungated' };
+      // A sender killed between finishing an attempt and giving back its slot leaves the slot
+      // held until its lease expires; the job's re-run finds the delivery finished and frees it.
+      const ownLease = { deliveryId, endpointId: delivery.endpointId, orgId: delivery.orgId };
+      if (delivery.status === 'succeeded' || delivery.status === 'failed' || delivery.status === 'cancelled') {
+        await release(ownLease);
+        return { kind: 'ungated' };
+      }
       const endpoint = await deps.store.endpoints.get(delivery.endpointId);
-      if (!endpoint || endpoint.status !== 'active') return { kind: 'ungated' };
+      if (!endpoint || endpoint.status !== 'active') {
+        await release(ownLease);
+        return { kind: 'ungated' };
+      }
       const { perEndpoint, perOrg } = endpoint.policy.concurrency;
       const key = { deliveryId, endpointId: endpoint.id, orgId: endpoint.orgId };
       const result = await deps.store.leases.acquire({
@@ -67,16 +91,13 @@ export function createConcurrencyGate(deps: { store: Store; queue: Queue<Deliver
       const roomNow = () => deps.store.leases.hasRoom({ ...key, perEndpoint, perOrg, nowMs: deps.clock.now() });
       if (result === 'endpoint_full') return { kind: 'refused', limit: 'endpoint', roomNow };
       if (result === 'org_full') return { kind: 'refused', limit: 'org', roomNow };
-      return {
-        kind: 'slot',
-        slot: {
-          release: async () => {
-            await deps.store.leases.release(key);
-            await wakeOne({ endpointId: key.endpointId });
-            await wakeOne({ orgId: key.orgId });
-          },
-        },
-      };
+      held.set(deliveryId, key);
+      return { kind: 'slot', slot: { release: () => release(key) } };
+    },
+    async releaseHeld() {
+      const keys = [...held.values()];
+      await Promise.all(keys.map(release));
+      return keys.length;
     },
   };
 }

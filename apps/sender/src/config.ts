@@ -6,12 +6,16 @@ export const senderConfigSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_{}.-]+$/, 'letters, digits and :_{}.- only').default('postern'),
   SENDER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(50),
+  SENDER_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
+  SENDER_HOST: z.string().default('0.0.0.0'),
   ALLOWED_ADDRESSES: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(300_000),
   JANITOR_INTERVAL_MS: z.coerce.number().int().min(0).default(60_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  JOB_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(30_000),
+  STALLED_CHECK_INTERVAL_MS: z.coerce.number().int().min(500).default(30_000),
 });
 
 /** Parsed sender settings, plus the allow-list as entries. */

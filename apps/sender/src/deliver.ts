@@ -14,6 +14,7 @@ import type { DeliveryRecord, EndpointRecord, Store } from '@postern/store';
 import type { Logger } from 'pino';
 import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
+import { NO_DELIVERY_OBSERVER, type DeliveryObserver } from './sender-metrics.js';
 
 /** Everything one attempt needs; built once per sender by `createSender`. */
 export interface DeliverDeps {
@@ -29,6 +30,8 @@ export interface DeliverDeps {
   userAgent: string;
   /** Makes notification ids when a breaker trips. */
   ids: IdFactory;
+  /** Told of attempts, finished deliveries and breaker trips (the sender's metrics); none by default. */
+  metrics?: DeliveryObserver;
 }
 
 /**
@@ -56,6 +59,7 @@ export type DeliverOutcome =
  */
 export async function deliver(deps: DeliverDeps, deliveryId: string): Promise<DeliverOutcome> {
   const { store, clock } = deps;
+  const observer = deps.metrics ?? NO_DELIVERY_OBSERVER;
   const delivery = await store.deliveries.get(deliveryId);
   if (!delivery) return { kind: 'done', status: 'missing' };
   if (isFinished(delivery)) return { kind: 'done', status: delivery.status };
@@ -63,13 +67,18 @@ export async function deliver(deps: DeliverDeps, deliveryId: string): Promise<De
   const endpoint = await store.endpoints.get(delivery.endpointId);
   if (!endpoint) {
     const status = await store.deliveries.settle(deliveryId, 'cancelled', 'endpoint_deleted', clock.now());
+    if (status === 'cancelled') observer.deliveryFinished({ outcome: 'cancelled', error: 'endpoint_deleted' });
     return { kind: 'done', status: status ?? 'missing' };
   }
   const inactiveReason = await inactiveReasonOf(deps, endpoint);
   if (inactiveReason) {
     const action = endpoint.policy.onEndpointInactive;
     const outcome = action === 'cancel' ? 'cancelled' : action === 'fail' ? 'failed' : 'held';
-    const status = await store.deliveries.settle(deliveryId, outcome, inactiveReason, clock.now());
+    // Switched off by its breaker (seed 001): cancelled like the pending ones at the trip, so a bulk
+    // redelivery takes it too. A trip sets disabledAt; a manual pause does not.
+    const reason = outcome === 'cancelled' && inactiveReason === 'endpoint_inactive' && endpoint.disabledAt !== null ? 'breaker_tripped' : inactiveReason;
+    const status = await store.deliveries.settle(deliveryId, outcome, reason, clock.now());
+    if (status === 'cancelled' || status === 'failed') observer.deliveryFinished({ outcome: status, error: status === 'failed' ? inactiveReason : reason });
     return outcome === 'failed' ? { kind: 'failed', error: inactiveReason } : { kind: 'done', status: status ?? 'missing' };
   }
 
@@ -77,6 +86,7 @@ export async function deliver(deps: DeliverDeps, deliveryId: string): Promise<De
   const { maxPayloadBytes } = endpoint.policy;
   if (envelope !== null && maxPayloadBytes !== null && Buffer.byteLength(envelope) > maxPayloadBytes) {
     await store.deliveries.settle(deliveryId, 'failed', 'payload_too_large', clock.now());
+    observer.deliveryFinished({ outcome: 'failed', error: 'payload_too_large' });
     return { kind: 'failed', error: 'payload_too_large' };
   }
 
@@ -87,7 +97,13 @@ export async function deliver(deps: DeliverDeps, deliveryId: string): Promise<De
   const startedAt = clock.now();
   const log = deps.logger.child({ requestId: `${deliveryId}.${attemptNumber}`, endpointId: endpoint.id });
 
-  const result = await attempt(deps, delivery, endpoint, envelope, attemptNumber, startedAt);
+  observer.attemptStarted();
+  let result: AttemptResult | undefined;
+  try {
+    result = await attempt(deps, delivery, endpoint, envelope, attemptNumber, startedAt);
+  } finally {
+    observer.attemptFinished({ durationMs: clock.now() - startedAt, error: result ? result.error : 'delivery_failed' });
+  }
   const finishedAt = clock.now();
   const durationMs = Math.max(0, finishedAt - startedAt);
   const { policy } = endpoint;
@@ -124,6 +140,8 @@ export async function deliver(deps: DeliverDeps, deliveryId: string): Promise<De
   });
   log.info({ attempt: attemptNumber, status: nextStatus, error: result.error, responseStatus: result.responseStatus, durationMs }, 'attempt finished');
   if (finished.kind === 'stale') return { kind: 'done', status: 'stale' };
+  if (nextStatus === 'succeeded') observer.deliveryFinished({ outcome: 'succeeded', error: null, latencyMs: finishedAt - delivery.createdAt });
+  else if (nextStatus === 'failed') observer.deliveryFinished({ outcome: 'failed', error: result.error });
   if (health === 'failure' && shouldTrip(policy.breaker, finished, finishedAt)) await tripBreaker(deps, endpoint, finished.consecutiveFailures, finishedAt);
   if (nextStatus === 'succeeded') return { kind: 'done', status: 'succeeded' };
   if (nextStatus === 'failed') return { kind: 'failed', error: result.error ?? 'delivery_failed' };
@@ -209,6 +227,7 @@ async function tripBreaker(deps: DeliverDeps, endpoint: EndpointRecord, consecut
     nowMs,
   });
   if (notification) {
+    (deps.metrics ?? NO_DELIVERY_OBSERVER).breakerTripped(rule.action);
     deps.logger.warn({ endpointId: endpoint.id, kind: notification.kind, consecutiveFailures, deliveriesAffected: notification.deliveriesAffected }, 'breaker tripped');
   }
 }

@@ -7,3 +7,5 @@ export { createReconciler, type Reconciler } from './reconciler.js';
 export { loadSenderConfig, senderConfigSchema, type SenderConfig } from './config.js';
 export { SENDER_USER_AGENT } from './user-agent.js';
 export { createJanitor, type Janitor } from './janitor.js';
+export { createSenderMetrics, errorLabel, NO_DELIVERY_OBSERVER, QUEUE_STATES, type DeliveryObserver, type SenderMetrics } from './sender-metrics.js';
+export { createSenderHttp, SENDER_READY_TIMEOUT_MS, type SenderHttpDeps } from './sender-http.js';

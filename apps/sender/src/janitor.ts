@@ -43,16 +43,22 @@ export function createJanitor(deps: { store: Store; clock: { now(): number }; lo
   };
 }
 
-/** Finished deliveries that finished before `cutoffMs`, looking at the oldest `limit` of the log. */
+/**
+ * Finished deliveries that finished before `cutoffMs`, at most `limit`, oldest first. Only the
+ * finished statuses' indexes are read: queued deliveries older than the cutoff, which are never
+ * removed, would otherwise fill every bounded step and stall the sweep for good.
+ */
 async function expiredByAge(store: Store, endpointId: string, cutoffMs: number, limit: number): Promise<string[]> {
-  const oldest = await store.deliveries.getMany(await store.deliveries.oldestIds(endpointId, limit));
   const out: string[] = [];
-  for (const d of oldest) {
-    // Ids are time-ordered: past the cutoff by creation, nothing later can be older.
-    if (d.createdAt >= cutoffMs) break;
-    if (d.finishedAt !== null && d.finishedAt < cutoffMs) out.push(d.id);
+  for (const status of ['succeeded', 'failed', 'cancelled'] as const) {
+    const oldest = await store.deliveries.getMany(await store.deliveries.oldestIds(endpointId, limit, status));
+    for (const d of oldest) {
+      // Ids are time-ordered: past the cutoff by creation, nothing later can be older.
+      if (d.createdAt >= cutoffMs) break;
+      if (d.finishedAt !== null && d.finishedAt < cutoffMs) out.push(d.id);
+    }
   }
-  return out;
+  return out.sort().slice(0, limit);
 }
 
 /** The oldest finished deliveries beyond the newest `keep`, at most `limit` of them. */

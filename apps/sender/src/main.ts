@@ -1,9 +1,12 @@
-import { classifyAddress } from '@postern/shared';
+import { classifyAddress, loggerOptions } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
 import { pino } from 'pino';
+import { Registry } from 'prom-client';
 import { loadSenderConfig, type SenderConfig } from './config.js';
 import { createGotTransport } from './http-transport.js';
 import { createSender } from './sender.js';
+import { createSenderHttp } from './sender-http.js';
+import { createSenderMetrics } from './sender-metrics.js';
 import { SENDER_USER_AGENT } from './user-agent.js';
 
 let config: SenderConfig;
@@ -14,7 +17,7 @@ try {
   process.exit(1);
 }
 
-const logger = pino({ name: 'postern-sender', level: config.LOG_LEVEL });
+const logger = pino(loggerOptions('postern-sender', config.LOG_LEVEL));
 const redis = createRedisConnection(config.REDIS_URL, 'worker');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 const store = createStore({ redis, prefix: config.REDIS_PREFIX });
@@ -22,6 +25,8 @@ const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
 const allowList = config.allowList;
 const classify = (address: string) => classifyAddress(address, allowList);
 const transport = createGotTransport({ allowList, classifyAddress: classify });
+const registry = new Registry();
+const metrics = createSenderMetrics({ registry, queue });
 const sender = createSender({
   redis,
   store,
@@ -31,27 +36,42 @@ const sender = createSender({
   random: Math.random,
   logger,
   classifyAddress: classify,
+  metrics,
   config: {
     concurrency: config.SENDER_CONCURRENCY,
     reconcileIntervalMs: config.RECONCILE_INTERVAL_MS,
     reconcileGraceMs: config.RECONCILE_GRACE_MS,
     janitorIntervalMs: config.JANITOR_INTERVAL_MS,
+    lockDurationMs: config.JOB_LOCK_DURATION_MS,
+    stalledIntervalMs: config.STALLED_CHECK_INTERVAL_MS,
     userAgent: SENDER_USER_AGENT,
   },
 });
 logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList }, 'sender started');
+
+// /healthz, /readyz and /metrics for probes and Prometheus; a port that cannot be had stops start-up.
+const http = createSenderHttp({ registry, redis, worker: sender.worker });
+http.listen(config.SENDER_PORT, config.SENDER_HOST, () => {
+  const address = http.address();
+  const port = typeof address === 'object' && address ? address.port : config.SENDER_PORT;
+  logger.info({ port, host: config.SENDER_HOST }, `sender health and metrics on http://${config.SENDER_HOST === '0.0.0.0' ? '127.0.0.1' : config.SENDER_HOST}:${port}`);
+});
+http.on('error', (err) => {
+  console.error(`postern-sender: cannot listen on ${config.SENDER_HOST}:${config.SENDER_PORT}: ${err.message}`);
+  process.exit(1);
+});
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, 'sender stopping: finishing in-flight attempts');
-  const force = setTimeout(() => {
-    logger.error('in-flight attempts did not finish in time; exiting (their jobs will run again)');
-    process.exit(1);
-  }, config.SHUTDOWN_GRACE_MS);
-  force.unref();
-  await sender.close();
+  http.close();
+  // Whatever happens (Redis unreachable, say), the process is gone shortly after the grace period.
+  setTimeout(() => process.exit(1), config.SHUTDOWN_GRACE_MS + 5000).unref();
+  const { finished } = await sender.close({ graceMs: config.SHUTDOWN_GRACE_MS });
+  // Attempts were abandoned (their jobs run again once their locks expire): say so in the exit code.
+  if (!finished) process.exit(1);
   await queue.close();
   transport.close();
   await redis.quit().catch(() => undefined);

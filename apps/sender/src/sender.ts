@@ -9,6 +9,7 @@ import type { LookupAll } from './destination-check.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
 import { createJanitor, type Janitor } from './janitor.js';
 import { createConcurrencyGate } from './concurrency-gate.js';
+import type { DeliveryObserver } from './sender-metrics.js';
 
 /** A failed attempt whose next attempt is due after `delayMs`; read by the backoff strategy. */
 export class RetryScheduledError extends Error {
@@ -31,6 +32,8 @@ export interface SenderDeps {
   logger: Logger;
   classifyAddress: (address: string) => string | null;
   lookupAll?: LookupAll;
+  /** The sender's metrics (`createSenderMetrics`), told of every attempt and finished delivery; none when absent. */
+  metrics?: DeliveryObserver;
   config: {
     /** Attempts run at once by this process (`SENDER_CONCURRENCY`). */
     concurrency: number;
@@ -42,6 +45,10 @@ export interface SenderDeps {
     janitorIntervalMs?: number;
     /** A delivery refused a concurrency slot waits at most this long for its wake-up, ms. */
     parkSafetyDelayMs?: number;
+    /** How long a job's lock lasts without renewal, ms (BullMQ `lockDuration`, default 30 000): a killed sender's attempts run again after about this long. */
+    lockDurationMs?: number;
+    /** How often this worker looks for jobs whose lock expired, ms (BullMQ `stalledInterval`, default 30 000). */
+    stalledIntervalMs?: number;
     userAgent: string;
   };
 }
@@ -51,8 +58,13 @@ export interface Sender {
   readonly worker: Worker<DeliveryJobData>;
   readonly reconciler: Reconciler;
   readonly janitor: Janitor;
-  /** Stops taking work, lets in-flight attempts finish, closes the worker. */
-  close(): Promise<void>;
+  /**
+   * Stops taking work and lets in-flight attempts finish, then closes the worker. With `graceMs`,
+   * waits at most that long: attempts still running then are abandoned, their slots given back,
+   * and their jobs run again (same attempt number) once their locks expire. Resolves
+   * `{finished: false}` in that case.
+   */
+  close(opts?: { graceMs?: number }): Promise<{ finished: boolean }>;
 }
 
 /**
@@ -72,6 +84,7 @@ export function createSender(deps: SenderDeps): Sender {
     lookupAll: deps.lookupAll,
     userAgent: deps.config.userAgent,
     ids: createIdFactory(),
+    metrics: deps.metrics,
   };
 
   const gate = createConcurrencyGate({ store: deps.store, queue: deps.queue, clock: deps.clock, logger: deps.logger });
@@ -106,6 +119,8 @@ export function createSender(deps: SenderDeps): Sender {
     prefix: deps.store.keys.queuePrefix,
     concurrency: deps.config.concurrency,
     maxStalledCount: 10,
+    lockDuration: deps.config.lockDurationMs ?? 30_000,
+    stalledInterval: deps.config.stalledIntervalMs ?? 30_000,
     settings: {
       backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) => {
         if (err instanceof RetryScheduledError) return err.delayMs;
@@ -148,10 +163,22 @@ export function createSender(deps: SenderDeps): Sender {
     worker,
     reconciler,
     janitor,
-    async close() {
+    async close(opts = {}) {
       if (timer) clearInterval(timer);
       if (janitorTimer) clearInterval(janitorTimer);
-      await worker.close();
+      const closed = worker.close().then(() => true);
+      if (opts.graceMs === undefined) return { finished: await closed };
+      let graceTimer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<false>((resolve) => {
+        graceTimer = setTimeout(() => resolve(false), opts.graceMs);
+      });
+      const finished = await Promise.race([closed, graceOver]);
+      clearTimeout(graceTimer);
+      if (!finished) {
+        const released = await gate.releaseHeld();
+        deps.logger.error({ graceMs: opts.graceMs, released }, 'in-flight attempts did not finish in time; their slots are released and their jobs will run again');
+      }
+      return { finished };
     },
   };
 }

@@ -59,3 +59,8 @@ export {
 
 export { healthEffect, shouldTrip } from './breaker.js';
 export type { FailureStreak, HealthEffect, HealthEffectInput } from './breaker.js';
+
+export { API_KEY_SCOPES, isApiKeyScope } from './api-key-scopes.js';
+export type { ApiKeyScope } from './api-key-scopes.js';
+
+export { LOG_REDACT_CENSOR, LOG_REDACT_PATHS, loggerOptions } from './log-redaction.js';

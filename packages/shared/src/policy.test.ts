@@ -213,3 +213,9 @@ describe('parsePolicy', () => {
     if (!result.ok) expect(result.issues[0]?.path).toBe('policy.maxAttempts');
   });
 });
+
+test('a "__proto__" key in a policy is an unknown field, not a prototype', () => {
+  const r = resolvePolicy(JSON.parse('{"__proto__":{"maxAttempts":0}}'));
+  expect(r.ok).toBe(false);
+  if (!r.ok) expect(r.issues.map((i) => i.path)).toContain('policy.__proto__');
+});

@@ -298,7 +298,10 @@ function deepMerge(base: unknown, override: unknown, field = ''): unknown {
   }
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(override)) {
-    out[key] = value === undefined ? base[key] : deepMerge(base[key], value, field === '' ? key : `${field}.${key}`);
+    const merged = value === undefined ? base[key] : deepMerge(base[key], value, field === '' ? key : `${field}.${key}`);
+    // defineProperty, not assignment: a "__proto__" key from JSON must stay a field (and fail the
+    // strict check) instead of replacing the merged object's prototype.
+    Object.defineProperty(out, key, { value: merged, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

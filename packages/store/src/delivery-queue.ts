@@ -30,7 +30,15 @@ export function deliveryJobOptions(deliveryId: string, maxAttempts: number, dela
   };
 }
 
+/**
+ * Entries kept in BullMQ's event stream of the queue (`<queuePrefix>:deliveries:events`). Postern
+ * reads no queue events (the delivery log is the history), so the stream is kept short instead of
+ * BullMQ's default 10 000 entries, which would grow Redis memory by about 1 MB under steady traffic
+ * after retention has trimmed the log. Trimming is approximate (whole stream nodes).
+ */
+export const QUEUE_EVENTS_MAX_LEN = 100;
+
 /** Creates the deliveries queue for a producer (ingest). `prefix` is the key schema's `queuePrefix`. */
 export function createDeliveryQueue(connection: ConnectionOptions, prefix: string): Queue<DeliveryJobData> {
-  return new Queue<DeliveryJobData>(DELIVERY_QUEUE_NAME, { connection, prefix });
+  return new Queue<DeliveryJobData>(DELIVERY_QUEUE_NAME, { connection, prefix, streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
 }

@@ -10,6 +10,7 @@ export {
 } from './delivery-queue.js';
 export {
   DELIVERY_STATUSES,
+  type ApiKeyRecord,
   type AttemptRecord,
   type DeliveryRecord,
   type DeliveryStatus,
@@ -22,6 +23,7 @@ export {
 } from './records.js';
 export { NotificationRepository, type TripInput } from './notification-repository.js';
 export { OrgRepository } from './org-repository.js';
+export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';
 export {

@@ -14,6 +14,12 @@ export interface KeySchema {
   org(orgId: string): string;
   /** String: the org id that an API key's SHA-256 (hex) belongs to. */
   apiKey(keyHash: string): string;
+  /** String: the `key_…` id of the API key whose SHA-256 (hex) this is; absent for keys older than scopes. */
+  apiKeyIdByHash(keyHash: string): string;
+  /** Hash: one API key's record (name, scopes, prefix, revokedAt; never the key). */
+  apiKeyRecord(keyId: string): string;
+  /** Sorted set (lex): the org's API key ids, revoked ones included. */
+  orgApiKeys(orgId: string): string;
   /** Sorted set (lex): every endpoint id of the instance, for the janitor's sweep. */
   allEndpoints(): string;
   /** Sorted set (lex): the org's endpoint ids. */
@@ -63,6 +69,9 @@ export function createKeySchema(prefix: string): KeySchema {
     queuePrefix: `${p}:q`,
     org: (id) => `${p}:org:${id}`,
     apiKey: (hash) => `${p}:apikey:${hash}`,
+    apiKeyIdByHash: (hash) => `${p}:apikey-id:${hash}`,
+    apiKeyRecord: (id) => `${p}:key:${id}`,
+    orgApiKeys: (id) => `${p}:org:${id}:apikeys`,
     allEndpoints: () => `${p}:endpoints`,
     orgEndpoints: (id) => `${p}:org:${id}:endpoints`,
     endpoint: (id) => `${p}:endpoint:${id}`,

@@ -29,9 +29,10 @@ export class LeaseRepository {
     return r === 1 ? 'acquired' : r === 0 ? 'endpoint_full' : 'org_full';
   }
 
-  /** Gives a slot back. */
-  async release(input: { deliveryId: string; endpointId: string; orgId: string }): Promise<void> {
-    await releaseScript.run(this.redis, [this.keys.endpointLeases(input.endpointId), this.keys.orgLeases(input.orgId)], [input.deliveryId]);
+  /** Gives a slot back. Returns false when the delivery held none (already released, or expired). */
+  async release(input: { deliveryId: string; endpointId: string; orgId: string }): Promise<boolean> {
+    const r = await releaseScript.run(this.redis, [this.keys.endpointLeases(input.endpointId), this.keys.orgLeases(input.orgId)], [input.deliveryId]);
+    return r === 1;
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { Policy } from '@postern/shared';
+import { isApiKeyScope, type ApiKeyScope, type Policy } from '@postern/shared';
 
 /** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
 export type DeliveryStatus = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
@@ -235,5 +235,42 @@ export function parseNotification(h: Record<string, string>): NotificationRecord
     consecutiveFailures: Number(h.consecutiveFailures ?? 0),
     deliveriesAffected: Number(h.deliveriesAffected ?? 0),
     createdAt: Number(h.createdAt ?? 0),
+  };
+}
+
+/**
+ * An API key of an org: never the key itself, only what identifies it to people (`name`, `prefix`:
+ * the 8 characters after `pk_`) and its SHA-256 (`keyHash`, hex), by which requests are matched.
+ */
+export interface ApiKeyRecord {
+  id: string;
+  orgId: string;
+  name: string;
+  scopes: ApiKeyScope[];
+  prefix: string;
+  keyHash: string;
+  createdAt: number;
+  /** Set once the key is revoked; a revoked key is refused from then on. */
+  revokedAt: number | null;
+}
+
+/** Parses an API key hash; returns null for an empty hash. Unknown scopes are dropped. */
+export function parseApiKey(h: Record<string, string>): ApiKeyRecord | null {
+  if (!h.id) return null;
+  let scopes: unknown;
+  try {
+    scopes = JSON.parse(h.scopes ?? '[]');
+  } catch {
+    scopes = [];
+  }
+  return {
+    id: h.id,
+    orgId: h.orgId ?? '',
+    name: h.name ?? '',
+    scopes: Array.isArray(scopes) ? scopes.filter(isApiKeyScope) : [],
+    prefix: h.prefix ?? '',
+    keyHash: h.keyHash ?? '',
+    createdAt: Number(h.createdAt ?? 0),
+    revokedAt: optionalNumber(h.revokedAt),
   };
 }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { ApiKeyRepository } from './api-key-repository.js';
 import { DeliveryRepository } from './delivery-repository.js';
 import { EndpointRepository } from './endpoint-repository.js';
 import { EventRepository } from './event-repository.js';
@@ -11,6 +12,7 @@ import { OrgRepository } from './org-repository.js';
 export interface Store {
   readonly keys: KeySchema;
   readonly orgs: OrgRepository;
+  readonly apiKeys: ApiKeyRepository;
   readonly endpoints: EndpointRepository;
   readonly events: EventRepository;
   readonly deliveries: DeliveryRepository;
@@ -24,6 +26,7 @@ export function createStore(deps: { redis: Redis; prefix: string }): Store {
   return {
     keys,
     orgs: new OrgRepository(deps.redis, keys),
+    apiKeys: new ApiKeyRepository(deps.redis, keys),
     endpoints: new EndpointRepository(deps.redis, keys),
     events: new EventRepository(deps.redis, keys),
     deliveries: new DeliveryRepository(deps.redis, keys),

@@ -5,12 +5,13 @@ import type { AppDeps } from '../app-deps.js';
 import { ownEndpoint } from './endpoints.js';
 import { deliveryListQuery } from '../schemas.js';
 import { attemptJson, deliveryJson } from '../serializers.js';
+import { requireScope } from '../auth.js';
 
 /** The delivery log: per endpoint (newest first) and one delivery with its attempts. */
 export function deliveryRoutes(deps: AppDeps): Router {
   const router = Router();
 
-  router.get('/v1/endpoints/:id/deliveries', async (req, res) => {
+  router.get('/v1/endpoints/:id/deliveries', requireScope('webhooks:read'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const q = deliveryListQuery.safeParse(req.query);
     if (!q.success) throw invalidRequest(q.error);
@@ -22,7 +23,7 @@ export function deliveryRoutes(deps: AppDeps): Router {
     res.json({ data: page.items.map(deliveryJson), nextCursor: page.nextCursor });
   });
 
-  router.get('/v1/deliveries/:id', async (req, res) => {
+  router.get('/v1/deliveries/:id', requireScope('webhooks:read'), async (req, res) => {
     const delivery = await deps.store.deliveries.get(req.params.id);
     if (!delivery || delivery.orgId !== res.locals.orgId) throw notFound('delivery');
     const attempts = await deps.store.deliveries.getAttempts(delivery.id);

@@ -1,4 +1,4 @@
-import { classifyAddress, DEFAULT_EVENT_TYPE_FILTER, generateSecret, hostAddress, isValidSecret, resolvePolicy, validateEndpointUrl } from '@postern/shared';
+import { classifyAddress, DEFAULT_EVENT_TYPE_FILTER, generateSecret, hostAddress, isValidSecret, policyTimeline, resolvePolicy, validateEndpointUrl } from '@postern/shared';
 import { deliveryJobOptions, type EndpointRecord } from '@postern/store';
 import type { Job } from 'bullmq';
 import { Router, type Response } from 'express';
@@ -6,6 +6,7 @@ import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { endpointJson } from '../serializers.js';
 import { createEndpointBody, pageQuery, updateEndpointBody } from '../schemas.js';
+import { requireScope } from '../auth.js';
 
 const URL_REASONS: Record<string, string> = {
   invalid_url: 'url must be an absolute http(s) URL',
@@ -50,23 +51,31 @@ export async function ownEndpoint(deps: AppDeps, res: Response, id: string): Pro
  */
 async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<number> {
   const held = await deps.store.deliveries.listHeld(endpoint.id, 10_000);
-  const missing: string[] = [];
+  // Promoted and new jobs join the same FIFO wait list, so each goes in in held order: a run of
+  // job-less deliveries is added before the next delayed job is promoted.
+  let missing: string[] = [];
+  const addMissing = async () => {
+    if (missing.length === 0) return;
+    await deps.queue.addBulk(missing.map((id) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: id }, opts: deliveryJobOptions(id, endpoint.policy.maxAttempts) })));
+    missing = [];
+  };
   for (const id of held) {
     const job = (await deps.queue.getJob(id)) as Job | undefined;
     if (!job) missing.push(id);
-    else if (await job.isDelayed()) await job.promote();
+    else if (await job.isDelayed()) {
+      await addMissing();
+      await job.promote();
+    }
   }
-  if (missing.length > 0) {
-    await deps.queue.addBulk(missing.map((id) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: id }, opts: deliveryJobOptions(id, endpoint.policy.maxAttempts) })));
-  }
+  await addMissing();
   return held.length;
 }
 
-/** Endpoint CRUD, pause/resume, secret read and rotation. Mounted behind API-key auth. */
+/** Endpoint CRUD, pause/resume, secret read and rotation, policy timeline. Mounted behind API-key auth. */
 export function endpointRoutes(deps: AppDeps): Router {
   const router = Router();
 
-  router.post('/v1/endpoints', async (req, res) => {
+  router.post('/v1/endpoints', requireScope('webhooks:write'), async (req, res) => {
     const body = createEndpointBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     const url = checkUrl(body.data.url, deps.config.allowList);
@@ -99,25 +108,25 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.status(201).json({ ...endpointJson(endpoint), secret });
   });
 
-  router.get('/v1/endpoints', async (req, res) => {
+  router.get('/v1/endpoints', requireScope('webhooks:read'), async (req, res) => {
     const q = pageQuery.safeParse(req.query);
     if (!q.success) throw invalidRequest(q.error);
     const page = await deps.store.endpoints.list(res.locals.orgId as string, q.data);
     res.json({ data: page.items.map(endpointJson), nextCursor: page.nextCursor });
   });
 
-  router.get('/v1/endpoints/:id', async (req, res) => {
+  router.get('/v1/endpoints/:id', requireScope('webhooks:read'), async (req, res) => {
     res.json(endpointJson(await ownEndpoint(deps, res, req.params.id)));
   });
 
-  router.get('/v1/endpoints/:id/secret', async (req, res) => {
+  router.get('/v1/endpoints/:id/secret', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const now = deps.clock.now();
     const current = endpoint.secrets.find((s) => s.expiresAt === null);
     res.json({ secret: current?.secret ?? null, previous: endpoint.secrets.filter((s) => s.expiresAt !== null && s.expiresAt > now).length });
   });
 
-  router.patch('/v1/endpoints/:id', async (req, res) => {
+  router.patch('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const body = updateEndpointBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
@@ -135,20 +144,20 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.json(endpointJson(updated));
   });
 
-  router.delete('/v1/endpoints/:id', async (req, res) => {
+  router.delete('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     await deps.store.endpoints.delete(endpoint);
     res.status(204).end();
   });
 
-  router.post('/v1/endpoints/:id/pause', async (req, res) => {
+  router.post('/v1/endpoints/:id/pause', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const updated = await deps.store.endpoints.update(endpoint.id, { status: 'paused' }, deps.clock.now());
     if (!updated) throw notFound('endpoint');
     res.json(endpointJson(updated));
   });
 
-  router.post('/v1/endpoints/:id/resume', async (req, res) => {
+  router.post('/v1/endpoints/:id/resume', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     if (endpoint.status === 'disabled' && endpoint.policy.breaker?.reenable === 'recreate') {
       throw new ApiError(409, 'recreate_required', 'this policy does not re-enable a disabled endpoint: delete it and create it again (a new secret is issued)');
@@ -163,7 +172,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.json({ ...endpointJson(updated), requeued: held });
   });
 
-  router.post('/v1/endpoints/:id/rotate-secret', async (req, res) => {
+  router.post('/v1/endpoints/:id/rotate-secret', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const now = deps.clock.now();
     const secret = generateSecret();
@@ -172,6 +181,12 @@ export function endpointRoutes(deps: AppDeps): Router {
       .map((s) => ({ secret: s.secret, expiresAt: s.expiresAt ?? now + deps.config.secretRotationGraceMs }));
     await deps.store.endpoints.update(endpoint.id, { secrets: [{ secret, expiresAt: null }, ...kept] }, now);
     res.json({ secret, previousSecretValidUntil: new Date(now + deps.config.secretRotationGraceMs).toISOString() });
+  });
+
+  // The endpoint's own policy, preset or custom, so the dashboard never re-implements schedule maths.
+  router.get('/v1/endpoints/:id/timeline', requireScope('webhooks:read'), async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    res.json({ endpointId: endpoint.id, policyName: endpoint.policyName, attempts: policyTimeline(endpoint.policy) });
   });
 
   return router;

@@ -6,12 +6,13 @@ import type { AppDeps } from '../app-deps.js';
 import { ownEndpoint } from './endpoints.js';
 import { createEventBody } from '../schemas.js';
 import { eventJson } from '../serializers.js';
+import { requireScope } from '../auth.js';
 
 /** `POST /v1/events`, `GET /v1/events/:id`, `POST /v1/endpoints/:id/test`. Behind API-key auth. */
 export function eventRoutes(deps: AppDeps): Router {
   const router = Router();
 
-  router.post('/v1/events', async (req, res) => {
+  router.post('/v1/events', requireScope('events:write'), async (req, res) => {
     if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
       throw new ApiError(400, 'invalid_request', 'body: must be a JSON object {type, data, idempotencyKey?}');
     }
@@ -33,13 +34,13 @@ export function eventRoutes(deps: AppDeps): Router {
     res.status(202).json(answer);
   });
 
-  router.get('/v1/events/:id', async (req, res) => {
+  router.get('/v1/events/:id', requireScope('webhooks:read'), async (req, res) => {
     const event = await deps.store.events.get(req.params.id);
     if (!event || event.orgId !== res.locals.orgId) throw notFound('event');
     res.json(eventJson(event));
   });
 
-  router.post('/v1/endpoints/:id/test', async (req, res) => {
+  router.post('/v1/endpoints/:id/test', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     if (endpoint.status !== 'active') throw new ApiError(409, 'endpoint_inactive', `endpoint is ${endpoint.status}; resume it first`);
     const dataJson = JSON.stringify({ endpointId: endpoint.id, message: 'This is a test event from Postern.' });

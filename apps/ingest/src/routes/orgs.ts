@@ -1,13 +1,16 @@
-import { randomBytes } from 'node:crypto';
+import { API_KEY_SCOPES } from '@postern/shared';
 import { Router } from 'express';
 import type { OrgRecord } from '@postern/store';
 import { invalidRequest } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
-import { hashApiKey, requireAdmin } from '../auth.js';
+import { mintApiKey, requireAdmin } from '../auth.js';
 import { iso } from '../serializers.js';
 import { createOrgBody } from '../schemas.js';
 
-/** `POST /v1/orgs` (admin token): creates an org and its API key, shown once, stored hashed. */
+/**
+ * `POST /v1/orgs` (admin token): creates an org and its first API key, with every scope, shown
+ * once, stored hashed.
+ */
 export function orgRoutes(deps: AppDeps): Router {
   const router = Router();
   router.post('/v1/orgs', requireAdmin(deps.config.adminToken), async (req, res) => {
@@ -15,8 +18,10 @@ export function orgRoutes(deps: AppDeps): Router {
     if (!body.success) throw invalidRequest(body.error);
     const now = deps.clock.now();
     const org: OrgRecord = { id: deps.ids('org', now), name: body.data.name, status: 'active', createdAt: now };
-    const apiKey = `pk_${randomBytes(32).toString('base64url')}`;
-    await deps.store.orgs.create(org, hashApiKey(apiKey));
+    const { apiKey, prefix, keyHash } = mintApiKey();
+    await deps.store.orgs.create(org, keyHash);
+    // Should this step not happen, the key still works and gets the same record on first use.
+    await deps.store.apiKeys.adopt({ id: deps.ids('key', now), orgId: org.id, name: 'first key', scopes: [...API_KEY_SCOPES], prefix, keyHash, createdAt: now, revokedAt: null });
     res.status(201).json({ id: org.id, name: org.name, createdAt: iso(now), apiKey });
   });
   return router;

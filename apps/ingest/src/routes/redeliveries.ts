@@ -5,8 +5,10 @@ import type { AppDeps } from '../app-deps.js';
 import { assertRedeliverable, BULK_REDELIVERY_LIMIT, newRedelivery, queueRedeliveries } from '../redeliver.js';
 import { deliveryJson } from '../serializers.js';
 import { ownEndpoint } from './endpoints.js';
+import { requireScope } from '../auth.js';
 
-const recoverBody = z.strictObject({
+/** `POST /v1/endpoints/:id/recover` body. */
+export const recoverBody = z.strictObject({
   since: z.iso.datetime({ offset: true, error: 'since must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z' }),
 });
 
@@ -14,7 +16,7 @@ const recoverBody = z.strictObject({
 export function redeliveryRoutes(deps: AppDeps): Router {
   const router = Router();
 
-  router.post('/v1/deliveries/:id/redeliver', async (req, res) => {
+  router.post('/v1/deliveries/:id/redeliver', requireScope('webhooks:write'), async (req, res) => {
     const original = await deps.store.deliveries.get(req.params.id);
     if (!original || original.orgId !== res.locals.orgId) throw notFound('delivery');
     const endpoint = await deps.store.endpoints.get(original.endpointId);
@@ -28,7 +30,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     res.status(202).json({ delivery: deliveryJson(redelivery) });
   });
 
-  router.post('/v1/endpoints/:id/redeliver-failed', async (req, res) => {
+  router.post('/v1/endpoints/:id/redeliver-failed', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     assertRedeliverable(endpoint);
     const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.id, { limit: BULK_REDELIVERY_LIMIT });
@@ -37,7 +39,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     res.status(202).json({ count: items.length, remaining: total - items.length });
   });
 
-  router.post('/v1/endpoints/:id/recover', async (req, res) => {
+  router.post('/v1/endpoints/:id/recover', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const body = recoverBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);

@@ -1,0 +1,46 @@
+// Times and durations in plain words. The API speaks ISO 8601 and milliseconds.
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** `12 ms`, `1.5 s`, `5 min`, `2 h 35 min`, `1 d 3 h`. */
+export function duration(ms) {
+  if (ms === null || ms === undefined) return '—';
+  const abs = Math.abs(ms);
+  if (abs < 1000) return `${Math.round(ms)} ms`;
+  if (abs < 60_000) return `${trim(ms / 1000)} s`;
+  const minutes = Math.round(abs / 60_000);
+  if (minutes < 60) {
+    const seconds = Math.round((abs % 60_000) / 1000);
+    return seconds && minutes < 10 ? `${minutes} min ${seconds} s` : `${minutes} min`;
+  }
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return minutes % 60 ? `${hours} h ${minutes % 60} min` : `${hours} h`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 ? `${days} d ${hours % 24} h` : `${days} d`;
+}
+
+function trim(n) {
+  return n.toFixed(1).replace(/\.0$/, '');
+}
+
+/** `in 4 s` or `3 min ago`, relative to now. */
+export function relative(iso, nowMs = Date.now()) {
+  const diff = Date.parse(iso) - nowMs;
+  if (Math.abs(diff) < 1000) return 'now';
+  return diff > 0 ? `in ${duration(diff)}` : `${duration(-diff)} ago`;
+}
+
+/** A `<time>` element: local date and time, the exact ISO value in its title. */
+export function time(iso, { withRelative = false } = {}) {
+  if (!iso) return '—';
+  const el = document.createElement('time');
+  el.dateTime = iso;
+  el.title = iso;
+  el.textContent = withRelative ? `${dateTime.format(new Date(iso))} (${relative(iso)})` : dateTime.format(new Date(iso));
+  return el;
+}
+
+/** An id shortened for tables: `dlv_01JD…C0F` keeps its kind and its end. */
+export function shortId(id) {
+  return id && id.length > 16 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
+}

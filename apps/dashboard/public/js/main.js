@@ -1,0 +1,209 @@
+// The dashboard shell: sign-in, hash routing, the notice area, focus handling.
+import { createApi } from './api.js';
+import { h } from './dom.js';
+import { apiKeysView } from './views/api-keys.js';
+import { deliveryView } from './views/delivery.js';
+import { endpointView } from './views/endpoint.js';
+import { endpointsView } from './views/endpoints.js';
+import { notificationsView } from './views/notifications.js';
+import { timelineView } from './views/timeline.js';
+
+// sessionStorage: the key lives as long as the tab, never on disk across sessions.
+const KEY_STORAGE = 'postern.apiKey';
+
+const ROUTES = [
+  { pattern: /^\/endpoints$/, view: endpointsView, nav: 'endpoints' },
+  { pattern: /^\/endpoints\/([^/]+)\/timeline$/, view: timelineView, nav: 'endpoints' },
+  { pattern: /^\/endpoints\/([^/]+)$/, view: endpointView, nav: 'endpoints' },
+  { pattern: /^\/deliveries\/([^/]+)$/, view: deliveryView, nav: 'endpoints' },
+  { pattern: /^\/notifications$/, view: notificationsView, nav: 'notifications' },
+  { pattern: /^\/api-keys$/, view: apiKeysView, nav: 'api-keys' },
+];
+
+const main = document.getElementById('main');
+const noticeArea = document.getElementById('notice');
+const nav = document.getElementById('nav');
+const who = document.getElementById('who');
+
+const api = createApi(() => sessionStorage.getItem(KEY_STORAGE) ?? '');
+let me = null;
+let generation = 0;
+let timers = [];
+let carriedNotice = null;
+let visit = 0;
+
+function stopTimers() {
+  for (const t of timers) clearInterval(t);
+  timers = [];
+}
+
+function parseHash() {
+  const raw = location.hash.replace(/^#/, '') || '/endpoints';
+  const [path, search = ''] = raw.split('?');
+  return { path: path.replace(/\/+$/, '') || '/endpoints', query: new URLSearchParams(search) };
+}
+
+/** Shows a message above the page; `link` is an optional `{href, text}`. Errors stay until dismissed. */
+function notify(text, kind = 'ok', link = null) {
+  noticeArea.replaceChildren(
+    h(
+      'div',
+      { class: `notice notice--${kind}`, role: kind === 'error' ? 'alert' : undefined },
+      h('p', null, text, link ? [' ', h('a', { href: link.href }, link.text)] : null),
+      h('button', { type: 'button', onclick: () => noticeArea.replaceChildren(), 'aria-label': 'Dismiss message' }, '✕'),
+    ),
+  );
+}
+
+function signOut() {
+  sessionStorage.removeItem(KEY_STORAGE);
+  me = null;
+  noticeArea.replaceChildren();
+  location.hash = '#/endpoints';
+  void render({ navigated: true });
+}
+
+function renderShell() {
+  nav.hidden = false;
+  for (const a of nav.querySelectorAll('a')) {
+    if (a.dataset.nav === 'api-keys') a.hidden = !me.scopes.includes('webhooks:read');
+  }
+  const readOnly = !me.scopes.includes('webhooks:write');
+  who.hidden = false;
+  who.replaceChildren(
+    h('span', null, 'Org ', h('code', null, me.orgId)),
+    h('span', { class: 'scopes', 'data-testid': 'key-summary' }, `Key “${me.name}” (pk_${me.prefix}…): ${me.scopes.join(', ')}${readOnly ? ' · read-only' : ''}`),
+    h('button', { type: 'button', onclick: signOut }, 'Sign out'),
+  );
+}
+
+function showSignIn(message) {
+  nav.hidden = true;
+  who.hidden = true;
+  const input = h('input', { id: 'api-key', name: 'apiKey', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true, 'aria-describedby': 'api-key-hint' });
+  const form = h(
+    'form',
+    {
+      class: 'card signin',
+      onsubmit: (e) => {
+        e.preventDefault();
+        const key = input.value.trim();
+        if (!key) return;
+        sessionStorage.setItem(KEY_STORAGE, key);
+        me = null;
+        void render({ navigated: true });
+      },
+    },
+    h('h1', { tabindex: '-1' }, 'Sign in to Postern'),
+    h('p', { class: 'subtitle' }, 'Paste an API key of your organisation. It stays in this browser tab only and is sent to Postern’s API on this site.'),
+    message ? h('p', { class: 'error-box', role: 'alert' }, message) : null,
+    h('div', { class: 'field' }, h('label', { for: 'api-key' }, 'API key'), input, h('p', { id: 'api-key-hint', class: 'hint' }, 'Starts with pk_. A key with only webhooks:read shows everything but changes nothing.')),
+    h('button', { type: 'submit', class: 'primary' }, 'Open dashboard'),
+  );
+  main.replaceChildren(form);
+  input.focus();
+}
+
+/**
+ * Renders the current route. `navigated` (a new page) moves focus to the page heading; a reload
+ * of the same page (after an action, or polling) keeps focus and scroll where they were.
+ */
+async function render({ navigated }) {
+  const gen = ++generation;
+  stopTimers();
+  if (!sessionStorage.getItem(KEY_STORAGE)) return showSignIn();
+  if (!me) {
+    main.replaceChildren(h('p', { 'aria-busy': 'true' }, 'Checking the API key…'));
+    try {
+      me = await api.get('/v1/me');
+    } catch (err) {
+      if (gen !== generation) return;
+      if (err.status === 401 || err.status === 403) {
+        sessionStorage.removeItem(KEY_STORAGE);
+        return showSignIn(err.sentence);
+      }
+      main.replaceChildren(h('div', { class: 'error-box', role: 'alert' }, h('p', null, err.sentence), h('button', { type: 'button', onclick: () => render({ navigated: true }) }, 'Try again')));
+      return;
+    }
+    if (gen !== generation) return;
+  }
+  renderShell();
+
+  const { path, query } = parseHash();
+  const route = ROUTES.find((r) => r.pattern.test(path));
+  if (!route) {
+    location.replace('#/endpoints');
+    return;
+  }
+  for (const a of nav.querySelectorAll('a')) {
+    if (a.dataset.nav === route.nav) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  if (navigated) {
+    visit += 1;
+    noticeArea.replaceChildren();
+    if (carriedNotice) notify(...carriedNotice);
+    carriedNotice = null;
+    main.replaceChildren(h('p', { 'aria-busy': 'true', class: 'empty' }, 'Loading…'));
+  }
+
+  const params = route.pattern.exec(path).slice(1).map(decodeURIComponent);
+  const ctx = {
+    api,
+    me,
+    canWrite: me.scopes.includes('webhooks:write'),
+    params,
+    query,
+    notify,
+    /** Counts page visits: a reload of the same page keeps it, navigating changes it. */
+    visit,
+    /** Goes to another page; `notice` is shown there. */
+    navigate(hash, notice = null) {
+      carriedNotice = notice;
+      location.hash = hash;
+    },
+    /** Renders this page again with fresh data, keeping focus. */
+    reload: () => (gen === generation ? render({ navigated: false }) : Promise.resolve()),
+    /** Runs `fn` every `ms` while this page is shown. */
+    every(ms, fn) {
+      if (gen === generation) timers.push(setInterval(fn, ms));
+    },
+    isCurrent: () => gen === generation,
+  };
+
+  const focusedId = document.activeElement?.id;
+  const scrollY = window.scrollY;
+  let view;
+  try {
+    view = await route.view(ctx);
+  } catch (err) {
+    if (gen !== generation) return;
+    if (err.status === 401) {
+      me = null;
+      sessionStorage.removeItem(KEY_STORAGE);
+      return showSignIn(err.sentence);
+    }
+    view = h(
+      'div',
+      { class: 'error-box', role: 'alert' },
+      h('h1', { tabindex: '-1' }, 'This page could not be shown'),
+      h('p', null, err.sentence ?? 'Something went wrong in the dashboard. Reload the page and try again.'),
+      h('button', { type: 'button', id: 'retry', onclick: () => ctx.reload() }, 'Try again'),
+    );
+    if (!err.sentence) console.error(err);
+  }
+  if (gen !== generation) return;
+  main.replaceChildren(view);
+  if (navigated) {
+    const heading = main.querySelector('h1');
+    heading?.setAttribute('tabindex', '-1');
+    (heading ?? main).focus({ preventScroll: true });
+    window.scrollTo(0, 0);
+  } else {
+    window.scrollTo(0, scrollY);
+    if (focusedId) document.getElementById(focusedId)?.focus({ preventScroll: true });
+  }
+}
+
+window.addEventListener('hashchange', () => void render({ navigated: true }));
+void render({ navigated: true });

@@ -1,0 +1,186 @@
+// One endpoint: its health, its actions, and its delivery log (newest first, filter, paging).
+import { actionButton } from '../actions.js';
+import { badge, facts, h, num, table } from '../dom.js';
+import { duration, relative, shortId, time } from '../format.js';
+
+const STATUSES = ['pending', 'in_flight', 'succeeded', 'failed', 'cancelled'];
+
+// A rotated secret is shown once, on the visit of the page that rotated it.
+let revealed = null;
+
+function logHash(id, status, cursor) {
+  const q = new URLSearchParams();
+  if (status) q.set('status', status);
+  if (cursor) q.set('cursor', cursor);
+  const search = q.toString();
+  return `#/endpoints/${encodeURIComponent(id)}${search ? `?${search}` : ''}`;
+}
+
+function deliveryRow(d) {
+  return {
+    cells: [
+      [
+        h('a', { href: `#/deliveries/${encodeURIComponent(d.id)}`, id: `dlv-${d.id}`, class: 'mono' }, shortId(d.id)),
+        h('span', { class: 'sub' }, d.eventType, d.redeliveredFromId ? h('span', { class: 'tag' }, '↻ redelivery') : null, d.isTest ? h('span', { class: 'tag' }, 'test') : null),
+      ],
+      [badge(d.status), d.held ? h('span', { class: 'tag' }, 'held') : null],
+      num(d.attempts),
+      d.nextAttemptAt ? [time(d.nextAttemptAt), h('span', { class: 'sub' }, relative(d.nextAttemptAt))] : '—',
+      d.lastError ? h('code', null, d.lastError) : '—',
+      num(d.lastResponseStatus),
+      num(d.lastDurationMs === null ? null : duration(d.lastDurationMs)),
+      time(d.createdAt),
+    ],
+  };
+}
+
+function actions(ctx, endpoint) {
+  const id = encodeURIComponent(endpoint.id);
+  const paused = endpoint.status !== 'active';
+  const reload = () => ctx.reload();
+  return h(
+    'div',
+    { class: 'actions', role: 'group', 'aria-label': 'Endpoint actions' },
+    paused
+      ? actionButton(ctx, {
+          id: 'resume',
+          label: '▶ Resume',
+          className: 'primary',
+          run: () => ctx.api.post(`/v1/endpoints/${id}/resume`),
+          done: (r) => {
+            ctx.notify(r.requeued ? `Endpoint resumed; ${r.requeued} held deliveries are on their way again.` : 'Endpoint resumed: new deliveries are attempted again.');
+            return reload();
+          },
+        })
+      : actionButton(ctx, {
+          id: 'pause',
+          label: '⏸ Pause',
+          run: () => ctx.api.post(`/v1/endpoints/${id}/pause`),
+          done: () => {
+            ctx.notify('Endpoint paused: no attempts are made until you resume it; its policy decides what happens to queued deliveries.');
+            return reload();
+          },
+        }),
+    actionButton(ctx, {
+      id: 'send-test',
+      label: 'Send test event',
+      run: () => ctx.api.post(`/v1/endpoints/${id}/test`),
+      done: (r) => {
+        const delivery = r.deliveries[0];
+        ctx.notify(`Test event sent (${r.id}).`, 'ok', delivery ? { href: `#/deliveries/${encodeURIComponent(delivery.id)}`, text: 'Follow its delivery' } : null);
+        return reload();
+      },
+    }),
+    actionButton(ctx, {
+      id: 'rotate-secret',
+      label: 'Rotate secret',
+      confirmText: 'Rotate the signing secret? Requests carry a signature with the old secret too until the grace period ends; update your receiver before then.',
+      run: () => ctx.api.post(`/v1/endpoints/${id}/rotate-secret`),
+      done: (r) => {
+        revealed = { endpointId: endpoint.id, visit: ctx.visit, secret: r.secret, until: r.previousSecretValidUntil };
+        ctx.notify('New secret issued; it is shown below once.');
+        return reload();
+      },
+    }),
+    actionButton(ctx, {
+      id: 'redeliver-failed',
+      label: '↻ Redeliver all failed',
+      confirmText: 'Send every failed delivery of this endpoint again (at most 500 per click)?',
+      run: () => ctx.api.post(`/v1/endpoints/${id}/redeliver-failed`),
+      done: (r) => {
+        ctx.notify(r.count === 0 ? 'There were no failed deliveries to send again.' : `${r.count} failed ${r.count === 1 ? 'delivery is' : 'deliveries are'} being sent again${r.remaining ? `; ${r.remaining} more remain, click again for them` : ''}.`);
+        return reload();
+      },
+    }),
+  );
+}
+
+function secretBox(endpoint, ctx) {
+  if (!revealed || revealed.endpointId !== endpoint.id || revealed.visit !== ctx.visit) return null;
+  return h(
+    'div',
+    { class: 'secret-box', id: 'new-secret' },
+    h('strong', null, 'New signing secret — copy it now, it is not shown again:'),
+    h('code', null, revealed.secret),
+    h('span', null, 'The old secret keeps signing too until ', time(revealed.until), '.'),
+  );
+}
+
+/** `#/endpoints/:id[?status=&cursor=]` */
+export async function endpointView(ctx) {
+  const [id] = ctx.params;
+  const status = STATUSES.includes(ctx.query.get('status')) ? ctx.query.get('status') : '';
+  const cursor = ctx.query.get('cursor') ?? '';
+  const q = new URLSearchParams({ limit: '25' });
+  if (status) q.set('status', status);
+  if (cursor) q.set('cursor', cursor);
+  const [endpoint, log] = await Promise.all([ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}`), ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}/deliveries?${q}`)]);
+
+  const inProgress = log.data.some((d) => d.status === 'pending' || d.status === 'in_flight');
+  // Follow progress without a click, but only on the first page, where new rows appear.
+  if (inProgress && !cursor) ctx.every(2000, () => ctx.reload());
+
+  const select = h(
+    'select',
+    { id: 'status-filter', name: 'status' },
+    h('option', { value: '' }, 'All statuses'),
+    STATUSES.map((s) => h('option', { value: s, selected: s === status }, s.replace('_', ' '))),
+  );
+  const filter = h(
+    'form',
+    {
+      class: 'toolbar',
+      onsubmit: (e) => {
+        e.preventDefault();
+        ctx.navigate(logHash(endpoint.id, select.value, ''));
+      },
+    },
+    h('div', { class: 'field' }, h('label', { for: 'status-filter' }, 'Status'), select),
+    h('button', { type: 'submit', id: 'apply-filter' }, 'Show'),
+    h('button', { type: 'button', id: 'refresh', onclick: () => ctx.reload() }, 'Refresh'),
+  );
+
+  const inactive = endpoint.status !== 'active';
+  return h(
+    'section',
+    null,
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/endpoints' }, 'Endpoints'), ' › ', h('span', { 'aria-current': 'page' }, 'Endpoint')),
+    h('div', { class: 'page-head' }, h('h1', null, endpoint.url), badge(endpoint.status)),
+    h('p', { class: 'subtitle' }, h('code', null, endpoint.id), endpoint.description ? ` · ${endpoint.description}` : ''),
+    inactive
+      ? h(
+          'p',
+          { class: `notice notice--error`, id: 'inactive-banner' },
+          endpoint.status === 'paused' ? '⏸ This endpoint is paused: no attempts are made until it is resumed.' : `⛔ This endpoint is disabled${endpoint.disabledReason ? `: ${endpoint.disabledReason}` : ''}.`,
+        )
+      : null,
+    h('h2', null, 'Health'),
+    h(
+      'div',
+      { class: 'card' },
+      facts([
+        ['Status', badge(endpoint.status)],
+        ['Policy', [endpoint.policyName ?? 'custom', ' · ', h('a', { href: `#/endpoints/${encodeURIComponent(endpoint.id)}/timeline` }, 'timeline')]],
+        ['Consecutive failures', String(endpoint.consecutiveFailures)],
+        ['Failing since', time(endpoint.failureStreakStartedAt)],
+        ['Last success', time(endpoint.lastSuccessAt)],
+        ['Last failure', time(endpoint.lastFailureAt)],
+        ['Disabled at', time(endpoint.disabledAt)],
+        ['Event types', endpoint.eventTypes.join(', ')],
+      ]),
+    ),
+    ctx.canWrite ? [h('h2', null, 'Actions'), actions(ctx, endpoint), secretBox(endpoint, ctx)] : null,
+    h('h2', { id: 'log-heading' }, 'Delivery log'),
+    filter,
+    inProgress && !cursor ? h('p', { class: 'hint' }, 'Deliveries are in progress; this log refreshes itself every 2 seconds.') : null,
+    log.data.length === 0
+      ? h('p', { class: 'empty card' }, status ? `No ${status.replace('_', ' ')} deliveries${cursor ? ' on this page' : ''}.` : 'No deliveries yet.')
+      : table('Delivery log, newest first', ['Delivery', 'Status', 'Attempts', 'Next attempt', 'Last error', 'Response', 'Duration', 'Created'], log.data.map(deliveryRow)),
+    h(
+      'div',
+      { class: 'pager' },
+      cursor ? h('a', { class: 'button', href: logHash(endpoint.id, status, '') }, '← Newest') : null,
+      log.nextCursor ? h('a', { class: 'button', id: 'older', href: logHash(endpoint.id, status, log.nextCursor) }, 'Older deliveries →') : null,
+    ),
+  );
+}

@@ -1,0 +1,56 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Queue } from 'bullmq';
+import type { Express, RequestHandler } from 'express';
+
+/** Where Bull Board is mounted on ingest. */
+export const BULL_BOARD_PATH = '/admin/queues';
+
+/**
+ * The admin token from `Authorization: Bearer <token>` or HTTP Basic (any user name, the token as
+ * password), or null. Basic is there because Bull Board is a browser UI: a browser can only prompt
+ * for a user name and password.
+ */
+export function adminCredential(header: string | undefined): string | null {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  if (bearer) return bearer[1] ?? null;
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (!basic) return null;
+  const decoded = Buffer.from(basic[1] ?? '', 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? null : decoded.slice(colon + 1);
+}
+
+/**
+ * Requires the admin token as Bearer or Basic; otherwise 401 `unauthorized` with
+ * `WWW-Authenticate: Basic realm="Postern"`, so a browser asks for it. Compared in constant time.
+ */
+export function requireAdminForBrowser(adminToken: string): RequestHandler {
+  const expected = createHash('sha256').update(adminToken).digest();
+  return (req, res, next) => {
+    const given = adminCredential(req.headers.authorization);
+    if (given !== null && timingSafeEqual(createHash('sha256').update(given).digest(), expected)) return next();
+    res.setHeader('www-authenticate', 'Basic realm="Postern"');
+    res.status(401).json({ error: { code: 'unauthorized', message: 'admin token required: HTTP Basic (any user, the token as password) or Authorization: Bearer <ADMIN_TOKEN>' } });
+  };
+}
+
+/**
+ * Bull Board for the deliveries queue at {@link BULL_BOARD_PATH}, behind the admin token.
+ * `readOnly` (`BULL_BOARD_READ_ONLY`, default true) hides every action and makes Bull Board's API
+ * refuse them (405): retrying, promoting or removing a job by hand bypasses Postern's delivery
+ * records, so it is for emergencies only.
+ */
+export function mountBullBoard(app: Express, opts: { queue: Queue; adminToken: string; readOnly: boolean }): void {
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath(BULL_BOARD_PATH);
+  createBullBoard({
+    queues: [new BullMQAdapter(opts.queue, { readOnlyMode: opts.readOnly, description: 'One job per delivery attempt chain; the delivery log is the history.' })],
+    serverAdapter,
+    options: { uiConfig: { boardTitle: 'Postern queues' } },
+  });
+  // Mounted with app.use so express treats Bull Board as a sub-app (its own views and settings).
+  app.use(BULL_BOARD_PATH, requireAdminForBrowser(opts.adminToken), serverAdapter.getRouter() as Express);
+}

@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * One JSON log line per API request (pino-http), keyed by a request id: the caller's
+ * `X-Request-Id` when it is 1–100 safe characters, else a fresh `req_<uuid>`. The id is echoed in
+ * the `X-Request-Id` answer header and is `requestId` on every line logged through `req.log`.
+ *
+ * Only method, URL and status are logged: never headers (API keys, the admin token) or bodies
+ * (payloads, secrets); the root logger's redaction is the second guard. Probes and scrapes
+ * (`/healthz`, `/readyz`, `/metrics`) are not logged. Answers ≥ 500 log at `error`.
+ */
+export function requestLogging(logger: Logger): RequestHandler {
+  const middleware = pinoHttp({
+    logger,
+    genReqId(req: IncomingMessage, res: ServerResponse) {
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
+      res.setHeader('x-request-id', id);
+      return id;
+    },
+    customAttributeKeys: { reqId: 'requestId' },
+    serializers: {
+      req: (req: { method?: string; url?: string }) => ({ method: req.method, url: req.url }),
+      res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+    },
+    autoLogging: { ignore: (req) => QUIET_PATHS.has((req.url ?? '').split('?', 1)[0] ?? '') },
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+  });
+  return middleware as unknown as RequestHandler;
+}

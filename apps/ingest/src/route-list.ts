@@ -1,0 +1,61 @@
+import type { Express } from 'express';
+
+/** One route the app answers: an HTTP method (upper case) and an express path pattern. */
+export interface RouteEntry {
+  method: string;
+  /** Express pattern, e.g. `/v1/endpoints/:id`. */
+  path: string;
+}
+
+interface StackLayer {
+  route?: { path: unknown; methods: Record<string, boolean> };
+  handle?: { stack?: StackLayer[] };
+}
+
+/**
+ * Every route registered on an express 5 app, found by walking its router stack (routers mounted
+ * without a path are descended into; sub-apps mounted on a path, such as Bull Board's, are not).
+ * The OpenAPI test compares this with the document, and the HTTP metrics use it to name the route
+ * of a request that never reached its handler (a 401 from the auth middleware, say).
+ */
+export function listRoutes(app: Express): RouteEntry[] {
+  const routes: RouteEntry[] = [];
+  const walk = (stack: readonly StackLayer[]) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
+        for (const path of paths) {
+          if (typeof path !== 'string') continue;
+          for (const [method, on] of Object.entries(layer.route.methods)) {
+            if (on && method !== '_all') routes.push({ method: method.toUpperCase(), path });
+          }
+        }
+      } else if (Array.isArray(layer.handle?.stack)) {
+        walk(layer.handle.stack);
+      }
+    }
+  };
+  walk((app as unknown as { router: { stack: StackLayer[] } }).router.stack);
+  return routes;
+}
+
+/**
+ * A matcher from a concrete path to the pattern of the route that owns it (`/v1/endpoints/ep_1` →
+ * `/v1/endpoints/:id`), or null. Patterns are plain `:param` segments, as all of Postern's are.
+ */
+export function routeMatcher(routes: readonly RouteEntry[]): (method: string, path: string) => string | null {
+  const compiled = routes.map((r) => ({
+    method: r.method,
+    path: r.path,
+    regex: new RegExp(`^${r.path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`),
+  }));
+  return (method, path) => {
+    let samePathOtherMethod: string | null = null;
+    for (const r of compiled) {
+      if (!r.regex.test(path)) continue;
+      if (r.method === method) return r.path;
+      samePathOtherMethod ??= r.path;
+    }
+    return samePathOtherMethod;
+  };
+}

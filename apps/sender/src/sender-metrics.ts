@@ -1,0 +1,150 @@
+import { errorFamily, isValidErrorCode } from '@postern/shared';
+import type { Queue } from 'bullmq';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/**
+ * What the delivery code reports as it works; the sender's metrics implement it. Every method is
+ * synchronous and never throws, so reporting cannot fail an attempt.
+ */
+export interface DeliveryObserver {
+  /** An attempt's request is about to be sent (in-flight + 1). */
+  attemptStarted(): void;
+  /** That attempt is over (in-flight − 1): how long it took and its error code, null on success. */
+  attemptFinished(attempt: { durationMs: number; error: string | null }): void;
+  /**
+   * A delivery reached a final status; `error` is the error code (failed) or the reason
+   * (cancelled), null on success. `latencyMs` (succeeded only) is from the event's acceptance
+   * (the delivery's `createdAt`) to the end of the successful attempt.
+   */
+  deliveryFinished(delivery: { outcome: 'succeeded' | 'failed' | 'cancelled'; error: string | null; latencyMs?: number }): void;
+  /** An endpoint's breaker paused or disabled it. */
+  breakerTripped(action: 'pause' | 'disable'): void;
+}
+
+/** An observer that records nothing: the default when no metrics are wired. */
+export const NO_DELIVERY_OBSERVER: DeliveryObserver = Object.freeze({
+  attemptStarted() {},
+  attemptFinished() {},
+  deliveryFinished() {},
+  breakerTripped() {},
+});
+
+const SYSTEM_DETAIL = /^[A-Z][A-Z0-9_]{0,39}$/;
+const REASON_DETAIL = /^[a-z][a-z0-9_]{0,39}$/;
+
+/**
+ * An error code as a metric label with a bounded set of values: `none` for success; `http_<status>`
+ * as it is (a 3-digit status); `connection_failed`, `tls_error` and `dns_lookup_failed` keep a
+ * system code (`connection_failed:ECONNREFUSED`) and `unsafe_url`, `internal` a reason
+ * (`unsafe_url:loopback`), since those come from closed sets in Node and Postern; anything else
+ * (or a detail of another shape) is the family alone. Never an address, a message or an id.
+ */
+export function errorLabel(code: string | null): string {
+  if (code === null) return 'none';
+  if (!isValidErrorCode(code)) return 'delivery_failed';
+  const family = errorFamily(code);
+  if (family === 'http') return code;
+  const colon = code.indexOf(':');
+  if (colon < 0) return family;
+  const detail = code.slice(colon + 1);
+  if ((family === 'unsafe_url' || family === 'internal') && REASON_DETAIL.test(detail)) return code;
+  if ((family === 'connection_failed' || family === 'tls_error' || family === 'dns_lookup_failed') && SYSTEM_DETAIL.test(detail)) return code;
+  return family;
+}
+
+/** Queue states reported by `postern_queue_jobs`. */
+export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed'] as const;
+
+/** The sender's Prometheus metrics, on one per-app registry. */
+export interface SenderMetrics extends DeliveryObserver {
+  readonly registry: Registry;
+}
+
+/**
+ * Registers the sender's metrics and the default process metrics on `registry` (a fresh
+ * `new Registry()` per app, never prom-client's global one):
+ * - `postern_deliveries_finished_total{outcome, error}`: deliveries that reached a final status;
+ * - `postern_attempts_total{result, error}` and `postern_attempt_duration_seconds{result}`;
+ * - `postern_delivery_latency_seconds`: event accepted → delivered, successful deliveries;
+ * - `postern_attempts_in_flight`: attempts this process is sending now;
+ * - `postern_breaker_trips_total{action}`;
+ * - `postern_queue_jobs{state}`: the deliveries queue's jobs by state, read from Redis at scrape
+ *   time (at most `queueTimeoutMs`, default 1000; a slow or unreachable Redis leaves the last values).
+ * Throws when `registry` already holds these metrics.
+ */
+export function createSenderMetrics(opts: { registry: Registry; queue: Queue; queueTimeoutMs?: number }): SenderMetrics {
+  const { registry, queue } = opts;
+  const queueTimeoutMs = opts.queueTimeoutMs ?? 1000;
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const finished = new Counter({
+    name: 'postern_deliveries_finished_total',
+    help: 'Deliveries that reached a final status, by outcome (succeeded, failed, cancelled) and error code (bounded; none on success).',
+    labelNames: ['outcome', 'error'] as const,
+    registers,
+  });
+  const attempts = new Counter({
+    name: 'postern_attempts_total',
+    help: 'Attempts (HTTP requests) finished, by result (success, failure) and error code (bounded; none on success).',
+    labelNames: ['result', 'error'] as const,
+    registers,
+  });
+  const attemptDuration = new Histogram({
+    name: 'postern_attempt_duration_seconds',
+    help: 'Duration of one attempt, from the request to the answer or error, by result.',
+    labelNames: ['result'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
+    registers,
+  });
+  const latency = new Histogram({
+    name: 'postern_delivery_latency_seconds',
+    help: 'From the event being accepted (202) to the end of the successful attempt of a delivery.',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400],
+    registers,
+  });
+  const inFlight = new Gauge({ name: 'postern_attempts_in_flight', help: 'Attempts this sender process is sending right now.', registers });
+  const trips = new Counter({
+    name: 'postern_breaker_trips_total',
+    help: 'Endpoints switched off by their breaker, by action (pause, disable).',
+    labelNames: ['action'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'postern_queue_jobs',
+    help: 'Jobs in the deliveries queue by state (one job per unfinished delivery). The same for every sender: aggregate with max.',
+    labelNames: ['state'] as const,
+    registers,
+    async collect() {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), queueTimeoutMs);
+      });
+      const counts = await Promise.race([queue.getJobCounts(...QUEUE_STATES).catch(() => null), timeout]);
+      clearTimeout(timer);
+      if (!counts) return;
+      for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+    },
+  });
+
+  return {
+    registry,
+    attemptStarted() {
+      inFlight.inc();
+    },
+    attemptFinished({ durationMs, error }) {
+      inFlight.dec();
+      const result = error === null ? 'success' : 'failure';
+      attempts.inc({ result, error: errorLabel(error) });
+      attemptDuration.observe({ result }, Math.max(0, durationMs) / 1000);
+    },
+    deliveryFinished({ outcome, error, latencyMs }) {
+      // A cancellation carries Postern's reason (endpoint_deleted, breaker_tripped, …), not an error code.
+      const label = outcome === 'succeeded' ? 'none' : outcome === 'cancelled' ? (error !== null && REASON_DETAIL.test(error) ? error : 'other') : errorLabel(error);
+      finished.inc({ outcome, error: label });
+      if (outcome === 'succeeded' && latencyMs !== undefined) latency.observe(Math.max(0, latencyMs) / 1000);
+    },
+    breakerTripped(action) {
+      trips.inc({ action });
+    },
+  };
+}

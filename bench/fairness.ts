@@ -1,0 +1,217 @@
+/**
+ * Fairness benchmark (issue 5, "no head-of-line blocking"): `npm run bench:fairness`.
+ *
+ * Run A: FAST_ENDPOINTS endpoints of one org receive a steady stream of events (RATE_PER_S for
+ * DURATION_S), each answering 200 at once. Run B: the same, plus one endpoint of the same org that
+ * never answers (every attempt ends at the policy's 2 s timeout) with SLOW_BACKLOG deliveries queued
+ * for it before the stream starts. Measured per run: first-attempt latency of the fast endpoints'
+ * deliveries, from the event's acceptance (the envelope's `timestamp`, set by ingest) to the request's
+ * arrival at the receiver; p50, p99, max. Pass: run B's p99 within 2× of run A's.
+ *
+ * Ingest and one sender run as child processes against the local Redis (REDIS_URL), each run on its
+ * own key prefix, removed afterwards. Results are printed and written to bench-results/fairness.json.
+ * Settings come from the environment: RATE_PER_S (150), DURATION_S (20), FAST_ENDPOINTS (20),
+ * SLOW_BACKLOG (5000), SENDER_CONCURRENCY (50).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createDeliveryQueue, createRedisConnection } from '@postern/store';
+import { apiClient, type ApiClient } from '../test/support/api-client.js';
+import { deleteByPrefix, TEST_ADMIN_TOKEN } from '../test/support/postern.js';
+import { killAllApps, spawnIngest, spawnSender, waitForSenders } from '../test/faults/support/app-process.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const RATE_PER_S = Number(process.env.RATE_PER_S ?? 150);
+const DURATION_S = Number(process.env.DURATION_S ?? 20);
+const FAST_ENDPOINTS = Number(process.env.FAST_ENDPOINTS ?? 20);
+const SLOW_BACKLOG = Number(process.env.SLOW_BACKLOG ?? 5000);
+const SENDER_CONCURRENCY = Number(process.env.SENDER_CONCURRENCY ?? 50);
+const SLOW_TIMEOUT_MS = 2000;
+
+/** Both endpoints' policies: 4 per endpoint, 20 per org; the fast ones never fail, the slow one always times out. */
+const policy = (timeoutMs: number) => ({
+  maxAttempts: 3,
+  schedule: { kind: 'fixed', waitsMs: [1000, 1000] },
+  jitterRatio: 0,
+  timeout: { ms: timeoutMs, measures: 'whole-response' },
+  breaker: null,
+  concurrency: { perEndpoint: 4, perOrg: 20 },
+});
+
+interface Receivers {
+  base: string;
+  /** First-attempt latencies of fast deliveries, ms. */
+  latencies: number[];
+  fastRequests: number;
+  slowRequests: number;
+  close(): Promise<void>;
+}
+
+async function startReceivers(): Promise<Receivers> {
+  const latencies: number[] = [];
+  let fastRequests = 0;
+  let slowRequests = 0;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const arrivedAt = Date.now();
+    if (req.url?.startsWith('/slow')) {
+      // Held until Postern gives up and closes the connection.
+      slowRequests += 1;
+      req.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      fastRequests += 1;
+      if (req.headers['webhook-attempt'] === '1') {
+        const { timestamp } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { timestamp: string };
+        latencies.push(arrivedAt - Date.parse(timestamp));
+      }
+      res.end('ok');
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    latencies,
+    get fastRequests() {
+      return fastRequests;
+    },
+    get slowRequests() {
+      return slowRequests;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function must(api: ApiClient, method: string, path: string, key: string, body: unknown, status: number): Promise<any> {
+  const r = await api(method, path, { key, body });
+  if (r.status !== status) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+/** Posts events of `type` as fast as `lanes` parallel requests allow. */
+async function burst(api: ApiClient, key: string, type: string, count: number, lanes: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < count) {
+        next += 1;
+        await must(api, 'POST', '/v1/events', key, { type, data: { n: next } }, 202);
+      }
+    }),
+  );
+}
+
+/** Posts RATE_PER_S events a second for DURATION_S, round robin over the fast endpoints' types. */
+async function steadyStream(api: ApiClient, key: string): Promise<number> {
+  const total = RATE_PER_S * DURATION_S;
+  const started = Date.now();
+  const inFlight = new Set<Promise<void>>();
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / RATE_PER_S;
+    const wait = due - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const p = must(api, 'POST', '/v1/events', key, { type: `fast.${i % FAST_ENDPOINTS}`, data: { i } }, 202).then(() => undefined);
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  }
+  await Promise.all(inFlight);
+  return total;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+interface RunResult {
+  name: string;
+  slowBacklog: number;
+  fastDeliveries: number;
+  firstAttemptsMeasured: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  slowRequestsDuringRun: number;
+  backlogQueueMs: number | null;
+}
+
+async function run(name: string, slowBacklog: number): Promise<RunResult> {
+  const prefix = `bench:${randomBytes(4).toString('hex')}`;
+  const receivers = await startReceivers();
+  const redis = createRedisConnection(REDIS_URL, 'worker');
+  const queue = createDeliveryQueue(redis, `${prefix}:q`);
+  try {
+    const env = { REDIS_URL, REDIS_PREFIX: prefix, SENDER_CONCURRENCY: String(SENDER_CONCURRENCY), RECONCILE_INTERVAL_MS: '0', JANITOR_INTERVAL_MS: '0' };
+    const ingest = await spawnIngest(env);
+    const api = apiClient(ingest.baseUrl);
+    const org = await must(api, 'POST', '/v1/orgs', TEST_ADMIN_TOKEN, { name: 'bench' }, 201);
+    const key = org.apiKey as string;
+    for (let i = 0; i < FAST_ENDPOINTS; i++) {
+      await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/fast/${i}`, eventTypes: [`fast.${i}`], policy: policy(10_000) }, 201);
+    }
+    if (slowBacklog > 0) await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/slow`, eventTypes: ['slow.backlog'], policy: policy(SLOW_TIMEOUT_MS) }, 201);
+
+    const sender = spawnSender(env);
+    await waitForSenders(queue, 1, [sender]);
+
+    let backlogQueueMs: number | null = null;
+    if (slowBacklog > 0) {
+      const t = Date.now();
+      await burst(api, key, 'slow.backlog', slowBacklog, 32);
+      backlogQueueMs = Date.now() - t;
+    }
+    const slowBefore = receivers.slowRequests;
+    const total = await steadyStream(api, key);
+    const drainBy = Date.now() + 30_000;
+    while (receivers.latencies.length < total && Date.now() < drainBy) await new Promise((r) => setTimeout(r, 50));
+    const slowRequestsDuringRun = receivers.slowRequests - slowBefore;
+    const sorted = [...receivers.latencies].sort((a, b) => a - b);
+    if (sorted.length < total) console.error(`${name}: only ${sorted.length} of ${total} fast deliveries arrived within 30 s of the stream's end`);
+    return {
+      name,
+      slowBacklog,
+      fastDeliveries: total,
+      firstAttemptsMeasured: sorted.length,
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99),
+      maxMs: sorted[sorted.length - 1] ?? NaN,
+      slowRequestsDuringRun,
+      backlogQueueMs,
+    };
+  } finally {
+    await killAllApps();
+    await receivers.close();
+    await queue.obliterate({ force: true }).catch(() => undefined);
+    await queue.close();
+    await deleteByPrefix(redis, prefix);
+    await redis.quit();
+  }
+}
+
+const settings = { RATE_PER_S, DURATION_S, FAST_ENDPOINTS, SLOW_BACKLOG, SENDER_CONCURRENCY, SLOW_TIMEOUT_MS };
+console.log(`fairness benchmark: ${JSON.stringify(settings)}`);
+const a = await run('A: fast endpoints only', 0);
+console.log(`${a.name}: p50 ${a.p50Ms} ms, p99 ${a.p99Ms} ms, max ${a.maxMs} ms (${a.firstAttemptsMeasured}/${a.fastDeliveries})`);
+const b = await run('B: plus one slow endpoint with a backlog', SLOW_BACKLOG);
+console.log(`${b.name}: p50 ${b.p50Ms} ms, p99 ${b.p99Ms} ms, max ${b.maxMs} ms (${b.firstAttemptsMeasured}/${b.fastDeliveries}); backlog of ${b.slowBacklog} queued in ${b.backlogQueueMs} ms; ${b.slowRequestsDuringRun} requests reached the slow endpoint`);
+const p99Ratio = b.p99Ms / a.p99Ms;
+const pass = p99Ratio <= 2 && b.firstAttemptsMeasured === b.fastDeliveries;
+console.log(`p99 ratio B/A: ${p99Ratio.toFixed(2)} (bound 2.00): ${pass ? 'PASS' : 'FAIL'}`);
+mkdirSync('bench-results', { recursive: true });
+writeFileSync('bench-results/fairness.json', `${JSON.stringify({ at: new Date().toISOString(), settings, runs: [a, b], p99Ratio, pass }, null, 2)}\n`);
+console.log('written: bench-results/fairness.json');
+process.exit(pass ? 0 : 1);

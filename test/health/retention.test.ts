@@ -1,0 +1,143 @@
+import { pino } from 'pino';
+import { createJanitor } from '@postern/sender';
+import { startPostern, fastPolicy, type TestPostern } from '../support/postern.js';
+import { startReceiver, type TestReceiver } from '../support/receiver.js';
+import { waitUntil } from '../support/wait-until.js';
+
+/**
+ * Retention (DESIGN.md "log kept" row): the janitor keeps the newest N finished deliveries of an
+ * endpoint, or those finished within N days; attempts and events go with them; queued deliveries
+ * are never removed, so Redis memory stays flat under a steady stream.
+ */
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const LONG_MS = 60_000;
+const ROOMY = { concurrency: { perEndpoint: 50, perOrg: 50 } };
+
+let postern: TestPostern;
+let receiver: TestReceiver;
+let apiKey: string;
+
+beforeAll(async () => {
+  postern = await startPostern();
+  // An event marked `stuck` is answered 500 and then waits a minute for its retry: it stays queued.
+  receiver = await startReceiver((req) => ((JSON.parse(req.body) as { data: { stuck?: boolean } }).data.stuck ? 500 : 200));
+  apiKey = (await postern.createOrg()).apiKey;
+});
+afterAll(async () => {
+  await postern.close();
+  await receiver.close();
+});
+
+async function endpointWith(retention: unknown): Promise<{ id: string; type: string }> {
+  const type = `retention.${Object.keys(retention as object)[0]}`;
+  const endpoint = await postern.createEndpoint(apiKey, { url: receiver.url, eventTypes: [type], policy: { ...fastPolicy(3, LONG_MS, ROOMY), retention } });
+  return { id: endpoint.id, type };
+}
+
+async function post(type: string, data: unknown): Promise<{ eventId: string; deliveryId: string }> {
+  const r = await postern.api('POST', '/v1/events', { key: apiKey, body: { type, data } });
+  expect(r.status).toBe(202);
+  return { eventId: r.body.id, deliveryId: r.body.deliveries[0].id };
+}
+
+/** Posts `count` events one after another and waits until every delivery succeeded. */
+async function stream(type: string, count: number): Promise<{ eventId: string; deliveryId: string }[]> {
+  const posted: { eventId: string; deliveryId: string }[] = [];
+  for (let n = 0; n < count; n++) posted.push(await post(type, { n }));
+  await waitUntil(`${count} deliveries succeeded`, async () => {
+    const rows = await postern.store.deliveries.getMany(posted.map((p) => p.deliveryId));
+    return rows.every((d) => d.status === 'succeeded') ? true : undefined;
+  });
+  return posted;
+}
+
+async function waitForPending(deliveryId: string): Promise<void> {
+  await waitUntil('the stuck delivery waiting for its retry', async () => {
+    const d = await postern.store.deliveries.get(deliveryId);
+    return d?.status === 'pending' && d.attempts === 1 ? true : undefined;
+  });
+}
+
+async function logIds(endpointId: string): Promise<string[]> {
+  const r = await postern.api('GET', `/v1/endpoints/${endpointId}/deliveries?limit=100`, { key: apiKey });
+  expect(r.status).toBe(200);
+  return (r.body.data as { id: string }[]).map((d) => d.id);
+}
+
+/** Bytes Redis holds under this test's prefix: MEMORY USAGE of every key, found with SCAN. */
+async function memoryUnderPrefix(): Promise<{ bytes: number; byKey: Record<string, number> }> {
+  const byKey: Record<string, number> = {};
+  let bytes = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await postern.redis.scan(cursor, 'MATCH', `${postern.prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      const used = Number((await postern.redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
+      byKey[key.slice(postern.prefix.length + 1)] = used;
+      bytes += used;
+    }
+  } while (cursor !== '0');
+  return { bytes, byKey };
+}
+
+test('lastPerEndpoint 10: the janitor keeps the 10 newest finished deliveries, never a queued one, and memory stays flat', async () => {
+  const endpoint = await endpointWith({ lastPerEndpoint: 10 });
+  const stuck = await post(endpoint.type, { stuck: true });
+  await waitForPending(stuck.deliveryId);
+
+  const firstStream = await stream(endpoint.type, 60);
+  expect(await postern.sender!.janitor.runOnce()).toMatchObject({ removed: 50 });
+  const newest = firstStream.slice(-10).map((p) => p.deliveryId);
+  expect(await logIds(endpoint.id)).toEqual([...newest].reverse().concat(stuck.deliveryId));
+
+  const removed = firstStream.slice(0, 50);
+  for (const { eventId, deliveryId } of [removed[0]!, removed[49]!]) {
+    expect((await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key: apiKey })).status).toBe(404);
+    expect((await postern.api('GET', `/v1/events/${eventId}`, { key: apiKey })).status).toBe(404);
+  }
+  const leftovers = await Promise.all(
+    removed.flatMap((p) => [postern.store.keys.delivery(p.deliveryId), postern.store.keys.deliveryAttempts(p.deliveryId), postern.store.keys.event(p.eventId)]).map((k) => postern.redis.exists(k)),
+  );
+  expect(leftovers.filter((n) => n === 1)).toHaveLength(0);
+  expect((await postern.api('GET', `/v1/events/${firstStream[59]!.eventId}`, { key: apiKey })).status).toBe(200);
+  const after60 = await memoryUnderPrefix();
+
+  const secondStream = await stream(endpoint.type, 60);
+  expect(await postern.sender!.janitor.runOnce()).toMatchObject({ removed: 60 });
+  expect(await logIds(endpoint.id)).toEqual(secondStream.slice(-10).map((p) => p.deliveryId).reverse().concat(stuck.deliveryId));
+  const after120 = await memoryUnderPrefix();
+
+  expect(Math.abs(after120.bytes - after60.bytes) / after60.bytes).toBeLessThan(0.15);
+  expect((await postern.store.deliveries.get(stuck.deliveryId))?.status).toBe('pending');
+});
+
+test('days 1: deliveries finished more than a day ago are removed, newer ones and queued ones are kept', async () => {
+  const endpoint = await endpointWith({ days: 1 });
+  const stuck = await post(endpoint.type, { stuck: true });
+  await waitForPending(stuck.deliveryId);
+  const older = await stream(endpoint.type, 5);
+  const split = Date.now() + 1;
+  await waitUntil('the clock past the split', () => Date.now() > split);
+  const newer = await stream(endpoint.type, 5);
+  const logger = pino({ level: 'silent' });
+
+  // With today's clock nothing is old enough.
+  expect((await createJanitor({ store: postern.store, clock: { now: () => Date.now() }, logger }).runOnce()).removed).toBe(0);
+  expect(await logIds(endpoint.id)).toHaveLength(11);
+
+  // A day after the split, only the deliveries that finished before it have expired. A bounded
+  // step looks past the older queued delivery instead of stalling on it.
+  const dayLater = createJanitor({ store: postern.store, clock: { now: () => split + DAY_MS }, logger });
+  expect((await dayLater.runOnce({ perEndpointLimit: 2 })).removed).toBe(2);
+  expect((await dayLater.runOnce()).removed).toBe(3);
+  expect(await logIds(endpoint.id)).toEqual([...newer.map((p) => p.deliveryId)].reverse().concat(stuck.deliveryId));
+  for (const { eventId } of older) expect((await postern.api('GET', `/v1/events/${eventId}`, { key: apiKey })).status).toBe(404);
+
+  // Two days on, everything finished has expired; the queued delivery is still there.
+  const twoDaysLater = createJanitor({ store: postern.store, clock: { now: () => Date.now() + 2 * DAY_MS }, logger });
+  expect((await twoDaysLater.runOnce()).removed).toBe(5);
+  expect(await logIds(endpoint.id)).toEqual([stuck.deliveryId]);
+  expect((await postern.store.deliveries.get(stuck.deliveryId))?.status).toBe('pending');
+});
