@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { createDeliveryQueue, createRedisConnection } from '@postern/store';
 import { apiClient, type ApiClient } from '../test/support/api-client.js';
 import { deleteByPrefix, TEST_ADMIN_TOKEN } from '../test/support/postern.js';
-import { killAllApps, spawnIngest, spawnSender, waitForSenders } from '../test/faults/support/app-process.js';
+import { killAllApps, spawnIngest, spawnSender, waitForSenders, type AppProcess } from '../test/faults/support/app-process.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RATE_PER_S = Number(process.env.RATE_PER_S ?? 150);
@@ -97,7 +97,9 @@ async function startReceivers(): Promise<Receivers> {
 }
 
 async function must(api: ApiClient, method: string, path: string, key: string, body: unknown, status: number): Promise<any> {
-  const r = await api(method, path, { key, body });
+  const r = await api(method, path, { key, body }).catch((err: Error) => {
+    throw new Error(`${method} ${path}: ${err.message} (${String((err.cause as Error | undefined)?.message)})`);
+  });
   if (r.status !== status) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
@@ -154,9 +156,11 @@ async function run(name: string, slowBacklog: number): Promise<RunResult> {
   const receivers = await startReceivers();
   const redis = createRedisConnection(REDIS_URL, 'worker');
   const queue = createDeliveryQueue(redis, `${prefix}:q`);
+  const apps: AppProcess[] = [];
   try {
     const env = { REDIS_URL, REDIS_PREFIX: prefix, SENDER_CONCURRENCY: String(SENDER_CONCURRENCY), RECONCILE_INTERVAL_MS: '0', JANITOR_INTERVAL_MS: '0' };
     const ingest = await spawnIngest(env);
+    apps.push(ingest);
     const api = apiClient(ingest.baseUrl);
     const org = await must(api, 'POST', '/v1/orgs', TEST_ADMIN_TOKEN, { name: 'bench' }, 201);
     const key = org.apiKey as string;
@@ -166,6 +170,7 @@ async function run(name: string, slowBacklog: number): Promise<RunResult> {
     if (slowBacklog > 0) await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/slow`, eventTypes: ['slow.backlog'], policy: policy(SLOW_TIMEOUT_MS) }, 201);
 
     const sender = spawnSender(env);
+    apps.push(sender);
     await waitForSenders(queue, 1, [sender]);
 
     let backlogQueueMs: number | null = null;
@@ -192,6 +197,9 @@ async function run(name: string, slowBacklog: number): Promise<RunResult> {
       slowRequestsDuringRun,
       backlogQueueMs,
     };
+  } catch (err) {
+    for (const app of apps) console.error(app.output());
+    throw err;
   } finally {
     await killAllApps();
     await receivers.close();

@@ -48,7 +48,8 @@ async function listen(server: Server): Promise<string> {
 
 /** A Redis client for a port where nothing listens. */
 function unreachableRedis(role: 'api' | 'worker'): Redis {
-  const redis = createRedisConnection(`redis://127.0.0.1:${closedPort}`, role, { retryStrategy: () => 1000 });
+  // disconnectTimeout: ioredis otherwise keeps a 2 s timer after disconnect() for a socket long closed.
+  const redis = createRedisConnection(`redis://127.0.0.1:${closedPort}`, role, { retryStrategy: () => 1000, disconnectTimeout: 10 });
   redis.on('error', () => undefined);
   deadRedis.push(redis);
   return redis;

@@ -79,6 +79,12 @@ export async function deliver(deps: DeliverDeps, deliveryId: string): Promise<De
     const reason = outcome === 'cancelled' && inactiveReason === 'endpoint_inactive' && endpoint.disabledAt !== null ? 'breaker_tripped' : inactiveReason;
     const status = await store.deliveries.settle(deliveryId, outcome, reason, clock.now());
     if (status === 'cancelled' || status === 'failed') observer.deliveryFinished({ outcome: status, error: status === 'failed' ? inactiveReason : reason });
+    if (outcome === 'held' && status === 'pending') {
+      // A resume that raced this hold found the job still running and could not re-queue it:
+      // if the endpoint is active again, run the delivery again right away instead of waiting.
+      const now = await store.endpoints.get(endpoint.id);
+      if (now?.status === 'active') return { kind: 'retry', delayMs: 0, error: 'endpoint_inactive' };
+    }
     return outcome === 'failed' ? { kind: 'failed', error: inactiveReason } : { kind: 'done', status: status ?? 'missing' };
   }
 

@@ -76,6 +76,9 @@ export function createGotTransport(opts: {
           decompress: false,
           followRedirect: request.redirects.follow,
           maxRedirects: request.redirects.follow ? request.redirects.maxHops : 0,
+          // Every hop is the same signed POST: got turns a 303 into a body-less GET, which a
+          // receiver could answer 2xx without ever seeing the event (seed 002 follows 3xx).
+          hooks: { beforeRedirect: [(options) => void Object.assign(options, { method: 'POST', body: request.body })] },
           timeout: wholeResponse ? { request: request.timeout.ms } : phaseTimeouts(request.timeout.ms),
           signal: deadline,
         });

@@ -171,7 +171,8 @@ async function render({ navigated }) {
     isCurrent: () => gen === generation,
   };
 
-  const focusedId = document.activeElement?.id;
+  const focused = document.activeElement;
+  const focusKey = focused?.dataset?.focus ?? focused?.id;
   const scrollY = window.scrollY;
   let view;
   try {
@@ -201,7 +202,7 @@ async function render({ navigated }) {
     window.scrollTo(0, 0);
   } else {
     window.scrollTo(0, scrollY);
-    if (focusedId) document.getElementById(focusedId)?.focus({ preventScroll: true });
+    if (focusKey) (main.querySelector(`[data-focus="${CSS.escape(focusKey)}"]`) ?? document.getElementById(focusKey))?.focus({ preventScroll: true });
   }
 }
 

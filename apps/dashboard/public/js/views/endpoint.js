@@ -44,6 +44,7 @@ function actions(ctx, endpoint) {
     paused
       ? actionButton(ctx, {
           id: 'resume',
+          focusKey: 'pause-resume',
           label: '▶ Resume',
           className: 'primary',
           run: () => ctx.api.post(`/v1/endpoints/${id}/resume`),
@@ -54,6 +55,7 @@ function actions(ctx, endpoint) {
         })
       : actionButton(ctx, {
           id: 'pause',
+          focusKey: 'pause-resume',
           label: '⏸ Pause',
           run: () => ctx.api.post(`/v1/endpoints/${id}/pause`),
           done: () => {

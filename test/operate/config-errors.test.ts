@@ -1,0 +1,43 @@
+import { spawnApp, type SpawnedApp } from '../support/spawn-app.js';
+
+/**
+ * Issue 6, graceful config errors: a bad or missing setting stops start-up with exit code 1 and
+ * one line on stderr naming it — no stack trace, no log noise. Runs the real `main.ts` of each app.
+ */
+
+const spawned: SpawnedApp[] = [];
+
+afterAll(async () => {
+  for (const app of spawned) await app.stop();
+});
+
+/** Settings every case starts from; each case breaks one. The Redis is never reached. */
+const BASE = {
+  REDIS_URL: 'redis://127.0.0.1:1',
+  ADMIN_TOKEN: 'a-valid-admin-token-0123456789',
+  PORT: '0',
+  SENDER_PORT: '0',
+  LOG_LEVEL: 'info',
+};
+
+const CASES: { app: 'ingest' | 'sender'; env: Record<string, string | undefined>; line: RegExp }[] = [
+  { app: 'ingest', env: { ADMIN_TOKEN: undefined }, line: /^postern-ingest: invalid configuration: ADMIN_TOKEN: is required$/ },
+  { app: 'ingest', env: { PORT: 'eighty' }, line: /^postern-ingest: invalid configuration: PORT: / },
+  { app: 'ingest', env: { BULL_BOARD_READ_ONLY: 'maybe' }, line: /^postern-ingest: invalid configuration: BULL_BOARD_READ_ONLY: must be true or false$/ },
+  { app: 'sender', env: { SENDER_CONCURRENCY: '0' }, line: /^postern-sender: invalid configuration: SENDER_CONCURRENCY: / },
+  { app: 'sender', env: { SENDER_PORT: '70000' }, line: /^postern-sender: invalid configuration: SENDER_PORT: / },
+  { app: 'sender', env: { REDIS_URL: 'http://127.0.0.1:6379' }, line: /^postern-sender: invalid configuration: REDIS_URL: must start with redis:\/\/ or rediss:\/\/$/ },
+];
+
+test.each(CASES)('$app with $env stops with exit code 1 and one line naming the setting', async ({ app, env, line }) => {
+  const child = spawnApp(app, { ...BASE, ...env });
+  spawned.push(child);
+  const code = await child.exited;
+  // Let the pipes drain: 'exit' can come before the last chunk of output.
+  await new Promise<void>((resolve) => (child.child.stderr!.readableEnded ? resolve() : child.child.stderr!.once('end', () => resolve())));
+  expect(code).toBe(1);
+  const lines = child.stderr.filter((l) => l.trim() !== '');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(line);
+  expect(child.stdout.filter((l) => l.trim() !== '')).toEqual([]);
+}, 30_000);
