@@ -141,3 +141,25 @@ test('days 1: deliveries finished more than a day ago are removed, newer ones an
   expect(await logIds(endpoint.id)).toEqual([stuck.deliveryId]);
   expect((await postern.store.deliveries.get(stuck.deliveryId))?.status).toBe('pending');
 });
+
+test("a deleted endpoint's finished deliveries expire after 30 days, then the endpoint is forgotten", async () => {
+  const created = await postern.createEndpoint(apiKey, { url: receiver.url, eventTypes: ['retention.deleted'], policy: { ...fastPolicy(3, LONG_MS, ROOMY), retention: { days: 3650 } } });
+  const endpoint = { id: created.id as string };
+  const posted = await stream('retention.deleted', 3);
+  expect((await postern.api('DELETE', `/v1/endpoints/${endpoint.id}`, { key: apiKey })).status).toBe(204);
+  const logger = pino({ level: 'silent' });
+
+  // Within 30 days the log of the deleted endpoint is still readable.
+  await createJanitor({ store: postern.store, clock: { now: () => Date.now() + 29 * DAY_MS }, logger }).runOnce();
+  for (const { deliveryId } of posted) expect((await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key: apiKey })).status).toBe(200);
+  expect(await postern.store.endpoints.listDeletedIds({ limit: 100 })).toContain(endpoint.id);
+
+  // Past 30 days its deliveries and events are gone and nothing of it is left to sweep.
+  await createJanitor({ store: postern.store, clock: { now: () => Date.now() + 31 * DAY_MS }, logger }).runOnce();
+  for (const { deliveryId, eventId } of posted) {
+    expect((await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key: apiKey })).status).toBe(404);
+    expect((await postern.api('GET', `/v1/events/${eventId}`, { key: apiKey })).status).toBe(404);
+  }
+  expect(await postern.store.endpoints.listDeletedIds({ limit: 100 })).not.toContain(endpoint.id);
+  expect(await postern.redis.exists(postern.store.keys.endpointDeliveries(endpoint.id))).toBe(0);
+});

@@ -25,6 +25,8 @@ export function requestLogging(logger: Logger): RequestHandler {
       res.setHeader('x-request-id', id);
       return id;
     },
+    // req.log is a child with just the request id (not the whole request) as `requestId`.
+    quietReqLogger: true,
     customAttributeKeys: { reqId: 'requestId' },
     serializers: {
       req: (req: { method?: string; url?: string }) => ({ method: req.method, url: req.url }),

@@ -3,6 +3,12 @@ import type { Logger } from 'pino';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * A deleted endpoint's policy is gone with it; its finished deliveries stay readable this long
+ * after they finished (the `standard` log window), then go like any others.
+ */
+export const DELETED_ENDPOINT_RETENTION_DAYS = 30;
+
 /** Removes finished deliveries past their endpoint's retention. */
 export interface Janitor {
   /**
@@ -20,6 +26,7 @@ export interface Janitor {
  */
 export function createJanitor(deps: { store: Store; clock: { now(): number }; logger: Logger }): Janitor {
   let cursor: string | undefined;
+  let deletedCursor: string | undefined;
   return {
     async runOnce(opts = {}) {
       const endpointBatch = opts.endpointBatch ?? 100;
@@ -37,8 +44,15 @@ export function createJanitor(deps: { store: Store; clock: { now(): number }; lo
           : await beyondNewest(deps.store, id, retention.lastPerEndpoint, perEndpointLimit);
         for (const deliveryId of victims) if (await deps.store.deliveries.purge(deliveryId)) removed += 1;
       }
-      if (removed > 0) deps.logger.info({ removed, endpoints: ids.length }, 'janitor removed deliveries past retention');
-      return { endpoints: ids.length, removed };
+      const deletedIds = await deps.store.endpoints.listDeletedIds({ limit: endpointBatch, cursor: deletedCursor });
+      deletedCursor = deletedIds.length < endpointBatch ? undefined : deletedIds[deletedIds.length - 1];
+      for (const id of deletedIds) {
+        const victims = await expiredByAge(deps.store, id, now - DELETED_ENDPOINT_RETENTION_DAYS * DAY_MS, perEndpointLimit);
+        for (const deliveryId of victims) if (await deps.store.deliveries.purge(deliveryId)) removed += 1;
+        await deps.store.endpoints.forgetDeletedIfEmpty(id);
+      }
+      if (removed > 0) deps.logger.info({ removed, endpoints: ids.length + deletedIds.length }, 'janitor removed deliveries past retention');
+      return { endpoints: ids.length + deletedIds.length, removed };
     },
   };
 }

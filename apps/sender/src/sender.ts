@@ -43,7 +43,7 @@ export interface SenderDeps {
     reconcileGraceMs: number;
     /** How often the janitor removes deliveries past retention, ms; 0 = never. */
     janitorIntervalMs?: number;
-    /** A delivery refused a concurrency slot waits at most this long for its wake-up, ms. */
+    /** A delivery refused a concurrency slot waits between this and twice this long for a wake-up, ms (default 30 000). */
     parkSafetyDelayMs?: number;
     /** How long a job's lock lasts without renewal, ms (BullMQ `lockDuration`, default 30 000): a killed sender's attempts run again after about this long. */
     lockDurationMs?: number;
@@ -88,7 +88,7 @@ export function createSender(deps: SenderDeps): Sender {
   };
 
   const gate = createConcurrencyGate({ store: deps.store, queue: deps.queue, clock: deps.clock, logger: deps.logger });
-  const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 10_000;
+  const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 30_000;
 
   const processor = async (job: Job<DeliveryJobData>, token?: string): Promise<string> => {
     const parsed = deliveryJobDataSchema.safeParse(job.data);
@@ -99,9 +99,11 @@ export function createSender(deps: SenderDeps): Sender {
     const entered = await gate.enter(parsed.data.deliveryId);
     if (entered.kind === 'refused') {
       // Waiting for a slot spends no attempt: the job is parked as delayed and woken on release.
-      await job.moveToDelayed(deps.clock.now() + parkSafetyDelayMs, token);
-      // A slot freed between the refusal and the move would have found nothing to wake.
-      if (await entered.roomNow()) await job.promote().catch(() => undefined);
+      // The safety delay (for a wake-up lost with a crashed sender) is spread out, so a large
+      // backlog parked at once does not come back at once.
+      await job.moveToDelayed(deps.clock.now() + Math.round(parkSafetyDelayMs * (1 + deps.random())), token);
+      // A release that came between the refusal and the move found no delayed job to promote.
+      if (await entered.wokenMeanwhile()) await job.promote().catch(() => undefined);
       throw new DelayedError();
     }
     try {

@@ -82,8 +82,29 @@ export class EndpointRepository {
         .del(this.keys.endpoint(endpoint.id))
         .zrem(this.keys.orgEndpoints(endpoint.orgId), endpoint.id)
         .zrem(this.keys.allEndpoints(), endpoint.id)
+        .zadd(this.keys.deletedEndpoints(), 0, endpoint.id)
         .exec(),
     );
     return results[0]?.[1] === 1;
+  }
+
+  /** A page of deleted endpoints whose log still awaits expiry, in id order, after `cursor`. */
+  async listDeletedIds(opts: { limit: number; cursor?: string }): Promise<string[]> {
+    return this.redis.zrangebylex(this.keys.deletedEndpoints(), opts.cursor ? `(${opts.cursor}` : '-', '+', 'LIMIT', 0, opts.limit);
+  }
+
+  /**
+   * Forgets a deleted endpoint once its delivery log is empty: drops it from the deleted list and
+   * removes its leftover bookkeeping keys. Returns false (and changes nothing) while rows remain.
+   */
+  async forgetDeletedIfEmpty(endpointId: string): Promise<boolean> {
+    if ((await this.redis.zcard(this.keys.endpointDeliveries(endpointId))) > 0) return false;
+    await this.redis
+      .multi()
+      .zrem(this.keys.deletedEndpoints(), endpointId)
+      .del(this.keys.endpointHeld(endpointId), this.keys.endpointBulkRedelivered(endpointId), this.keys.endpointLeases(endpointId), this.keys.endpointParked(endpointId))
+      .exec()
+      .then(assertExec);
+    return true;
   }
 }

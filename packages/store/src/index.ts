@@ -32,4 +32,4 @@ export {
   type FinishAttemptInput,
   type FinishAttemptResult,
 } from './delivery-repository.js';
-export { LeaseRepository, type AcquireResult } from './lease-repository.js';
+export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';

@@ -22,6 +22,8 @@ export interface KeySchema {
   orgApiKeys(orgId: string): string;
   /** Sorted set (lex): every endpoint id of the instance, for the janitor's sweep. */
   allEndpoints(): string;
+  /** Sorted set (lex): ids of deleted endpoints whose delivery log still has rows to expire. */
+  deletedEndpoints(): string;
   /** Sorted set (lex): the org's endpoint ids. */
   orgEndpoints(orgId: string): string;
   /** Hash: one endpoint, with its health counters. */
@@ -52,10 +54,14 @@ export interface KeySchema {
   endpointLeases(endpointId: string): string;
   /** Sorted set (score = lease expiry ms): attempts in flight for an org, across all senders. */
   orgLeases(orgId: string): string;
-  /** List: delivery ids waiting for a slot of this endpoint, woken first-in first-out. */
+  /** Sorted set (score = the delivery's createdAt ms): deliveries waiting for a slot of this endpoint, woken oldest first. */
   endpointParked(endpointId: string): string;
-  /** List: delivery ids waiting for a slot of this org. */
+  /** Sorted set (score = the delivery's createdAt ms): deliveries waiting for a slot of this org. */
   orgParked(orgId: string): string;
+  /** String (PX = lease): the delivery whose attempt of this event to this endpoint is in flight (seed 002: one claim at a time). */
+  eventClaim(endpointId: string, eventId: string): string;
+  /** Set: deliveries of this event to this endpoint waiting for {@link eventClaim}'s holder to finish. */
+  eventClaimWaiters(endpointId: string, eventId: string): string;
 }
 
 /** Builds the key schema for one prefix. Throws when the prefix is empty or holds a space. */
@@ -73,6 +79,7 @@ export function createKeySchema(prefix: string): KeySchema {
     apiKeyRecord: (id) => `${p}:key:${id}`,
     orgApiKeys: (id) => `${p}:org:${id}:apikeys`,
     allEndpoints: () => `${p}:endpoints`,
+    deletedEndpoints: () => `${p}:endpoints:deleted`,
     orgEndpoints: (id) => `${p}:org:${id}:endpoints`,
     endpoint: (id) => `${p}:endpoint:${id}`,
     endpointDeliveries: (id) => `${p}:endpoint:${id}:deliveries`,
@@ -90,5 +97,7 @@ export function createKeySchema(prefix: string): KeySchema {
     orgLeases: (id) => `${p}:org:${id}:leases`,
     endpointParked: (id) => `${p}:endpoint:${id}:parked`,
     orgParked: (id) => `${p}:org:${id}:parked`,
+    eventClaim: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}`,
+    eventClaimWaiters: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}:waiters`,
   };
 }

@@ -1,56 +1,90 @@
 import type { Redis } from 'ioredis';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
+import { assertExec } from './org-repository.js';
 
 const acquireScript = LuaScript.load('acquire-lease');
 const releaseScript = LuaScript.load('release-lease');
 
 /** Result of {@link LeaseRepository.acquire}. */
-export type AcquireResult = 'acquired' | 'endpoint_full' | 'org_full';
+export type AcquireResult = 'acquired' | 'endpoint_full' | 'org_full' | 'event_claimed';
+
+/** Whose slot: one delivery's attempt of one event to one endpoint of one org. */
+export interface LeaseKey {
+  deliveryId: string;
+  eventId: string;
+  endpointId: string;
+  orgId: string;
+}
 
 /**
  * Concurrency limits that hold across every sender process (seed 001: 4 per endpoint, 20 per
- * org): leases in Redis sorted sets scored by expiry, so a crashed holder's slot comes back by
- * itself. A refused delivery is parked and woken when a slot frees.
+ * org), and one claim per event and endpoint (seed 002: a redelivery never overlaps a retry of
+ * the same event): leases in Redis scored by expiry, so a crashed holder's slot comes back by
+ * itself. A refused delivery is parked, oldest first, and woken by the release that frees room.
  */
 export class LeaseRepository {
   constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
 
-  /**
-   * Takes a slot of both limits atomically, or none. `leaseMs` bounds how long a slot is held if
-   * its holder dies. With `park`, a refused delivery is queued to be woken on release.
-   */
-  async acquire(input: { deliveryId: string; endpointId: string; orgId: string; perEndpoint: number; perOrg: number; nowMs: number; leaseMs: number; park: boolean }): Promise<AcquireResult> {
-    const r = await acquireScript.run(
-      this.redis,
-      [this.keys.endpointLeases(input.endpointId), this.keys.orgLeases(input.orgId), this.keys.endpointParked(input.endpointId), this.keys.orgParked(input.orgId)],
-      [input.deliveryId, input.nowMs, input.nowMs + input.leaseMs, input.perEndpoint, input.perOrg, input.park ? '1' : '0'],
-    );
-    return r === 1 ? 'acquired' : r === 0 ? 'endpoint_full' : 'org_full';
-  }
-
-  /** Gives a slot back. Returns false when the delivery held none (already released, or expired). */
-  async release(input: { deliveryId: string; endpointId: string; orgId: string }): Promise<boolean> {
-    const r = await releaseScript.run(this.redis, [this.keys.endpointLeases(input.endpointId), this.keys.orgLeases(input.orgId)], [input.deliveryId]);
-    return r === 1;
+  private scriptKeys(k: LeaseKey): string[] {
+    return [
+      this.keys.endpointLeases(k.endpointId),
+      this.keys.orgLeases(k.orgId),
+      this.keys.endpointParked(k.endpointId),
+      this.keys.orgParked(k.orgId),
+      this.keys.eventClaim(k.endpointId, k.eventId),
+      this.keys.eventClaimWaiters(k.endpointId, k.eventId),
+    ];
   }
 
   /**
-   * Takes the oldest delivery id parked on the endpoint's (or org's) limit, or null. An id may be
-   * stale (its job moved on by itself); the caller then takes the next.
+   * Takes a slot of both limits and the event's claim atomically, or none. `leaseMs` bounds how
+   * long they are held if their holder dies. With `park`, a refused delivery is parked (at
+   * `parkOrder`, its createdAt) to be woken by {@link release}.
    */
-  async popParked(scope: { endpointId: string } | { orgId: string }): Promise<string | null> {
-    const key = 'endpointId' in scope ? this.keys.endpointParked(scope.endpointId) : this.keys.orgParked(scope.orgId);
-    return this.redis.lpop(key);
-  }
-
-  /** Whether a slot of both limits is free right now (expired leases excluded); takes nothing. */
-  async hasRoom(input: { endpointId: string; orgId: string; perEndpoint: number; perOrg: number; nowMs: number }): Promise<boolean> {
-    const [endpointCount, orgCount] = await Promise.all([
-      this.redis.zcount(this.keys.endpointLeases(input.endpointId), `(${input.nowMs}`, '+inf'),
-      this.redis.zcount(this.keys.orgLeases(input.orgId), `(${input.nowMs}`, '+inf'),
+  async acquire(input: LeaseKey & { perEndpoint: number; perOrg: number; nowMs: number; leaseMs: number; parkOrder: number; park: boolean }): Promise<AcquireResult> {
+    const r = await acquireScript.run(this.redis, this.scriptKeys(input), [
+      input.deliveryId,
+      input.nowMs,
+      input.nowMs + input.leaseMs,
+      input.perEndpoint,
+      input.perOrg,
+      input.park ? '1' : '0',
+      input.parkOrder,
+      input.leaseMs,
     ]);
-    return endpointCount < input.perEndpoint && orgCount < input.perOrg;
+    return r === 1 ? 'acquired' : r === 0 ? 'endpoint_full' : r === -1 ? 'org_full' : 'event_claimed';
+  }
+
+  /**
+   * Gives a slot (and the event's claim) back, and takes off their parked sets the deliveries that
+   * may use the room now: the caller wakes them. `perEndpoint`/`perOrg` are the limits the slot
+   * was taken under (0 to wake none). `released` is false when the delivery held no slot.
+   */
+  async release(input: LeaseKey & { perEndpoint: number; perOrg: number; nowMs: number }): Promise<{ released: boolean; woken: string[] }> {
+    const [released, ...woken] = (await releaseScript.run(this.redis, this.scriptKeys(input), [
+      input.deliveryId,
+      input.nowMs,
+      input.perEndpoint,
+      input.perOrg,
+    ])) as [number, ...string[]];
+    return { released: released === 1, woken };
+  }
+
+  /**
+   * Whether the delivery still waits in a parked set. A refused delivery that is no longer parked
+   * once its job is delayed was woken while it was being parked, and must wake itself.
+   */
+  async isParked(k: LeaseKey): Promise<boolean> {
+    const [endpoint, org, claim] = assertExec(
+      await this.redis
+        .pipeline()
+        .zscore(this.keys.endpointParked(k.endpointId), k.deliveryId)
+        .zscore(this.keys.orgParked(k.orgId), k.deliveryId)
+        .sismember(this.keys.eventClaimWaiters(k.endpointId, k.eventId), k.deliveryId)
+        .exec(),
+    ).map(([, value]) => value);
+    return endpoint !== null || org !== null || claim === 1;
   }
 
   /** Attempts in flight to an endpoint right now (expired leases excluded). */

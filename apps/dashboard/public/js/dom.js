@@ -36,14 +36,17 @@ export function s(tag, attrs, ...children) {
   return el;
 }
 
-/** A `<table class="stack">` whose cells carry their column name, so phones show one labelled card per row. */
-export function table(caption, columns, rows) {
+/**
+ * A `<table class="stack">` whose cells carry their column name, so phones show one labelled card
+ * per row. `rows` are `{cells, className?}`; `className` is added to the table.
+ */
+export function table(caption, columns, rows, className = '') {
   return h(
     'div',
     { class: 'table-wrap' },
     h(
       'table',
-      { class: 'stack' },
+      { class: `stack ${className}`.trim() },
       h('caption', { class: 'visually-hidden' }, caption),
       h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col' }, c)))),
       h(
@@ -53,7 +56,8 @@ export function table(caption, columns, rows) {
           h(
             'tr',
             { class: row.className },
-            row.cells.map((cell, i) => h('td', { 'data-label': columns[i], class: cell?.numeric ? 'num' : undefined }, cell?.numeric ? cell.value : cell)),
+            // One wrapper per cell: on phones each cell is a two-column grid, label and content.
+            row.cells.map((cell, i) => h('td', { 'data-label': columns[i], class: cell?.numeric ? 'num' : undefined }, h('div', null, cell?.numeric ? cell.value : cell))),
           ),
         ),
       ),
@@ -66,17 +70,21 @@ export function num(value) {
   return { numeric: true, value: value ?? '—' };
 }
 
-/** A definition list of facts: `[[label, value], …]`; empty values show as an em dash. */
+/**
+ * A definition list of facts: `[[label, value, wide?], …]`; empty values show as an em dash, a
+ * `wide` fact (a long id) takes two columns.
+ */
 export function facts(pairs) {
   return h(
     'dl',
     { class: 'facts' },
-    pairs.map(([label, value]) => h('div', null, h('dt', null, label), h('dd', null, value === null || value === undefined || value === '' ? '—' : value))),
+    pairs.map(([label, value, wide]) => h('div', { class: wide ? 'wide' : undefined }, h('dt', null, label), h('dd', null, value === null || value === undefined || value === '' ? '—' : value))),
   );
 }
 
 /** A status badge; the word is always shown, the colour only helps. */
 export function badge(status, label = status) {
-  const icons = { succeeded: '✓', active: '●', failed: '✕', disabled: '⛔', paused: '⏸', pending: '…', in_flight: '↗', cancelled: '–', held: '⏸' };
+  // Glyphs every common sans-serif font has (DejaVu included), so none renders as a box.
+  const icons = { succeeded: '✓', active: '●', failed: '✕', disabled: '⊘', paused: '‖', pending: '…', in_flight: '→', cancelled: '–', held: '‖' };
   return h('span', { class: `badge badge--${status}` }, h('span', { 'aria-hidden': 'true' }, icons[status] ?? ''), label.replace('_', ' '));
 }

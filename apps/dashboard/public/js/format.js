@@ -40,7 +40,11 @@ export function time(iso, { withRelative = false } = {}) {
   return el;
 }
 
-/** An id shortened for tables: `dlv_01JD…C0F` keeps its kind and its end. */
+/**
+ * An id shortened for tables: `dlv_…7XKQ2V8N` keeps its kind and its random end (the start is a
+ * timestamp, the same for ids made close together).
+ */
 export function shortId(id) {
-  return id && id.length > 16 ? `${id.slice(0, 8)}…${id.slice(-4)}` : id;
+  const m = /^([a-z]+_)(.{12,})$/.exec(id ?? '');
+  return m ? `${m[1]}…${m[2].slice(-8)}` : id;
 }

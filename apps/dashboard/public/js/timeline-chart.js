@@ -6,8 +6,8 @@ import { duration } from './format.js';
 const TICKS_MS = [0, 1e3, 5e3, 3e4, 6e4, 3e5, 18e5, 36e5, 72e5, 216e5, 432e5, 864e5, 1728e5, 2592e5, 6048e5, 12096e5, 2592e6];
 const ROW_HEIGHT = 30;
 const TOP = 16;
-const LEFT = 78;
-const RIGHT = 28;
+const LEFT = 44;
+const RIGHT = 16;
 const AXIS_SPACE = 40;
 const MIN_TICK_GAP = 64;
 
@@ -16,7 +16,7 @@ const MIN_TICK_GAP = 64;
  * `widthPx` wide. Returns a `<figure>` with the chart and a caption that says the result in words.
  */
 export function timelineChart(attempts, widthPx) {
-  const width = Math.max(320, Math.round(widthPx));
+  const width = Math.max(260, Math.round(widthPx));
   const maxMs = Math.max(...attempts.map((a) => a.latestMs), 1);
   const plot = width - LEFT - RIGHT;
   const x = (ms) => LEFT + Math.sqrt(ms / maxMs) * plot;
@@ -47,7 +47,7 @@ export function timelineChart(attempts, widthPx) {
     { class: 'chart', viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', 'aria-labelledby': 'timeline-caption', id: 'timeline-chart' },
     ticks.map((t) => [
       s('line', { class: 'grid', x1: x(t), x2: x(t), y1: TOP - 6, y2: axisY }),
-      s('text', { x: x(t), y: axisY + 18, 'text-anchor': t === 0 ? 'start' : 'middle' }, t === 0 ? '0' : duration(t)),
+      s('text', { x: x(t), y: axisY + 18, 'text-anchor': t === 0 ? 'start' : t === maxMs ? 'end' : 'middle' }, t === 0 ? '0' : duration(t)),
     ]),
     s('line', { class: 'axis', x1: LEFT, x2: width - RIGHT, y1: axisY, y2: axisY }),
     s('text', { x: width - RIGHT, y: axisY + 34, 'text-anchor': 'end' }, 'time after the first attempt (square-root scale)'),

@@ -11,7 +11,7 @@ function eventSection(event, error) {
     'div',
     { class: 'card' },
     facts([
-      ['Event id', h('code', null, event.id)],
+      ['Event id', h('code', null, event.id), true],
       ['Type', event.type],
       ['Timestamp', time(event.timestamp)],
       ['Idempotency key', event.idempotencyKey],

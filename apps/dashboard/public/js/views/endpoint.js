@@ -56,7 +56,7 @@ function actions(ctx, endpoint) {
       : actionButton(ctx, {
           id: 'pause',
           focusKey: 'pause-resume',
-          label: '⏸ Pause',
+          label: '‖ Pause',
           run: () => ctx.api.post(`/v1/endpoints/${id}/pause`),
           done: () => {
             ctx.notify('Endpoint paused: no attempts are made until you resume it; its policy decides what happens to queued deliveries.');
@@ -152,8 +152,8 @@ export async function endpointView(ctx) {
     inactive
       ? h(
           'p',
-          { class: `notice notice--error`, id: 'inactive-banner' },
-          endpoint.status === 'paused' ? '⏸ This endpoint is paused: no attempts are made until it is resumed.' : `⛔ This endpoint is disabled${endpoint.disabledReason ? `: ${endpoint.disabledReason}` : ''}.`,
+          { class: `notice notice--${endpoint.status === 'paused' ? 'warn' : 'error'}`, id: 'inactive-banner' },
+          endpoint.status === 'paused' ? '‖ This endpoint is paused: no attempts are made until it is resumed.' : `⊘ This endpoint is disabled${endpoint.disabledReason ? `: ${endpoint.disabledReason}` : ''}.`,
         )
       : null,
     h('h2', null, 'Health'),
@@ -171,7 +171,9 @@ export async function endpointView(ctx) {
         ['Event types', endpoint.eventTypes.join(', ')],
       ]),
     ),
-    ctx.canWrite ? [h('h2', null, 'Actions'), actions(ctx, endpoint), secretBox(endpoint, ctx)] : null,
+    ctx.canWrite
+      ? [h('h2', null, 'Actions'), actions(ctx, endpoint), secretBox(endpoint, ctx)]
+      : h('p', { class: 'hint', id: 'read-only-hint' }, 'This API key is read-only (it lacks the webhooks:write scope), so pausing, testing, rotating and redelivering are not offered.'),
     h('h2', { id: 'log-heading' }, 'Delivery log'),
     filter,
     inProgress && !cursor ? h('p', { class: 'hint' }, 'Deliveries are in progress; this log refreshes itself every 2 seconds.') : null,

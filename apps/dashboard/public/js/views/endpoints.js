@@ -24,7 +24,7 @@ export async function endpointsView(ctx) {
     h('p', { class: 'subtitle' }, 'Every URL your organisation delivers webhooks to. Open one for its delivery log and actions.'),
     rows.length === 0
       ? h('p', { class: 'empty card' }, cursor ? 'No more endpoints.' : 'No endpoints yet. Create one with POST /v1/endpoints.')
-      : table('Endpoints', ['URL', 'Status', 'Policy', 'Consecutive failures', 'Last success', 'Last failure'], rows),
+      : table('Endpoints', ['URL', 'Status', 'Policy', 'Consecutive failures', 'Last success', 'Last failure'], rows, 'endpoints-table'),
     h(
       'div',
       { class: 'pager' },

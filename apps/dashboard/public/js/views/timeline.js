@@ -7,8 +7,10 @@ import { timelineChart } from '../timeline-chart.js';
 export async function timelineView(ctx) {
   const [id] = ctx.params;
   const [endpoint, timeline] = await Promise.all([ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}`), ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}/timeline`)]);
+  // Drawn at the width it will be shown at, so its 12 px labels stay 12 px on a phone.
   const main = document.getElementById('main');
-  const width = Math.min(1100, (main?.clientWidth ?? 800) - 48);
+  const mainPadding = main ? parseFloat(getComputedStyle(main).paddingLeft) * 2 : 0;
+  const width = Math.min(1100, (main?.clientWidth ?? 800) - mainPadding - 44);
   const policy = endpoint.policy;
   const rows = timeline.attempts.map((a) => ({
     cells: [num(`#${a.attempt}`), num(a.attempt === 1 ? 'at once' : duration(a.earliestMs)), num(a.attempt === 1 ? 'at once' : duration(a.latestMs))],
