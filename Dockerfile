@@ -13,6 +13,7 @@ COPY packages/shared/package.json packages/shared/
 COPY packages/store/package.json packages/store/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
+COPY apps/dashboard/package.json apps/dashboard/
 RUN npm ci --no-audit --no-fund && npm cache clean --force
 
 COPY tsconfig.base.json tsconfig.json ./
@@ -22,5 +23,6 @@ COPY apps/ apps/
 # Set after `npm ci`, which would otherwise skip devDependencies.
 ENV NODE_ENV=production
 USER node
-EXPOSE 3000
+# ingest API on 3000; the sender's /healthz, /readyz and /metrics on 3001 (SENDER_PORT).
+EXPOSE 3000 3001
 CMD ["node", "--import", "tsx", "apps/ingest/src/main.ts"]

@@ -20,6 +20,10 @@ const WIDE = { width: 1280, height: 900 };
 const PHONE = { width: 375, height: 812 };
 const WRITE_BUTTONS = ['#pause', '#resume', '#send-test', '#rotate-secret', '#redeliver-failed', '#redeliver', '#create-key'];
 
+// Functions passed to page.evaluate run in the browser; the tests' tsconfig has no DOM types.
+declare const document: { activeElement: { id: string } | null; documentElement: { scrollWidth: number; clientWidth: number } };
+declare const location: { hash: string };
+
 /** Per test: a browser flow waits on real deliveries. */
 const TEST_TIMEOUT_MS = 60_000;
 
@@ -121,9 +125,10 @@ function row(page: Page, text: string) {
 }
 
 test('watch deliveries fail, fix the receiver, redeliver, follow the link to the original, pause and resume', async () => {
-  const posted = [];
-  for (const n of [1, 2]) posted.push((await postern.api('POST', '/v1/events', { key: adminKey, body: { type: 'invoice.paid', data: { invoice: `in_${n}` } } })).body);
-  firstFailedId = posted[0].deliveries[0].id;
+  const post = async (invoice: string) => (await postern.api('POST', '/v1/events', { key: adminKey, body: { type: 'invoice.paid', data: { invoice } } })).body as { id: string; deliveries: [{ id: string }] };
+  const first = await post('in_1');
+  const second = await post('in_2');
+  firstFailedId = first.deliveries[0].id;
 
   const page = await newTab();
   await signIn(page, adminKey);
@@ -144,7 +149,7 @@ test('watch deliveries fail, fix the receiver, redeliver, follow the link to the
   const newestRow = await row(page, 'failed').first().innerText();
   expect(newestRow).toContain('http_500');
   expect(newestRow).toContain('500');
-  expect(await page.locator('tbody tr a.mono').first().getAttribute('href')).toBe(`#/deliveries/${posted[1].deliveries[0].id}`);
+  expect(await page.locator('tbody tr a.mono').first().getAttribute('href')).toBe(`#/deliveries/${second.deliveries[0].id}`);
   const health = await page.locator('.facts').first().innerText();
   expect(health).toMatch(/Consecutive failures\s*4/);
   await shoot(page, 'endpoint');
@@ -174,7 +179,7 @@ test('watch deliveries fail, fix the receiver, redeliver, follow the link to the
   expect(await page.locator('table').first().innerText()).toMatch(/#1[\s\S]*200/);
   expect(await page.locator('.notice').innerText()).toContain('Redelivery queued');
   await shoot(page, 'delivery-redelivered');
-  expect(receiver.requests.filter((r) => r.headers['webhook-id'] === posted[0].id).map((r) => r.headers['webhook-attempt'])).toEqual(['1', '2', '1']);
+  expect(receiver.requests.filter((r) => r.headers['webhook-id'] === first.id).map((r) => r.headers['webhook-attempt'])).toEqual(['1', '2', '1']);
 
   await page.click('#original-link');
   await page.locator('h1', { hasText: firstFailedId }).waitFor();
@@ -270,7 +275,7 @@ test('a read-only key sees no write buttons, and its write calls get 403', async
       return Promise.all(
         calls.map(async (path) => {
           const res = await fetch(path, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
-          return { path, status: res.status, error: (await res.json()).error };
+          return { path, status: res.status, error: ((await res.json()) as { error: unknown }).error };
         }),
       );
     },
@@ -328,6 +333,8 @@ test('every page at phone width (375 px): nothing overflows sideways', async () 
   const signin = await newTab(PHONE);
   await signin.goto(`${postern.baseUrl}/dashboard/`);
   await signin.locator('#api-key').waitFor();
+  // Signed out: no navigation to pages that would only answer 401.
+  expect(await signin.locator('nav[aria-label="Main"]').isVisible()).toBe(false);
   await shoot(signin, 'sign-in');
   await signin.close();
   expect(pageErrors).toEqual([]);

@@ -45,7 +45,7 @@ describe('auth', () => {
     const res = await fetch(`${postern.baseUrl}${BOARD}`, { headers: authorization ? { authorization } : {} });
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Basic realm="Postern"');
-    expect((await res.json()).error.code).toBe('unauthorized');
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
   });
 
   test("an org's API key is not the admin token", async () => {
@@ -62,7 +62,8 @@ describe('auth', () => {
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     const api = await fetch(`${postern.baseUrl}${BOARD}/api/queues`, { headers: { authorization } });
     expect(api.status).toBe(200);
-    const queue = (await api.json()).queues.find((q: { name: string }) => q.name === 'deliveries');
+    const { queues } = (await api.json()) as { queues: { name: string; counts: Record<string, number>; readOnlyMode: boolean }[] };
+    const queue = queues.find((q) => q.name === 'deliveries')!;
     expect(queue.counts.waiting).toBe(3);
     expect(queue.readOnlyMode).toBe(true);
   });

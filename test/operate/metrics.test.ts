@@ -150,6 +150,9 @@ test('ingest metrics count requests by method, route pattern and status', async 
   // Refused by the auth middleware before any route ran: still named by its pattern.
   expect((await postern.api('GET', `/v1/endpoints/${ep.id}`)).status).toBe(401);
   expect((await postern.api('GET', '/no/such/path/abc123')).status).toBe(404);
+  // Sub-apps are one label each, whatever path under them was asked for.
+  expect((await postern.api('GET', '/admin/queues/api/queues/xyz789')).status).toBe(401);
+  await postern.api('GET', '/dashboard/no-such-file-qwe456.js');
   expect((await postern.api('POST', '/v1/events', { key, body: { type: 'm.none', data: 1 } })).status).toBe(202);
 
   const { text, samples, contentType } = await scrape(`${postern.baseUrl}/metrics`);
@@ -161,11 +164,14 @@ test('ingest metrics count requests by method, route pattern and status', async 
   expect(v({ method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
   expect(v({ method: 'POST', route: '/v1/events', status: '202' })).toBeGreaterThanOrEqual(1);
   expect(v({ method: 'POST', route: '/v1/orgs', status: '201' })).toBe(1);
+  expect(v({ method: 'GET', route: '/admin/queues', status: '401' })).toBe(1);
+  expect(v({ method: 'GET', route: '/dashboard' })).toBe(1);
   expect(sampleValue(samples, 'postern_http_request_duration_seconds_count', { method: 'POST', route: '/v1/events' })).toBeGreaterThanOrEqual(1);
   expect(sampleValue(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
 
   const routes = new Set(samples.filter((s) => s.name === 'postern_http_requests_total').map((s) => s.labels.route));
-  for (const route of routes) expect(route === 'unmatched' || route === '/admin/queues' || route?.startsWith('/')).toBe(true);
+  for (const route of routes) expect(route === 'unmatched' || route?.startsWith('/')).toBe(true);
+  expect([...routes].filter((r) => /[0-9A-Z]{10}/.test(r ?? ''))).toEqual([]);
   expect(text).not.toContain(ep.id);
-  expect(text).not.toContain('abc123');
+  for (const raw of ['abc123', 'xyz789', 'qwe456']) expect(text).not.toContain(raw);
 });

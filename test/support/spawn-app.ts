@@ -21,12 +21,13 @@ export interface SpawnedApp {
 
 /**
  * Spawns `node --import tsx apps/<app>/src/main.ts` with the test's environment plus `env`
- * (without the test runner's NODE_OPTIONS, so the child prints nothing of its own).
+ * (without the test runner's NODE_OPTIONS, so the child prints nothing of its own). `nodeArgs`
+ * go before the script, e.g. `--cpu-prof`.
  */
-export function spawnApp(app: 'ingest' | 'sender', env: Record<string, string | undefined>): SpawnedApp {
+export function spawnApp(app: 'ingest' | 'sender', env: Record<string, string | undefined>, nodeArgs: readonly string[] = []): SpawnedApp {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: undefined, ...env };
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', `apps/${app}/src/main.ts`], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', `apps/${app}/src/main.ts`], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout: string[] = [];
   const stderr: string[] = [];
   const collect = (into: string[]) => {

@@ -3,8 +3,11 @@ import { collectDefaultMetrics, Counter, Histogram, type Registry } from 'prom-c
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-/** Route label of every request under Bull Board: its own paths are many, the label is one. */
-export const ADMIN_QUEUES_ROUTE = '/admin/queues';
+/**
+ * Sub-apps mounted on a path (Bull Board, the dashboard's static files): each is one route label,
+ * whatever path under it was asked for.
+ */
+export const MOUNTED_ROUTES: readonly string[] = ['/admin/queues', '/dashboard'];
 /** Route label of a request that matched no route (404). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
@@ -24,8 +27,8 @@ export interface IngestMetrics {
  * - `postern_http_requests_total{method, route, status}`: requests answered;
  * - `postern_http_request_duration_seconds{method, route}`: time to the last byte of the answer.
  *
- * Labels are bounded: `route` is the express pattern (`/v1/endpoints/:id`), `/admin/queues` for
- * all of Bull Board, or `unmatched`; `method` is one of the standard methods or `OTHER`.
+ * Labels are bounded: `route` is the express pattern (`/v1/endpoints/:id`), the mount path for
+ * Bull Board (`/admin/queues`) and the dashboard (`/dashboard`), or `unmatched`; `method` is one of the standard methods or `OTHER`.
  * Throws when `registry` already holds these metrics.
  */
 export function createIngestMetrics(registry: Registry): IngestMetrics {
@@ -48,7 +51,8 @@ export function createIngestMetrics(registry: Registry): IngestMetrics {
     registry,
     middleware(resolveRoute) {
       const routeOf = (req: Request): string => {
-        if (req.originalUrl.startsWith(ADMIN_QUEUES_ROUTE)) return ADMIN_QUEUES_ROUTE;
+        const mounted = MOUNTED_ROUTES.find((m) => req.originalUrl === m || req.originalUrl.startsWith(`${m}/`) || req.originalUrl.startsWith(`${m}?`));
+        if (mounted) return mounted;
         const matched = (req.route as { path?: unknown } | undefined)?.path;
         if (typeof matched === 'string') return matched;
         const path = req.originalUrl.split('?', 1)[0] ?? '/';

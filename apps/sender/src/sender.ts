@@ -43,7 +43,7 @@ export interface SenderDeps {
     reconcileGraceMs: number;
     /** How often the janitor removes deliveries past retention, ms; 0 = never. */
     janitorIntervalMs?: number;
-    /** A delivery refused a concurrency slot waits between this and twice this long for a wake-up, ms (default 30 000). */
+    /** A delivery refused a concurrency slot waits between this and twice this long for a wake-up it missed, ms (default 120 000): wake-ups are lost only with a sender that dies while releasing. */
     parkSafetyDelayMs?: number;
     /** How long a job's lock lasts without renewal, ms (BullMQ `lockDuration`, default 30 000): a killed sender's attempts run again after about this long. */
     lockDurationMs?: number;
@@ -88,7 +88,7 @@ export function createSender(deps: SenderDeps): Sender {
   };
 
   const gate = createConcurrencyGate({ store: deps.store, queue: deps.queue, clock: deps.clock, logger: deps.logger });
-  const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 30_000;
+  const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 120_000;
 
   const processor = async (job: Job<DeliveryJobData>, token?: string): Promise<string> => {
     const parsed = deliveryJobDataSchema.safeParse(job.data);

@@ -97,14 +97,14 @@ export function spawnSender(env: Record<string, string>): AppProcess {
   return spawnApp('sender', `sender-${senderCount}`, { SENDER_HOST: '127.0.0.1', SENDER_PORT: '0', ...env });
 }
 
-/** Starts an ingest child on a free port and waits until `/healthz` answers. */
+/** Starts an ingest child on a free port and waits until `/readyz` answers 200 (its Redis connection is up). */
 export async function spawnIngest(env: Record<string, string>, timeoutMs = 20_000): Promise<IngestProcess> {
   const port = await freePort();
   const app = spawnApp('ingest', `ingest-${port}`, { HOST: '127.0.0.1', PORT: String(port), ...env });
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntil(`ingest on ${baseUrl} to answer /healthz`, async () => {
+  await waitUntil(`ingest on ${baseUrl} to be ready`, async () => {
     if (app.exited) throw new Error(`ingest exited early\n${app.output()}`);
-    const r = await fetch(`${baseUrl}/healthz`).catch(() => null);
+    const r = await fetch(`${baseUrl}/readyz`).catch(() => null);
     return r?.ok === true;
   }, timeoutMs, 100);
   return Object.assign(app, { baseUrl });

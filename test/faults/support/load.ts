@@ -21,3 +21,45 @@ export async function postEvents(api: ApiClient, key: string, count: number, con
   await Promise.all(Array.from({ length: concurrency }, lane));
   return out;
 }
+
+/** One answer of {@link startProducer}: the status (0 = no HTTP answer), how long it took, the body. */
+export interface ProducerAnswer {
+  status: number;
+  ms: number;
+  body: any;
+  headers: Headers | null;
+}
+
+/** A producer posting events without pause until stopped. */
+export interface Producer {
+  readonly answers: ProducerAnswer[];
+  /** Event ids that got 202. */
+  accepted(): string[];
+  /** Stops posting and resolves once the requests in flight are answered. */
+  stop(): Promise<void>;
+}
+
+/** Starts `lanes` loops, each posting one event after the other until {@link Producer.stop}. */
+export function startProducer(api: ApiClient, key: string, lanes = 2, type = 'load.test'): Producer {
+  const answers: ProducerAnswer[] = [];
+  let stopped = false;
+  let n = 0;
+  const lane = async () => {
+    while (!stopped) {
+      const sentAt = Date.now();
+      const r = await api('POST', '/v1/events', { key, body: { type, data: { n: n++ } } }).catch(() => null);
+      answers.push({ status: r?.status ?? 0, ms: Date.now() - sentAt, body: r?.body, headers: r?.headers ?? null });
+      // A refused request comes back at once: do not spin on it.
+      if (r?.status !== 202) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const running = Promise.all(Array.from({ length: lanes }, lane));
+  return {
+    answers,
+    accepted: () => answers.filter((a) => a.status === 202).map((a) => a.body.id as string),
+    async stop() {
+      stopped = true;
+      await running;
+    },
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * Plumbing for `npm run bench` (bench/run.ts): a private Redis, the receiver process, Postern's two
+ * apps as processes, a lean HTTP client for producers, RSS sampling and percentiles.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { createRedisConnection } from '@postern/store';
+import type { Redis } from 'ioredis';
+import { findRedisServer, startLocalRedis, stopRedis } from '../scripts/redis-util.mjs';
+import { REPO_ROOT, spawnApp, type SpawnedApp } from '../test/support/spawn-app.js';
+
+export { REPO_ROOT };
+
+/** The admin token of the benchmark's ingest. */
+export const BENCH_ADMIN_TOKEN = 'bench-admin-token-0123456789';
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The Redis every scenario runs on. */
+export interface BenchRedis {
+  url: string;
+  /** True when the benchmark started it (so `used_memory` counts only the benchmark's keys). */
+  own: boolean;
+  client: Redis;
+  usedMemory(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a private redis-server (AOF everysec and noeviction, as production runs it; no RDB
+ * snapshots) on a free port, so memory figures count only the benchmark's keys. Without
+ * redis-server it falls back to `REDIS_URL` and says memory figures include other keys.
+ */
+export async function startBenchRedis(log: (line: string) => void): Promise<BenchRedis> {
+  let url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  let child: ChildProcess | null = null;
+  const dataDir = path.join(REPO_ROOT, '.data', `bench-redis-${process.pid}`);
+  if (findRedisServer()) {
+    const port = await freePort();
+    child = await startLocalRedis({ port, dataDir, extraArgs: ['--save', '', '--maxmemory-policy', 'noeviction'] });
+    url = `redis://127.0.0.1:${port}`;
+  } else {
+    log(`redis-server not found: using REDIS_URL (${url}); used_memory then includes other keys`);
+  }
+  const client = createRedisConnection(url, 'worker');
+  await client.ping();
+  return {
+    url,
+    own: child !== null,
+    client,
+    async usedMemory() {
+      const info = await client.info('memory');
+      return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? 0);
+    },
+    async stop() {
+      await client.quit().catch(() => undefined);
+      if (child) {
+        await stopRedis(child, 5000);
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+/** The receiver process (bench/receiver.ts). */
+export interface ReceiverProcess {
+  base: string;
+  stats(): Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[] }>;
+  reset(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts bench/receiver.ts as its own process and waits for its port. */
+export async function startReceiverProcess(): Promise<ReceiverProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/receiver.ts'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString('utf8')) as { port: number }).port));
+    child.once('exit', (code) => reject(new Error(`receiver exited with ${code}`)));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    base,
+    stats: async () => (await fetch(`${base}/_stats`)).json() as Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[] }>,
+    reset: async () => void (await fetch(`${base}/_reset`, { method: 'POST' })).text(),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** Postern's ingest and sender as processes on one key prefix, as `npm start` runs them. */
+export interface PosternProcesses {
+  ingest: SpawnedApp;
+  sender: SpawnedApp | null;
+  apiBase: string;
+  prefix: string;
+  startSender(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns ingest (and, unless `withSender` is false, a sender) with LOG_LEVEL=warn: per-request
+ * info lines to a pipe would measure the terminal, not Postern. `nodeArgs` (e.g. `--cpu-prof`)
+ * go to both.
+ */
+export async function startPosternProcesses(opts: { redisUrl: string; prefix: string; concurrency: number; withSender?: boolean; nodeArgs?: (app: 'ingest' | 'sender') => string[] }): Promise<PosternProcesses> {
+  const env = {
+    REDIS_URL: opts.redisUrl,
+    REDIS_PREFIX: opts.prefix,
+    LOG_LEVEL: 'warn',
+    ALLOWED_ADDRESSES: '127.0.0.1',
+    ADMIN_TOKEN: BENCH_ADMIN_TOKEN,
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    SENDER_HOST: '127.0.0.1',
+    SENDER_PORT: String(await freePort()),
+    SENDER_CONCURRENCY: String(opts.concurrency),
+    NODE_ENV: 'production',
+  };
+  const ingest = spawnApp('ingest', env, opts.nodeArgs?.('ingest') ?? []);
+  const apiBase = `http://127.0.0.1:${env.PORT}`;
+  const ready = async (base: string, what: string) => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const ok = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+      if (ok) return;
+      if (Date.now() > deadline) throw new Error(`${what} not ready within 30 s`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  await ready(apiBase, 'ingest');
+  const processes: PosternProcesses = {
+    ingest,
+    sender: null,
+    apiBase,
+    prefix: opts.prefix,
+    async startSender() {
+      processes.sender = spawnApp('sender', env, opts.nodeArgs?.('sender') ?? []);
+      await ready(`http://127.0.0.1:${env.SENDER_PORT}`, 'sender');
+    },
+    async stop() {
+      await Promise.all([ingest.stop(), processes.sender?.stop()]);
+    },
+  };
+  if (opts.withSender !== false) await processes.startSender();
+  return processes;
+}
+
+/** Resident set size of a process, bytes (Linux /proc), or 0 when it is gone. */
+export function rssBytes(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Number(kb) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples the peak RSS of some processes every 200 ms until stopped. */
+export function sampleRss(pids: Record<string, number | undefined>): { stop(): Record<string, number> } {
+  const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, 0]));
+  const take = () => {
+    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name] ?? 0, rssBytes(pid));
+  };
+  take();
+  const timer = setInterval(take, 200);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return peak;
+    },
+  };
+}
+
+/** A keep-alive JSON client for the producers: lighter than fetch, so the driver is not the bottleneck. */
+export function jsonClient(base: string, maxSockets: number) {
+  const agent = new Agent({ keepAlive: true, maxSockets });
+  const url = new URL(base);
+  return {
+    post(pathname: string, body: unknown, token?: string): Promise<{ status: number; body: any }> {
+      const payload = JSON.stringify(body);
+      return new Promise((resolve, reject) => {
+        const req = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: pathname,
+            method: 'POST',
+            agent,
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const text = Buffer.concat(chunks).toString('utf8');
+              resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
+      });
+    },
+    close() {
+      agent.destroy();
+    },
+  };
+}
+
+/** The p-th percentile (0..100) of `values`, nearest rank; NaN when empty. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+/** Waits until `check` is true, polling every `intervalMs`; false when `timeoutMs` passed first. */
+export async function pollUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, intervalMs = 50): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  return check();
+}
+
+/** Sum of `MEMORY USAGE` of every key under `prefix:` (SCAN; what Redis itself charges to them). */
+export async function memoryUnderPrefix(redis: Redis, prefix: string): Promise<{ bytes: number; keys: number }> {
+  let cursor = '0';
+  let bytes = 0;
+  let keys = 0;
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 2000);
+    cursor = next;
+    if (batch.length === 0) continue;
+    const pipeline = redis.pipeline();
+    for (const key of batch) pipeline.memory('USAGE', key, 'SAMPLES', '0');
+    for (const [, n] of (await pipeline.exec()) ?? []) bytes += Number(n ?? 0);
+    keys += batch.length;
+  } while (cursor !== '0');
+  return { bytes, keys };
+}

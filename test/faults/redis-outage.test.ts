@@ -1,0 +1,97 @@
+import { Redis } from 'ioredis';
+import type { Queue } from 'bullmq';
+import { createDeliveryQueue, createKeySchema } from '@postern/store';
+import { apiClient, type ApiClient } from '../support/api-client.js';
+import { fastPolicy, TEST_ADMIN_TOKEN } from '../support/postern.js';
+import { startReceiver, type TestReceiver } from '../support/receiver.js';
+import { waitUntil } from '../support/wait-until.js';
+import { killAllApps, spawnIngest, spawnSender, waitForSenders, type AppProcess, type IngestProcess } from './support/app-process.js';
+import { startProducer } from './support/load.js';
+import { startPrivateRedis, type PrivateRedis } from './support/private-redis.js';
+
+/**
+ * Issue 5: Redis unreachable for a few seconds (a test-owned redis-server, stopped and started
+ * again). Ingest answers 503 with a clear error, fast, and never 202 for an event it did not
+ * store; the sender reconnects by itself; afterwards every event that got a 202 is delivered.
+ */
+
+const PREFIX = 'outage';
+let redis: PrivateRedis;
+let ingest: IngestProcess;
+let sender: AppProcess;
+let receiver: TestReceiver;
+let conn: Redis;
+let queue: Queue;
+let api: ApiClient;
+
+beforeAll(async () => {
+  redis = await startPrivateRedis({ appendfsync: 'everysec' });
+  const env = { REDIS_URL: redis.url, REDIS_PREFIX: PREFIX };
+  [ingest, receiver] = await Promise.all([spawnIngest(env), startReceiver()]);
+  sender = spawnSender(env);
+  conn = new Redis(redis.url, { maxRetriesPerRequest: null });
+  conn.on('error', () => undefined); // refused while Redis is down, on purpose
+  queue = createDeliveryQueue(conn, createKeySchema(PREFIX).queuePrefix);
+  queue.on('error', () => undefined);
+  await waitForSenders(queue, 1, [sender]);
+  api = apiClient(ingest.baseUrl);
+}, 60_000);
+afterAll(async () => {
+  await killAllApps();
+  await receiver?.close();
+  await queue?.close();
+  conn?.disconnect();
+  await redis?.close();
+});
+
+test('Redis down for a few seconds: 503 fast and clear, no 202 lost, the sender reconnects by itself', async () => {
+  const org = await api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name: 'outage' } });
+  expect(org.status).toBe(201);
+  const key = org.body.apiKey as string;
+  expect((await api('POST', '/v1/endpoints', { key, body: { url: receiver.url, policy: fastPolicy(5, 200) } })).status).toBe(201);
+
+  const producer = startProducer(api, key, 2);
+  try {
+    await waitUntil('20 events accepted', () => producer.accepted().length >= 20, 20_000);
+    await redis.stop();
+    const stoppedAt = Date.now();
+    const downAt = producer.answers.length;
+    await waitUntil('5 events refused', () => producer.answers.slice(downAt).filter((a) => a.status === 503).length >= 5, 10_000);
+    const readyStartedAt = Date.now();
+    const ready = await api('GET', '/readyz');
+    expect(Date.now() - readyStartedAt).toBeLessThan(3000);
+    expect(ready.status).toBe(503);
+    expect(ready.body.failing).toContain('redis');
+    // Down for 3 s in all, then back with its data.
+    await new Promise((r) => setTimeout(r, Math.max(0, stoppedAt + 3000 - Date.now())));
+    await redis.start();
+    const upAt = producer.answers.length;
+    await waitUntil('20 events accepted after the restart', () => producer.answers.slice(upAt).filter((a) => a.status === 202).length >= 20, 30_000);
+  } finally {
+    await producer.stop();
+  }
+
+  const refused = producer.answers.filter((a) => a.status !== 202);
+  expect(refused.length).toBeGreaterThanOrEqual(5);
+  // Every refusal is a clear, quick 503: never a 500, a hang or a dropped connection.
+  expect(refused.filter((a) => a.status !== 503).map((a) => [a.status, a.body])).toEqual([]);
+  for (const a of refused) {
+    expect(a.body.error.code).toBe('service_unavailable');
+    expect(a.body.error.message).toMatch(/unavailable/);
+    expect(a.headers?.get('retry-after')).toBeTruthy();
+  }
+  const slowestRefusalMs = Math.max(...refused.map((a) => a.ms));
+  expect(slowestRefusalMs).toBeLessThan(2500);
+
+  // Every 202 is delivered, by the same sender process: it reconnected by itself.
+  const accepted = producer.accepted();
+  await waitUntil('every accepted event delivered', () => {
+    const seen = new Set(receiver.requests.map((r) => r.headers['webhook-id']));
+    return accepted.every((id) => seen.has(id));
+  }, 30_000, 100).catch((err: Error) => {
+    throw new Error(`${err.message}\n${sender.output()}\n${ingest.output()}`);
+  });
+  console.info(`redis-outage: ${accepted.length} events got 202 and were all delivered; ${refused.length} got 503, the slowest in ${slowestRefusalMs} ms`);
+  expect(sender.exited).toBe(false);
+  expect((await api('GET', '/readyz')).status).toBe(200);
+}, 90_000);

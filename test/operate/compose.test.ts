@@ -1,0 +1,77 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { REPO_ROOT } from '../support/spawn-app.js';
+
+/**
+ * Issue 6 docker-compose.yml: Redis with AOF and noeviction, ingest, sender and Prometheus
+ * scraping both, each with a health check. Docker is not needed: the files are read as YAML.
+ */
+
+const compose = parse(readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as any;
+const services = compose.services as Record<string, any>;
+
+/** `KEY: value` environment of a service, as strings. */
+const envOf = (service: any): Record<string, string> => Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, String(v)]));
+const healthcheckOf = (service: any): string => (service.healthcheck?.test ?? []).join(' ');
+
+test('it runs redis, ingest, sender and prometheus, each with a health check', () => {
+  expect(Object.keys(services).sort()).toEqual(['ingest', 'prometheus', 'redis', 'sender']);
+  for (const [name, service] of Object.entries(services)) expect({ name, healthcheck: healthcheckOf(service).length > 0 }).toEqual({ name, healthcheck: true });
+});
+
+test('redis keeps an AOF, never evicts, persists to a volume and is published on loopback only', () => {
+  const redis = services.redis;
+  const command = redis.command as string[];
+  const flag = (name: string) => command[command.indexOf(name) + 1];
+  expect(command[0]).toBe('redis-server');
+  expect(flag('--appendonly')).toBe('yes');
+  expect(['always', 'everysec']).toContain(flag('--appendfsync'));
+  expect(flag('--maxmemory-policy')).toBe('noeviction');
+  expect(redis.volumes.some((v: string) => v.endsWith(':/data'))).toBe(true);
+  expect(redis.ports).toEqual(['127.0.0.1:6379:6379']);
+  expect(healthcheckOf(redis)).toContain('redis-cli ping');
+});
+
+test('ingest listens on 3000, waits for a healthy redis, and its health check asks /readyz', () => {
+  const ingest = services.ingest;
+  const env = envOf(ingest);
+  expect(env.PORT).toBe('3000');
+  expect(env.REDIS_URL).toBe('redis://redis:6379');
+  expect(env.ADMIN_TOKEN).toMatch(/^\$\{ADMIN_TOKEN:\?/);
+  expect(ingest.ports).toContain('3000:3000');
+  expect(ingest.command.join(' ')).toContain('apps/ingest/src/main.ts');
+  expect(ingest.depends_on.redis.condition).toBe('service_healthy');
+  expect(healthcheckOf(ingest)).toContain('http://127.0.0.1:3000/readyz');
+});
+
+test('the sender serves health and metrics on SENDER_PORT 3001 inside the network', () => {
+  const sender = services.sender;
+  const env = envOf(sender);
+  expect(env.SENDER_PORT).toBe('3001');
+  expect(env.REDIS_URL).toBe('redis://redis:6379');
+  expect(sender.expose.map(String)).toContain('3001');
+  expect(sender.command.join(' ')).toContain('apps/sender/src/main.ts');
+  expect(sender.depends_on.redis.condition).toBe('service_healthy');
+  expect(healthcheckOf(sender)).toContain('http://127.0.0.1:3001/readyz');
+  // Long enough for SHUTDOWN_GRACE_MS (30 s by default) to run out before a SIGKILL.
+  expect(parseInt(sender.stop_grace_period, 10)).toBeGreaterThan(30);
+});
+
+test('prometheus scrapes /metrics of both apps on the ports they listen on', () => {
+  const prometheus = services.prometheus;
+  const mount = (prometheus.volumes as string[]).find((v) => v.includes('prometheus.yml'))!;
+  const [hostPath, containerPath] = mount.split(':');
+  expect(containerPath).toBe('/etc/prometheus/prometheus.yml');
+  expect(prometheus.command.join(' ')).toContain(`--config.file=${containerPath}`);
+  expect(prometheus.ports).toEqual(['127.0.0.1:9090:9090']);
+  expect(healthcheckOf(prometheus)).toContain('/-/ready');
+
+  const configPath = path.join(REPO_ROOT, hostPath!);
+  expect(existsSync(configPath)).toBe(true);
+  const config = parse(readFileSync(configPath, 'utf8')) as any;
+  const jobs = Object.fromEntries((config.scrape_configs as any[]).map((j) => [j.job_name, j]));
+  const target = (job: any) => ({ path: job.metrics_path ?? '/metrics', names: job.dns_sd_configs[0].names, port: job.dns_sd_configs[0].port });
+  expect(target(jobs['postern-ingest'])).toEqual({ path: '/metrics', names: ['ingest'], port: Number(envOf(services.ingest).PORT) });
+  expect(target(jobs['postern-sender'])).toEqual({ path: '/metrics', names: ['sender'], port: Number(envOf(services.sender).SENDER_PORT) });
+});
