@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { parse as parseYaml } from 'yaml';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { createRedisConnection } from '@postern/store';
@@ -36,8 +37,14 @@ export interface BenchRedis {
   stop(): Promise<void>;
 }
 
+/** The flags docker-compose.yml starts Redis with (after `redis-server`): production's settings. */
+export function composeRedisFlags(): string[] {
+  const compose = parseYaml(readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: { redis: { command: string[] } } };
+  return compose.services.redis.command.slice(1);
+}
+
 /**
- * Starts a private redis-server (AOF everysec and noeviction, as production runs it; no RDB
+ * Starts a private redis-server with docker-compose.yml's flags (AOF, noeviction, …; no RDB
  * snapshots) on a free port, so memory figures count only the benchmark's keys. Without
  * redis-server it falls back to `REDIS_URL` and says memory figures include other keys.
  */
@@ -47,7 +54,7 @@ export async function startBenchRedis(log: (line: string) => void): Promise<Benc
   const dataDir = path.join(REPO_ROOT, '.data', `bench-redis-${process.pid}`);
   if (findRedisServer()) {
     const port = await freePort();
-    child = await startLocalRedis({ port, dataDir, extraArgs: ['--save', '', '--maxmemory-policy', 'noeviction'] });
+    child = await startLocalRedis({ port, dataDir, extraArgs: [...composeRedisFlags(), '--save', ''] });
     url = `redis://127.0.0.1:${port}`;
   } else {
     log(`redis-server not found: using REDIS_URL (${url}); used_memory then includes other keys`);

@@ -27,21 +27,29 @@ export interface Cost {
   percent: number;
 }
 
-/** A profile's busy time and its top components and functions. */
+/** A profile's busy time and its top components and functions (start-up module loading left out). */
 export interface ProfileSummary {
   busyMs: number;
+  /** Time spent loading modules at start-up, not in `busyMs`. */
+  startupMs: number;
   wallMs: number;
   components: Cost[];
   functions: Cost[];
 }
 
+/** Label of the time spent loading and compiling modules at start-up (tsx, Node's loaders). */
+export const STARTUP = 'start-up: loading modules';
+
 /** The component a frame belongs to: `pkg:got`, `postern:apps/sender`, `node:http`, `GC`, … */
 export function componentOf(url: string, functionName: string): string {
+  if (url.includes('/node_modules/tsx/') || /^node:internal\/(modules|deps\/cjs-module-lexer|bootstrap)/.test(url)) return STARTUP;
   if (url === '') {
     if (functionName === '(garbage collector)') return 'GC';
     if (functionName === '(program)') return 'native (program)';
     if (functionName === '(idle)') return 'idle';
-    return 'native';
+    // Socket writes: every Redis command and HTTP request is at least one.
+    if (/^(writeUtf8String|writeBuffer|writev|writeLatin1String|writeAsciiString|writeUcs2String)$/.test(functionName)) return 'native: socket writes';
+    return 'native: other';
   }
   const nm = url.lastIndexOf('/node_modules/');
   if (nm >= 0) {
@@ -71,12 +79,17 @@ export function summariseCpuProfile(path: string, top = 8): ProfileSummary {
   const byComponent = new Map<string, number>();
   const byFunction = new Map<string, number>();
   let busyUs = 0;
+  let startupUs = 0;
   for (const node of profile.nodes) {
     const us = selfUs.get(node.id) ?? 0;
     if (us === 0) continue;
     const { functionName, url, lineNumber } = node.callFrame;
     const component = componentOf(url, functionName);
     if (component === 'idle') continue;
+    if (component === STARTUP) {
+      startupUs += us;
+      continue;
+    }
     busyUs += us;
     byComponent.set(component, (byComponent.get(component) ?? 0) + us);
     const fn = `${functionName || '(anonymous)'} ${url ? `${url.replace(/^.*\/node_modules\//, '').replace(/^file:\/\/.*?\/(apps|packages)\//, '$1/')}:${lineNumber + 1}` : ''}`.trim();
@@ -87,5 +100,5 @@ export function summariseCpuProfile(path: string, top = 8): ProfileSummary {
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([name, us]) => ({ name, ms: Math.round(us / 1000), percent: busyUs > 0 ? Math.round((us / busyUs) * 1000) / 10 : 0 }));
-  return { busyMs: Math.round(busyUs / 1000), wallMs: Math.round((profile.endTime - profile.startTime) / 1000), components: rank(byComponent), functions: rank(byFunction) };
+  return { busyMs: Math.round(busyUs / 1000), startupMs: Math.round(startupUs / 1000), wallMs: Math.round((profile.endTime - profile.startTime) / 1000), components: rank(byComponent), functions: rank(byFunction) };
 }

@@ -170,7 +170,11 @@ export async function posternThroughput(p: PosternProcesses, receiver: ReceiverP
   return finishRun(p, receiver, { started, events, deliveries, producingSeconds, rss }, 120_000);
 }
 
-/** (3) Postern end to end at a fixed offered rate (open loop): latency when not saturated. */
+/**
+ * (3) Postern end to end at a fixed offered rate (open loop): latency when not saturated.
+ * `offeredPerSecond` is the rate the events actually went out at: below the target when ingest
+ * could not keep up (requests then wait in the client's queue).
+ */
 export async function posternAtRate(p: PosternProcesses, receiver: ReceiverProcess, org: BenchOrg, opts: { eventsPerSecond: number; durationS: number }): Promise<EndToEnd & { offeredPerSecond: number }> {
   const api = jsonClient(p.apiBase, 256);
   await receiver.reset();

@@ -28,6 +28,8 @@ test('redis keeps an AOF, never evicts, persists to a volume and is published on
   expect(flag('--appendonly')).toBe('yes');
   expect(['always', 'everysec']).toContain(flag('--appendfsync'));
   expect(flag('--maxmemory-policy')).toBe('noeviction');
+  // Delivery, event and job hashes stay compact listpacks (README "Redis settings").
+  expect(Number(flag('--hash-max-listpack-value'))).toBeGreaterThanOrEqual(256);
   expect(redis.volumes.some((v: string) => v.endsWith(':/data'))).toBe(true);
   expect(redis.ports).toEqual(['127.0.0.1:6379:6379']);
   expect(healthcheckOf(redis)).toContain('redis-cli ping');

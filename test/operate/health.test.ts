@@ -141,7 +141,8 @@ describe('main.ts', () => {
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('postern_queue_jobs{state="waiting"} 0');
     expect(metrics).toContain('postern_attempts_in_flight 0');
-    expect(metrics).toContain('process_resident_memory_bytes');
+    expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]/m);
+    expect(metrics).toMatch(/^process_cpu_user_seconds_total [0-9.]+$/m);
     expect(await sender.stop()).toBe(0);
   });
 
@@ -151,7 +152,11 @@ describe('main.ts', () => {
     const base = `http://127.0.0.1:${await ingest.port()}`;
     expect(await get(`${base}/healthz`)).toEqual({ status: 200, body: { status: 'ok' } });
     await waitUntil('ingest to be ready', async () => (await get(`${base}/readyz`)).status === 200, 15_000);
-    expect(await (await fetch(`${base}/metrics`)).text()).toContain('postern_http_requests_total{method="GET",route="/readyz",status="200"}');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('postern_http_requests_total{method="GET",route="/readyz",status="200"}');
+    // main.ts adds the default process metrics to the app's registry.
+    expect(metrics).toMatch(/^process_resident_memory_bytes [1-9]/m);
+    expect(metrics).toMatch(/^nodejs_heap_size_used_bytes [1-9]/m);
     expect((await get(`${base}/openapi.json`)).body.openapi).toBe('3.1.0');
     expect(await ingest.stop()).toBe(0);
   });

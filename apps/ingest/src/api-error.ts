@@ -27,6 +27,22 @@ export function invalidRequest(error: z.ZodError, prefix = ''): ApiError {
 }
 
 /**
+ * Whether `err` means Redis could not be reached. ioredis may still say `ready` for a moment
+ * after its socket broke (a write fails with EPIPE before the close is seen), so the error itself
+ * counts too: the fail-fast refusal, a connection error code, Redis still loading its data, or
+ * Redis full (`maxmemory` with `noeviction`: it refuses writes rather than drop data).
+ */
+export function isRedisUnreachable(err: unknown, redis: Redis): boolean {
+  if (redis.status !== 'ready') return true;
+  const e = err as { name?: string; message?: string; code?: string };
+  return (
+    e.name === 'MaxRetriesPerRequestError' ||
+    ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'].includes(e.code ?? '') ||
+    /^(Stream isn't writeable|Connection is closed|LOADING |OOM )/.test(e.message ?? '')
+  );
+}
+
+/**
  * The last handler: ApiErrors as they are; body-parser's 413, 415 and other 4xx; a malformed
  * path as 400; anything else is logged and answered 503 when Redis is unreachable, else 500 —
  * never a stack trace.
@@ -45,7 +61,7 @@ export function errorHandler(deps: { redis: Redis; logger: Logger }): ErrorReque
     else if (err instanceof URIError) apiError = new ApiError(400, 'invalid_request', 'path: malformed percent-encoding');
     else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
       apiError = new ApiError(e.status, 'invalid_request', 'body: could not be read (check content-encoding and content-length)');
-    } else if (deps.redis.status !== 'ready') {
+    } else if (isRedisUnreachable(err, deps.redis)) {
       logger.warn({ err: e.message, path: req.path }, 'redis unavailable');
       apiError = new ApiError(503, 'service_unavailable', 'storage is unavailable; nothing was stored, retry later');
     } else {

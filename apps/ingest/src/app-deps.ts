@@ -14,7 +14,11 @@ export interface AppDeps {
   clock: { now(): number };
   ids: IdFactory;
   logger: Logger;
-  /** Where ingest's metrics are registered (served at `/metrics`); a fresh one when absent. Never prom-client's global registry. */
+  /**
+   * Where ingest's metrics are registered, served at `/metrics` with whatever else the caller put
+   * there (`main.ts`: the default process metrics). A fresh one when absent; never prom-client's
+   * global registry.
+   */
   registry?: Registry;
   config: {
     adminToken: string;

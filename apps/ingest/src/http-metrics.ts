@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { collectDefaultMetrics, Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -22,8 +22,8 @@ export interface IngestMetrics {
 }
 
 /**
- * Registers ingest's metrics and the default process metrics on `registry` (a fresh
- * `new Registry()` per app, never prom-client's global one):
+ * Registers ingest's metrics on `registry` (a fresh `new Registry()` per app, never prom-client's
+ * global one; `main.ts` adds the default process metrics to it):
  * - `postern_http_requests_total{method, route, status}`: requests answered;
  * - `postern_http_request_duration_seconds{method, route}`: time to the last byte of the answer.
  *
@@ -32,7 +32,6 @@ export interface IngestMetrics {
  * Throws when `registry` already holds these metrics.
  */
 export function createIngestMetrics(registry: Registry): IngestMetrics {
-  collectDefaultMetrics({ register: registry });
   const requests = new Counter({
     name: 'postern_http_requests_total',
     help: 'HTTP requests answered by ingest, by method, route pattern and status code.',

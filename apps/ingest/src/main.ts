@@ -1,7 +1,7 @@
 import { createIdFactory, loggerOptions } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
 import { pino } from 'pino';
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
 import { loadIngestConfig, type IngestConfig } from './config.js';
 
@@ -20,6 +20,10 @@ const store = createStore({ redis, prefix: config.REDIS_PREFIX });
 const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
 queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
 
+// Default process metrics (CPU, memory, event-loop lag, GC) next to ingest's own, on one registry.
+const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
 const app = createApp({
   redis,
   store,
@@ -27,7 +31,7 @@ const app = createApp({
   clock: { now: () => Date.now() },
   ids: createIdFactory(),
   logger,
-  registry: new Registry(),
+  registry,
   config: {
     adminToken: config.ADMIN_TOKEN,
     bullBoardReadOnly: config.BULL_BOARD_READ_ONLY,

@@ -14,7 +14,8 @@ const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  *
  * Only method, URL and status are logged: never headers (API keys, the admin token) or bodies
  * (payloads, secrets); the root logger's redaction is the second guard. Probes and scrapes
- * (`/healthz`, `/readyz`, `/metrics`) are not logged. Answers ≥ 500 log at `error`.
+ * (`/healthz`, `/readyz`, `/metrics`) are not logged. 503 (Redis unavailable) logs at `warn`,
+ * other answers ≥ 500 at `error`, without a stack: the error handler logs the cause.
  */
 export function requestLogging(logger: Logger): RequestHandler {
   const middleware = pinoHttp({
@@ -33,7 +34,10 @@ export function requestLogging(logger: Logger): RequestHandler {
       res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
     },
     autoLogging: { ignore: (req) => QUIET_PATHS.has((req.url ?? '').split('?', 1)[0] ?? '') },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    customLogLevel: (_req, res, err) => (res.statusCode === 503 ? 'warn' : err || res.statusCode >= 500 ? 'error' : 'info'),
+    // For a 5xx pino-http would attach a made-up "failed with status code" error and its stack;
+    // the error handler has already logged the real cause under the same request id.
+    customErrorObject: (_req, _res, _err, val: Record<string, unknown>) => ({ res: val.res, responseTime: val.responseTime }),
   });
   return middleware as unknown as RequestHandler;
 }

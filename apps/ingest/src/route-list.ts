@@ -10,32 +10,35 @@ export interface RouteEntry {
 interface StackLayer {
   route?: { path: unknown; methods: Record<string, boolean> };
   handle?: { stack?: StackLayer[] };
+  /** The path a router was mounted on (`app.use('/x', router)`); router 2.x keeps it here. */
+  rawPath?: unknown;
 }
 
 /**
- * Every route registered on an express 5 app, found by walking its router stack (routers mounted
- * without a path are descended into; sub-apps mounted on a path, such as Bull Board's, are not).
+ * Every route registered on an express 5 app, found by walking its router stack (routers are
+ * descended into, their mount path prefixed; sub-apps such as Bull Board's are not).
  * The OpenAPI test compares this with the document, and the HTTP metrics use it to name the route
  * of a request that never reached its handler (a 401 from the auth middleware, say).
  */
 export function listRoutes(app: Express): RouteEntry[] {
   const routes: RouteEntry[] = [];
-  const walk = (stack: readonly StackLayer[]) => {
+  const walk = (stack: readonly StackLayer[], prefix: string) => {
     for (const layer of stack) {
       if (layer.route) {
         const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
         for (const path of paths) {
           if (typeof path !== 'string') continue;
           for (const [method, on] of Object.entries(layer.route.methods)) {
-            if (on && method !== '_all') routes.push({ method: method.toUpperCase(), path });
+            if (on && method !== '_all') routes.push({ method: method.toUpperCase(), path: prefix + path });
           }
         }
       } else if (Array.isArray(layer.handle?.stack)) {
-        walk(layer.handle.stack);
+        const mount = typeof layer.rawPath === 'string' && layer.rawPath !== '/' ? layer.rawPath : '';
+        walk(layer.handle.stack, prefix + mount);
       }
     }
   };
-  walk((app as unknown as { router: { stack: StackLayer[] } }).router.stack);
+  walk((app as unknown as { router: { stack: StackLayer[] } }).router.stack, '');
   return routes;
 }
 

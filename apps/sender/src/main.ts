@@ -1,7 +1,7 @@
 import { classifyAddress, loggerOptions } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
 import { pino } from 'pino';
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadSenderConfig, type SenderConfig } from './config.js';
 import { createGotTransport } from './http-transport.js';
 import { createSender } from './sender.js';
@@ -25,7 +25,9 @@ const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
 const allowList = config.allowList;
 const classify = (address: string) => classifyAddress(address, allowList);
 const transport = createGotTransport({ allowList, classifyAddress: classify });
+// The sender's metrics and the default process metrics (CPU, memory, event-loop lag, GC).
 const registry = new Registry();
+collectDefaultMetrics({ register: registry });
 const metrics = createSenderMetrics({ registry, queue });
 const sender = createSender({
   redis,

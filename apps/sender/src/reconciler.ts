@@ -1,4 +1,4 @@
-import { deliveryJobOptions, type DeliveryJobData, type Store } from '@postern/store';
+import { deliveryJobOptions, type DeliveryJobData, type EndpointRecord, type Store } from '@postern/store';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 
@@ -32,23 +32,29 @@ export function createReconciler(deps: {
       const ids = await deps.store.deliveries.listUnfinished(now - deps.graceMs, offset, batchSize);
       offset = ids.length < batchSize ? 0 : offset + ids.length;
       const deliveries = await deps.store.deliveries.getMany(ids);
-      let requeued = 0;
-      for (const d of deliveries) {
-        if (d.status === 'succeeded' || d.status === 'failed' || d.status === 'cancelled') continue;
-        const job = await deps.queue.getJob(d.id);
-        if (job) continue;
-        const endpoint = await deps.store.endpoints.get(d.endpointId);
+      const unfinished = deliveries.filter((d) => d.status !== 'succeeded' && d.status !== 'failed' && d.status !== 'cancelled');
+      // One round trip for the whole batch; most deliveries have their job.
+      const withoutJob = new Set(await deps.store.deliveries.withoutJob(unfinished.map((d) => d.id)));
+      const endpoints = new Map<string, EndpointRecord | null>();
+      const jobs: Parameters<Queue<DeliveryJobData>['addBulk']>[0] = [];
+      for (const d of unfinished) {
+        if (!withoutJob.has(d.id)) continue;
+        let endpoint = endpoints.get(d.endpointId);
+        if (endpoint === undefined) {
+          endpoint = await deps.store.endpoints.get(d.endpointId);
+          endpoints.set(d.endpointId, endpoint);
+        }
         // Held ones wait while their endpoint is inactive. One held while a resume was re-queueing
         // (its old job not yet removed, so the new one was dropped as a duplicate) is due now; one
         // whose endpoint is gone is queued so the sender cancels it (`endpoint_deleted`).
         if (d.held && endpoint !== null && endpoint.status !== 'active') continue;
         const maxAttempts = endpoint?.policy.maxAttempts ?? 1;
         const delayMs = d.nextAttemptAt ? Math.max(0, d.nextAttemptAt - now) : 0;
-        await deps.queue.add('deliver', { v: 1, deliveryId: d.id }, deliveryJobOptions(d.id, maxAttempts, delayMs));
-        requeued += 1;
+        jobs.push({ name: 'deliver', data: { v: 1, deliveryId: d.id }, opts: deliveryJobOptions(d.id, maxAttempts, delayMs) });
         deps.logger.warn({ deliveryId: d.id, status: d.status }, 'reconciler re-queued a delivery whose job was missing');
       }
-      return { checked: deliveries.length, requeued };
+      if (jobs.length > 0) await deps.queue.addBulk(jobs);
+      return { checked: deliveries.length, requeued: jobs.length };
     },
   };
 }

@@ -1,6 +1,6 @@
 import { errorFamily, isValidErrorCode } from '@postern/shared';
 import type { Queue } from 'bullmq';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /**
  * What the delivery code reports as it works; the sender's metrics implement it. Every method is
@@ -61,8 +61,8 @@ export interface SenderMetrics extends DeliveryObserver {
 }
 
 /**
- * Registers the sender's metrics and the default process metrics on `registry` (a fresh
- * `new Registry()` per app, never prom-client's global one):
+ * Registers the sender's metrics on `registry` (a fresh `new Registry()` per app, never
+ * prom-client's global one; `main.ts` adds the default process metrics to it):
  * - `postern_deliveries_finished_total{outcome, error}`: deliveries that reached a final status;
  * - `postern_attempts_total{result, error}` and `postern_attempt_duration_seconds{result}`;
  * - `postern_delivery_latency_seconds`: event accepted → delivered, successful deliveries;
@@ -75,7 +75,6 @@ export interface SenderMetrics extends DeliveryObserver {
 export function createSenderMetrics(opts: { registry: Registry; queue: Queue; queueTimeoutMs?: number }): SenderMetrics {
   const { registry, queue } = opts;
   const queueTimeoutMs = opts.queueTimeoutMs ?? 1000;
-  collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const finished = new Counter({
     name: 'postern_deliveries_finished_total',

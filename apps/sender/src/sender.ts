@@ -43,7 +43,7 @@ export interface SenderDeps {
     reconcileGraceMs: number;
     /** How often the janitor removes deliveries past retention, ms; 0 = never. */
     janitorIntervalMs?: number;
-    /** A delivery refused a concurrency slot waits between this and twice this long for a wake-up it missed, ms (default 120 000): wake-ups are lost only with a sender that dies while releasing. */
+    /** A delivery refused a concurrency slot waits between this and twice this long for a wake-up it missed, ms (default 60 000): one is lost only with a sender that dies while releasing. */
     parkSafetyDelayMs?: number;
     /** How long a job's lock lasts without renewal, ms (BullMQ `lockDuration`, default 30 000): a killed sender's attempts run again after about this long. */
     lockDurationMs?: number;
@@ -88,7 +88,7 @@ export function createSender(deps: SenderDeps): Sender {
   };
 
   const gate = createConcurrencyGate({ store: deps.store, queue: deps.queue, clock: deps.clock, logger: deps.logger });
-  const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 120_000;
+  const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 60_000;
 
   const processor = async (job: Job<DeliveryJobData>, token?: string): Promise<string> => {
     const parsed = deliveryJobDataSchema.safeParse(job.data);
@@ -99,11 +99,12 @@ export function createSender(deps: SenderDeps): Sender {
     const entered = await gate.enter(parsed.data.deliveryId);
     if (entered.kind === 'refused') {
       // Waiting for a slot spends no attempt: the job is parked as delayed and woken on release.
-      // The safety delay (for a wake-up lost with a crashed sender) is spread out, so a large
+      // The safety delay (for a wake-up that got lost) is spread out, so a large
       // backlog parked at once does not come back at once.
       await job.moveToDelayed(deps.clock.now() + Math.round(parkSafetyDelayMs * (1 + deps.random())), token);
       // A release that came between the refusal and the move found no delayed job to promote.
-      if (await entered.wokenMeanwhile()) await job.promote().catch(() => undefined);
+      // Unsure (Redis trouble)? Wake up anyway: one needless look costs less than a lost wake-up.
+      if (await entered.wokenMeanwhile().catch(() => true)) await job.promote().catch(() => undefined);
       throw new DelayedError();
     }
     try {

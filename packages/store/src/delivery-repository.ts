@@ -210,6 +210,15 @@ export class DeliveryRepository {
     return this.redis.zrangebylex(this.keys.endpointHeld(endpointId), '-', '+', 'LIMIT', 0, limit);
   }
 
+  /** Those of `ids` whose queue job does not exist, in the order given (one round trip for all). */
+  async withoutJob(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.exists(this.keys.deliveryJob(id));
+    const results = assertExec(await pipeline.exec());
+    return ids.filter((_, i) => results[i]![1] === 0);
+  }
+
   /**
    * Ids of unfinished deliveries created before `beforeMs`, oldest first, skipping `offset`
    * (for the reconciler's sweep).

@@ -1,3 +1,5 @@
+import { DELIVERY_QUEUE_NAME } from './delivery-queue.js';
+
 /**
  * The whole Redis key schema of Postern, in one place. Every key starts with the instance prefix
  * (`REDIS_PREFIX`, default `postern`) so several instances and test runs can share one Redis.
@@ -62,6 +64,10 @@ export interface KeySchema {
   eventClaim(endpointId: string, eventId: string): string;
   /** Set: deliveries of this event to this endpoint waiting for {@link eventClaim}'s holder to finish. */
   eventClaimWaiters(endpointId: string, eventId: string): string;
+  /** Hash, BullMQ's own: the queue job of a delivery (the job id is the delivery id). Postern only checks that it exists. */
+  deliveryJob(deliveryId: string): string;
+  /** String (JSON, PX 60 s): what one lease release returned, so a release re-sent after a lost reply wakes the same deliveries. */
+  leaseRelease(releaseId: string): string;
 }
 
 /** Builds the key schema for one prefix. Throws when the prefix is empty or holds a space. */
@@ -99,5 +105,7 @@ export function createKeySchema(prefix: string): KeySchema {
     orgParked: (id) => `${p}:org:${id}:parked`,
     eventClaim: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}`,
     eventClaimWaiters: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}:waiters`,
+    deliveryJob: (id) => `${p}:q:${DELIVERY_QUEUE_NAME}:${id}`,
+    leaseRelease: (id) => `${p}:lease-release:${id}`,
   };
 }

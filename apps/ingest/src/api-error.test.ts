@@ -1,0 +1,20 @@
+import type { Redis } from 'ioredis';
+import { isRedisUnreachable } from './api-error.js';
+
+const ready = { status: 'ready' } as Redis;
+
+test('a connection that is not ready means Redis is unreachable, whatever the error', () => {
+  expect(isRedisUnreachable(new Error('anything'), { status: 'reconnecting' } as Redis)).toBe(true);
+});
+
+test('while ioredis still says ready, the error itself tells a broken connection from a bug', () => {
+  // Seen in the Redis kill -9 test: the socket broke before ioredis noticed the close.
+  expect(isRedisUnreachable(new Error("Stream isn't writeable and enableOfflineQueue options is false"), ready)).toBe(true);
+  expect(isRedisUnreachable(new Error('Connection is closed.'), ready)).toBe(true);
+  expect(isRedisUnreachable(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }), ready)).toBe(true);
+  expect(isRedisUnreachable(Object.assign(new Error('x'), { name: 'MaxRetriesPerRequestError' }), ready)).toBe(true);
+  expect(isRedisUnreachable(new Error('LOADING Redis is loading the dataset in memory'), ready)).toBe(true);
+  expect(isRedisUnreachable(new Error("OOM command not allowed when used memory > 'maxmemory'."), ready)).toBe(true);
+  expect(isRedisUnreachable(new TypeError("Cannot read properties of undefined (reading 'id')"), ready)).toBe(false);
+  expect(isRedisUnreachable(new Error('ERR wrong number of arguments'), ready)).toBe(false);
+});
