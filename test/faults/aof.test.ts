@@ -28,8 +28,10 @@ beforeAll(async () => {
   redis = await startPrivateRedis({ appendfsync: 'always' });
   const env = { REDIS_URL: redis.url, REDIS_PREFIX: PREFIX };
   [ingest, receiver] = await Promise.all([spawnIngest(env), startReceiver()]);
-  // Jobs whose fetch the crash interrupted come back after their lock expires: seconds here.
-  sender = spawnSender({ ...env, JOB_LOCK_DURATION_MS: '4000', STALLED_CHECK_INTERVAL_MS: '1000' });
+  // What an outage cuts off comes back by itself, after a delay: a job whose fetch lost its answer
+  // stays locked until its lock expires, and a wake-up lost with a release's answer is covered by
+  // the park safety delay. Seconds here; 30 s and 1–2 min by default.
+  sender = spawnSender({ ...env, JOB_LOCK_DURATION_MS: '4000', STALLED_CHECK_INTERVAL_MS: '1000', PARK_SAFETY_DELAY_MS: '2000' });
   conn = new Redis(redis.url, { maxRetriesPerRequest: null });
   conn.on('error', () => undefined); // refused while Redis is down, on purpose
   queue = createDeliveryQueue(conn, createKeySchema(PREFIX).queuePrefix);

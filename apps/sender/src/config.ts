@@ -16,6 +16,7 @@ export const senderConfigSchema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   JOB_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(30_000),
   STALLED_CHECK_INTERVAL_MS: z.coerce.number().int().min(500).default(30_000),
+  PARK_SAFETY_DELAY_MS: z.coerce.number().int().min(1000).default(60_000),
 });
 
 /** Parsed sender settings, plus the allow-list as entries. */

@@ -46,6 +46,7 @@ const sender = createSender({
     janitorIntervalMs: config.JANITOR_INTERVAL_MS,
     lockDurationMs: config.JOB_LOCK_DURATION_MS,
     stalledIntervalMs: config.STALLED_CHECK_INTERVAL_MS,
+    parkSafetyDelayMs: config.PARK_SAFETY_DELAY_MS,
     userAgent: SENDER_USER_AGENT,
   },
 });

@@ -43,7 +43,7 @@ export interface SenderDeps {
     reconcileGraceMs: number;
     /** How often the janitor removes deliveries past retention, ms; 0 = never. */
     janitorIntervalMs?: number;
-    /** A delivery refused a concurrency slot waits between this and twice this long for a wake-up it missed, ms (default 60 000): one is lost only with a sender that dies while releasing. */
+    /** A delivery refused a concurrency slot waits between this and twice this long for a wake-up it missed, ms (default 60 000): one is lost only when a sender dies, or Redis goes away, while releasing. */
     parkSafetyDelayMs?: number;
     /** How long a job's lock lasts without renewal, ms (BullMQ `lockDuration`, default 30 000): a killed sender's attempts run again after about this long. */
     lockDurationMs?: number;

@@ -66,8 +66,6 @@ export interface KeySchema {
   eventClaimWaiters(endpointId: string, eventId: string): string;
   /** Hash, BullMQ's own: the queue job of a delivery (the job id is the delivery id). Postern only checks that it exists. */
   deliveryJob(deliveryId: string): string;
-  /** String (JSON, PX 60 s): what one lease release returned, so a release re-sent after a lost reply wakes the same deliveries. */
-  leaseRelease(releaseId: string): string;
 }
 
 /** Builds the key schema for one prefix. Throws when the prefix is empty or holds a space. */
@@ -106,6 +104,5 @@ export function createKeySchema(prefix: string): KeySchema {
     eventClaim: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}`,
     eventClaimWaiters: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}:waiters`,
     deliveryJob: (id) => `${p}:q:${DELIVERY_QUEUE_NAME}:${id}`,
-    leaseRelease: (id) => `${p}:lease-release:${id}`,
   };
 }

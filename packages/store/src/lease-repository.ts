@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
@@ -63,8 +62,7 @@ export class LeaseRepository {
    * was taken under (0 to wake none). `released` is false when the delivery held no slot.
    */
   async release(input: LeaseKey & { perEndpoint: number; perOrg: number; nowMs: number }): Promise<{ released: boolean; woken: string[] }> {
-    const keys = [...this.scriptKeys(input), this.keys.leaseRelease(randomUUID())];
-    const [released, ...woken] = (await releaseScript.run(this.redis, keys, [
+    const [released, ...woken] = (await releaseScript.run(this.redis, this.scriptKeys(input), [
       input.deliveryId,
       input.nowMs,
       input.perEndpoint,

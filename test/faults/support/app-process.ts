@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Queue } from 'bullmq';
 import { TEST_ADMIN_TOKEN } from '../../support/postern.js';
@@ -33,11 +33,10 @@ export interface IngestProcess extends AppProcess {
   readonly baseUrl: string;
 }
 
-const live = new Set<ChildProcess>();
 const started = new Set<AppProcess>();
 // A test process that dies without its afterAll still takes its children with it.
 process.once('exit', () => {
-  for (const c of live) c.kill('SIGKILL');
+  for (const app of started) app.signal('SIGKILL');
 });
 
 function spawnApp(app: keyof typeof ENTRY, name: string, env: Record<string, string>): AppProcess {
@@ -45,7 +44,6 @@ function spawnApp(app: keyof typeof ENTRY, name: string, env: Record<string, str
   delete childEnv.NODE_OPTIONS; // jest's --experimental-vm-modules is not for the apps
   Object.assign(childEnv, { LOG_LEVEL: 'warn', ALLOWED_ADDRESSES: '127.0.0.1,::1', ADMIN_TOKEN: TEST_ADMIN_TOKEN }, env);
   const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[app]], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
@@ -60,7 +58,6 @@ function spawnApp(app: keyof typeof ENTRY, name: string, env: Record<string, str
   const exit = new Promise<AppExit>((resolve) => {
     child.once('exit', (code, signal) => {
       exited = true;
-      live.delete(child);
       resolve({ code, signal });
     });
   });

@@ -1,17 +1,12 @@
 -- Gives back a lease and its event claim, and picks the parked deliveries that may now have room.
 -- KEYS[1] endpoint leases zset, KEYS[2] org leases zset, KEYS[3] endpoint parked zset,
--- KEYS[4] org parked zset, KEYS[5] event claim string, KEYS[6] event claim waiters set,
--- KEYS[7] this release's record (a string unique to the call).
+-- KEYS[4] org parked zset, KEYS[5] event claim string, KEYS[6] event claim waiters set.
 -- ARGV[1] lease id (the delivery id), ARGV[2] now (ms), ARGV[3] per-endpoint limit,
 -- ARGV[4] per-org limit (limits 0 = wake no parked delivery).
--- The same call run twice (re-sent by the client after a lost reply) answers the same, so the
--- deliveries it took off their parked sets are still woken.
 -- Woken, each taken off its parked set: every waiter of the claim; the oldest parked deliveries of
 -- the endpoint, as many as both limits have free slots; then of the org, as many as are left free.
 -- A woken delivery that finds no room after all parks again in its old place.
 -- Returns {released (1 | 0), woken delivery ids...}.
-local recorded = redis.call('GET', KEYS[7])
-if recorded then return cjson.decode(recorded) end
 local id = ARGV[1]
 local now = tonumber(ARGV[2])
 local released = redis.call('ZREM', KEYS[1], id) + redis.call('ZREM', KEYS[2], id)
@@ -39,6 +34,4 @@ if freeOrg > 0 then
   for i = 1, #popped, 2 do table.insert(woken, popped[i]) end
 end
 if released > 0 then released = 1 end
-local result = {released, unpack(woken)}
-redis.call('SET', KEYS[7], cjson.encode(result), 'PX', 60000)
-return result
+return {released, unpack(woken)}
