@@ -41,6 +41,9 @@ if (isDevelopment) {
   // the app's own config check refuses to start without one.
   env.ADMIN_TOKEN ||= 'dev-admin-token-local'; // ingest wants ≥ 16 characters
   env.ALLOWED_ADDRESSES ||= '127.0.0.1,::1';
+  // A published admin token and loopback delivery must not be reachable from the network.
+  env.HOST ||= '127.0.0.1';
+  env.SENDER_HOST ||= '127.0.0.1';
 }
 const apiPort = Number(env.PORT || 3000);
 

@@ -6,7 +6,7 @@ import { fastPolicy, TEST_ADMIN_TOKEN } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
 import { killAllApps, spawnIngest, spawnSender, waitForSenders, type AppProcess, type IngestProcess } from './support/app-process.js';
-import { startProducer } from './support/load.js';
+import { duplicateRequests, startProducer } from './support/load.js';
 import { startPrivateRedis, type PrivateRedis } from './support/private-redis.js';
 
 /**
@@ -81,5 +81,5 @@ test('kill -9 of Redis under load: every event that got 202 survives the restart
   }, 30_000, 100).catch((err: Error) => {
     throw new Error(`${err.message}\n${sender.output()}`);
   });
-  console.info(`aof: ${acceptedBeforeKill} events got 202 before kill -9, ${accepted.length} in all; all stored and delivered`);
+  console.info(`aof: ${acceptedBeforeKill} events got 202 before kill -9, ${accepted.length} in all; all stored and delivered (${duplicateRequests(receiver)} duplicate requests)`);
 }, 90_000);

@@ -6,7 +6,7 @@ import { fastPolicy, TEST_ADMIN_TOKEN } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
 import { killAllApps, spawnIngest, spawnSender, waitForSenders, type AppProcess, type IngestProcess } from './support/app-process.js';
-import { startProducer } from './support/load.js';
+import { duplicateRequests, startProducer } from './support/load.js';
 import { startPrivateRedis, type PrivateRedis } from './support/private-redis.js';
 
 /**
@@ -105,7 +105,7 @@ test('Redis down for a few seconds: 503 fast and clear, no 202 lost, the sender 
     );
     throw new Error(`${err.message}\nnot delivered: ${JSON.stringify(missing)}\n${sender.output()}`);
   });
-  console.info(`redis-outage: ${accepted.length} events got 202 and were all delivered; ${refused.length} got 503, the slowest in ${slowestRefusalMs} ms`);
+  console.info(`redis-outage: ${accepted.length} events got 202 and were all delivered (${duplicateRequests(receiver)} duplicate requests); ${refused.length} got 503, the slowest in ${slowestRefusalMs} ms`);
   expect(sender.exited).toBe(false);
   expect((await api('GET', '/readyz')).status).toBe(200);
 }, 90_000);

@@ -3,6 +3,26 @@ import { ApiError } from './api-error.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** Deepest nesting of arrays and objects a body may have: deeper JSON cannot be served back safely. */
+export const MAX_JSON_DEPTH = 128;
+
+/** Nesting depth of JSON text (brackets outside strings), stopping early past `limit`. */
+function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 /* [ */ || c === 123 /* { */) {
+      if (++depth > limit) return true;
+    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
+  }
+  return false;
+}
+
 /**
  * Reads request bodies as raw bytes (at most `maxBytes`, else 413), requires UTF-8
  * `application/json` when there is a body (else 415), parses it (else 400 `invalid_json`), and
@@ -32,6 +52,9 @@ export function jsonBody(maxBytes: number): RequestHandler[] {
       text = utf8.decode(bytes);
     } catch {
       return next(new ApiError(400, 'invalid_json', 'body is not valid UTF-8'));
+    }
+    if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+      return next(new ApiError(400, 'invalid_json', `body is nested deeper than ${MAX_JSON_DEPTH} levels`));
     }
     try {
       req.body = JSON.parse(text) as unknown;

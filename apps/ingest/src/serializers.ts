@@ -1,3 +1,4 @@
+import { extractRawField } from '@postern/shared';
 import type { ApiKeyRecord, AttemptRecord, DeliveryRecord, EndpointRecord, EventRecord } from '@postern/store';
 
 /** Epoch ms → ISO 8601 string; null stays null. */
@@ -60,18 +61,15 @@ export function attemptJson(a: AttemptRecord) {
   };
 }
 
-/** An event with the body it is delivered with (parsed back for display) and its delivery ids. */
-export function eventJson(e: EventRecord) {
-  const envelope = JSON.parse(e.envelope) as { timestamp: string; data: unknown };
-  return {
-    id: e.id,
-    type: e.type,
-    timestamp: envelope.timestamp,
-    data: envelope.data,
-    createdAt: iso(e.createdAt),
-    idempotencyKey: e.idempotencyKey,
-    deliveryIds: e.deliveryIds,
-  };
+/** An event as JSON text: its envelope fields, the data exactly as delivered, and its delivery ids. */
+export function eventJson(e: EventRecord): string {
+  // Built as text so `data` is the producer's JSON byte for byte (big integers, `1.0`, duplicate
+  // keys), exactly as delivered, rather than what a parse-and-stringify would make of it.
+  const dataText = extractRawField(e.envelope, 'data') ?? 'null';
+  const timestamp = extractRawField(e.envelope, 'timestamp') ?? 'null';
+  const head = JSON.stringify({ id: e.id, type: e.type });
+  const tail = JSON.stringify({ createdAt: iso(e.createdAt), idempotencyKey: e.idempotencyKey, deliveryIds: e.deliveryIds });
+  return `${head.slice(0, -1)},"timestamp":${timestamp},"data":${dataText},${tail.slice(1)}`;
 }
 
 /** An API key as listed: its prefix, never the key or its hash. */

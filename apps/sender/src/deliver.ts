@@ -228,6 +228,7 @@ async function tripBreaker(deps: DeliverDeps, endpoint: EndpointRecord, consecut
     status: rule.action === 'pause' ? 'paused' : 'disabled',
     reason: `${consecutiveFailures} consecutive ${unit}`,
     pendingOnTrip: rule.pendingOnTrip,
+    recreateRequired: rule.action === 'disable' && rule.reenable === 'recreate',
     consecutiveFailures,
     notificationId: deps.ids('ntf', nowMs),
     nowMs,

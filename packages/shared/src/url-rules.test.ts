@@ -79,8 +79,10 @@ describe('classifyAddress', () => {
     expect(classifyAddress('10.0.0.1', ['127.0.0.0/8'])).toBe('private');
     expect(classifyAddress('::1', ['0:0:0:0:0:0:0:1'])).toBeNull();
     expect(classifyAddress('fd00::5', ['fd00::/8'])).toBeNull();
-    expect(classifyAddress('::ffff:127.0.0.1', ['127.0.0.1'])).toBeNull();
-    expect(classifyAddress('::ffff:127.0.0.1', ['127.0.0.0/8'])).toBeNull();
+    // The connect-time guard refuses every IPv4-mapped address whatever the list says, so the
+    // rule here must too, or the API would accept a URL the sender can never reach.
+    expect(classifyAddress('::ffff:127.0.0.1', ['127.0.0.1'])).toBe('ipv4_mapped');
+    expect(classifyAddress('::ffff:127.0.0.1', ['127.0.0.0/8'])).toBe('ipv4_mapped');
     // Mixed families and junk entries match nothing.
     expect(classifyAddress('127.0.0.1', ['::1', 'fd00::/8', 'garbage', '1.2.3.4/99'])).toBe('loopback');
   });

@@ -68,9 +68,6 @@ function parseAddress(text: string): Parsed | null {
 
 function matchesEntry(address: Parsed, entry: string): boolean {
   const candidates: Parsed[] = [address];
-  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
-    candidates.push((address as ipaddr.IPv6).toIPv4Address());
-  }
   try {
     if (entry.includes('/')) {
       const cidr = ipaddr.parseCIDR(entry);
@@ -92,8 +89,8 @@ function matchesEntry(address: Parsed, entry: string): boolean {
  * @param ip - an IPv4 or IPv6 address as text (brackets allowed), e.g. a DNS
  *   answer or {@link hostAddress} of an endpoint URL.
  * @param allowList - exact addresses or CIDRs that are allowed even when not
- *   public (tests allow `127.0.0.1`); an IPv4-mapped IPv6 address also
- *   matches entries for the IPv4 address inside it. See {@link parseAllowList}.
+ *   public (tests allow `127.0.0.1`). An IPv4-mapped IPv6 address never matches
+ *   the IPv4 address inside it: the connect-time guard refuses those. See {@link parseAllowList}.
  * @returns null when allowed; otherwise a snake_case reason for
  *   `unsafe_url:<reason>`: `loopback`, `private`, `link_local`, `cgnat`,
  *   `unspecified`, `broadcast`, `multicast`, `reserved`, `ipv4_mapped`,

@@ -12,6 +12,8 @@ export interface TripInput {
   status: 'paused' | 'disabled';
   reason: string;
   pendingOnTrip: 'cancel' | 'hold' | 'fail';
+  /** Only deleting and re-creating the endpoint brings it back (seed 004). */
+  recreateRequired?: boolean;
   consecutiveFailures: number;
   notificationId: string;
   nowMs: number;
@@ -41,7 +43,7 @@ export class NotificationRepository {
     const r = (await tripBreakerScript.run(
       this.redis,
       [this.keys.endpoint(input.endpoint.id), this.keys.unfinishedDeliveries(), this.keys.orgNotifications(input.endpoint.orgId), this.keys.notification(notification.id)],
-      [this.keys.prefix, input.nowMs, input.status, input.reason, input.pendingOnTrip, notification.id, JSON.stringify(toHashFields(notification))],
+      [this.keys.prefix, input.nowMs, input.status, input.reason, input.pendingOnTrip, notification.id, JSON.stringify(toHashFields(notification)), input.recreateRequired ? '1' : '0'],
     )) as [number, number?];
     if (r[0] !== 1) return null;
     const deliveriesAffected = Number(r[1] ?? 0);

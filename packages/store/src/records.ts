@@ -41,6 +41,8 @@ export interface EndpointRecord {
   lastFailureAt: number | null;
   disabledAt: number | null;
   disabledReason: string | null;
+  /** Set when a breaker whose policy says `reenable: 'recreate'` disabled it: resume is refused for good. */
+  recreateRequired?: boolean;
 }
 
 /** An accepted event. `envelope` is the exact body every delivery of it sends. */
@@ -179,6 +181,7 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
     lastFailureAt: optionalNumber(h.lastFailureAt),
     disabledAt: optionalNumber(h.disabledAt),
     disabledReason: optionalString(h.disabledReason),
+    recreateRequired: h.recreateRequired === '1',
   };
 }
 

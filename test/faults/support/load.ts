@@ -1,4 +1,5 @@
 import type { ApiClient } from '../../support/api-client.js';
+import type { TestReceiver } from '../../support/receiver.js';
 
 /** One event the API accepted (202). */
 export interface AcceptedEvent {
@@ -62,4 +63,10 @@ export function startProducer(api: ApiClient, key: string, lanes = 2, type = 'lo
       await running;
     },
   };
+}
+
+/** Requests a receiver got beyond the first for each delivery (`webhook-delivery-id`). */
+export function duplicateRequests(receiver: TestReceiver): number {
+  const deliveries = new Set(receiver.requests.map((r) => r.headers['webhook-delivery-id']));
+  return receiver.requests.length - deliveries.size;
 }

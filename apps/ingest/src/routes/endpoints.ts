@@ -71,6 +71,16 @@ async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<num
   return held.length;
 }
 
+/** At most this many rotated-out secrets keep signing during their grace period. */
+export const MAX_PREVIOUS_SECRETS = 2;
+
+/** Refuses a body on action routes that take none (an empty body or `{}` is fine). */
+function assertEmptyBody(body: unknown): void {
+  if (body === undefined || body === null) return;
+  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
+  throw new ApiError(400, 'invalid_request', 'body: this action takes no fields (send no body or {})');
+}
+
 /** Endpoint CRUD, pause/resume, secret read and rotation, policy timeline. Mounted behind API-key auth. */
 export function endpointRoutes(deps: AppDeps): Router {
   const router = Router();
@@ -152,6 +162,11 @@ export function endpointRoutes(deps: AppDeps): Router {
 
   router.post('/v1/endpoints/:id/pause', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
+    assertEmptyBody(req.body);
+    if (endpoint.status === 'disabled') {
+      // Pausing would turn a breaker's `disabled` into a `paused` that resume re-enables.
+      throw new ApiError(409, 'endpoint_disabled', 'the endpoint was disabled by its breaker; resume it (or re-create it, if its policy says so) instead of pausing');
+    }
     const updated = await deps.store.endpoints.update(endpoint.id, { status: 'paused' }, deps.clock.now());
     if (!updated) throw notFound('endpoint');
     res.json(endpointJson(updated));
@@ -159,7 +174,9 @@ export function endpointRoutes(deps: AppDeps): Router {
 
   router.post('/v1/endpoints/:id/resume', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
-    if (endpoint.status === 'disabled' && endpoint.policy.breaker?.reenable === 'recreate') {
+    assertEmptyBody(req.body);
+    // The flag is set at the trip, so changing the policy afterwards does not open a way back.
+    if (endpoint.recreateRequired || (endpoint.status === 'disabled' && endpoint.policy.breaker?.reenable === 'recreate')) {
       throw new ApiError(409, 'recreate_required', 'this policy does not re-enable a disabled endpoint: delete it and create it again (a new secret is issued)');
     }
     const updated = await deps.store.endpoints.update(
@@ -174,11 +191,15 @@ export function endpointRoutes(deps: AppDeps): Router {
 
   router.post('/v1/endpoints/:id/rotate-secret', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
+    assertEmptyBody(req.body);
     const now = deps.clock.now();
     const secret = generateSecret();
+    // Newest first; only the latest few previous secrets keep signing, so repeated rotations
+    // cannot grow the signature header without bound.
     const kept = endpoint.secrets
       .filter((s) => s.expiresAt === null || s.expiresAt > now)
-      .map((s) => ({ secret: s.secret, expiresAt: s.expiresAt ?? now + deps.config.secretRotationGraceMs }));
+      .map((s) => ({ secret: s.secret, expiresAt: s.expiresAt ?? now + deps.config.secretRotationGraceMs }))
+      .slice(0, MAX_PREVIOUS_SECRETS);
     await deps.store.endpoints.update(endpoint.id, { secrets: [{ secret, expiresAt: null }, ...kept] }, now);
     res.json({ secret, previousSecretValidUntil: new Date(now + deps.config.secretRotationGraceMs).toISOString() });
   });

@@ -37,7 +37,7 @@ export function eventRoutes(deps: AppDeps): Router {
   router.get('/v1/events/:id', requireScope('webhooks:read'), async (req, res) => {
     const event = await deps.store.events.get(req.params.id);
     if (!event || event.orgId !== res.locals.orgId) throw notFound('event');
-    res.json(eventJson(event));
+    res.type('application/json').send(eventJson(event));
   });
 
   router.post('/v1/endpoints/:id/test', requireScope('webhooks:write'), async (req, res) => {

@@ -3,12 +3,13 @@
 -- KEYS[1] endpoint hash, KEYS[2] unfinished zset, KEYS[3] org notifications zset, KEYS[4] notification hash.
 -- ARGV[1] key prefix, ARGV[2] now (ms), ARGV[3] new status 'paused' | 'disabled',
 -- ARGV[4] reason, ARGV[5] pending deliveries: 'cancel' | 'hold' | 'fail', ARGV[6] notification id,
--- ARGV[7] notification fields (JSON array field, value, ...).
+-- ARGV[7] notification fields (JSON array field, value, ...), ARGV[8] '1' when only re-creating the
+-- endpoint may bring it back (seed 004), remembered even if its policy is changed later.
 -- Returns {0} when the endpoint was not active (someone else tripped it, or it is gone),
 -- else {1, deliveriesSettled}.
 if redis.call('HGET', KEYS[1], 'status') ~= 'active' then return {0} end
 local endpointId = redis.call('HGET', KEYS[1], 'id')
-redis.call('HSET', KEYS[1], 'status', ARGV[3], 'disabledAt', ARGV[2], 'disabledReason', ARGV[4], 'updatedAt', ARGV[2])
+redis.call('HSET', KEYS[1], 'status', ARGV[3], 'disabledAt', ARGV[2], 'disabledReason', ARGV[4], 'updatedAt', ARGV[2], 'recreateRequired', ARGV[8] or '0')
 local base = ARGV[1] .. ':endpoint:' .. endpointId .. ':deliveries:'
 local held = ARGV[1] .. ':endpoint:' .. endpointId .. ':held'
 local pending = redis.call('ZRANGE', base .. 'pending', 0, -1)

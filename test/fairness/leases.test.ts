@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { createRedisConnection, createStore, type LeaseKey, type Store } from '@postern/store';
+import { deleteByPrefix, TEST_REDIS_URL } from '../support/postern.js';
+import { waitUntil } from '../support/wait-until.js';
+
+/**
+ * The lease semaphore behind the concurrency limits (issue 5), against real Redis: what a refusal
+ * parks, what a release wakes, the event claim, and expiry.
+ */
+
+let redis: Redis;
+let store: Store;
+const prefix = `test:${randomBytes(6).toString('hex')}`;
+
+beforeAll(() => {
+  redis = createRedisConnection(TEST_REDIS_URL, 'worker');
+  store = createStore({ redis, prefix });
+});
+afterAll(async () => {
+  await deleteByPrefix(redis, prefix);
+  await redis.quit();
+});
+
+const limits = { perEndpoint: 2, perOrg: 3 };
+let n = 0;
+/** A delivery of its own event (unless `eventId` is given) to endpoint `ep` of org `org`; createdAt = its number. */
+function delivery(ep: string, org = 'org_a', eventId?: string): LeaseKey & { createdAt: number } {
+  n += 1;
+  return { deliveryId: `dlv_${n}`, eventId: eventId ?? `evt_${n}`, endpointId: ep, orgId: org, createdAt: n };
+}
+const acquire = (d: ReturnType<typeof delivery>, nowMs = 1_000, leaseMs = 60_000) =>
+  store.leases.acquire({ ...d, ...limits, nowMs, leaseMs, parkOrder: d.createdAt, park: true });
+const release = (d: LeaseKey, nowMs = 1_000) => store.leases.release({ ...d, ...limits, nowMs });
+
+test('refused by the endpoint limit: parked there; a release wakes the oldest parked, as many as it frees', async () => {
+  const [a, b, c, d] = [delivery('ep_1'), delivery('ep_1'), delivery('ep_1'), delivery('ep_1')];
+  expect(await acquire(a)).toBe('acquired');
+  expect(await acquire(b)).toBe('acquired');
+  // Parked out of order; woken oldest first.
+  expect(await acquire(d)).toBe('endpoint_full');
+  expect(await acquire(c)).toBe('endpoint_full');
+  expect(await store.leases.isParked(c)).toBe(true);
+  // Taking the same lease again renews it (a re-run of the same attempt), it takes no second slot.
+  expect(await acquire(a)).toBe('acquired');
+  expect(await store.leases.inFlight('ep_1', 1_000)).toBe(2);
+
+  expect(await release(a)).toEqual({ released: true, woken: [c.deliveryId] });
+  expect(await store.leases.isParked(c)).toBe(false);
+  expect(await store.leases.isParked(d)).toBe(true);
+  // Releasing twice frees nothing more; the slot c may take is still free, so d is woken too.
+  expect(await release(a)).toEqual({ released: false, woken: [d.deliveryId] });
+  expect(await acquire(c)).toBe('acquired');
+  expect(await acquire(d)).toBe('endpoint_full');
+  expect(await store.leases.isParked(d)).toBe(true);
+});
+
+test('refused by the org limit: parked on the org, woken by a release of any of its endpoints', async () => {
+  const org = 'org_b';
+  const held = [delivery('ep_2', org), delivery('ep_3', org), delivery('ep_4', org)];
+  for (const d of held) expect(await acquire(d)).toBe('acquired');
+  const waiting = delivery('ep_5', org);
+  expect(await acquire(waiting)).toBe('org_full');
+  expect(await release(held[1]!)).toEqual({ released: true, woken: [waiting.deliveryId] });
+  expect(await acquire(waiting)).toBe('acquired');
+});
+
+test('one claim per event and endpoint: a second delivery of the event waits, and is woken when the first ends', async () => {
+  const first = delivery('ep_6', 'org_c');
+  const redelivery = delivery('ep_6', 'org_c', first.eventId);
+  expect(await acquire(first)).toBe('acquired');
+  expect(await acquire(redelivery)).toBe('event_claimed');
+  expect(await store.leases.isParked(redelivery)).toBe(true);
+  // The same event at another endpoint is another claim.
+  expect(await acquire({ ...delivery('ep_7', 'org_c', first.eventId) })).toBe('acquired');
+  expect(await release(first)).toEqual({ released: true, woken: [redelivery.deliveryId] });
+  expect(await acquire(redelivery)).toBe('acquired');
+});
+
+test("a crashed holder's lease expires: its slot and its claim come back without a release", async () => {
+  const crashed = delivery('ep_8', 'org_d');
+  const sameEvent = delivery('ep_8', 'org_d', crashed.eventId);
+  const startedAt = Date.now();
+  expect(await acquire(crashed, startedAt, 300)).toBe('acquired');
+  expect(await acquire(delivery('ep_8', 'org_d'), startedAt, 300)).toBe('acquired');
+  expect(await acquire(sameEvent, startedAt)).toBe('event_claimed');
+  expect(await acquire(delivery('ep_8', 'org_d'), startedAt)).toBe('endpoint_full');
+  // Nobody releases: the leases (scored by expiry) and the claim (PX) run out by themselves.
+  await waitUntil('the crashed lease and claim expired', async () => (await acquire(sameEvent, Date.now())) === 'acquired', 5_000);
+  expect(Date.now() - startedAt).toBeGreaterThanOrEqual(300);
+  expect(await store.leases.inFlight('ep_8', Date.now())).toBe(1);
+});
