@@ -1,4 +1,4 @@
-import type { DeliveryJobData, LeaseKey, Store } from '@postern/store';
+import type { DeliveryJobData, DeliveryRecord, EndpointRecord, LeaseKey, Store } from '@postern/store';
 import { Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 
@@ -9,7 +9,8 @@ export interface Slot {
 
 /** Result of {@link ConcurrencyGate.enter}: a slot, or `refused` (the delivery was parked). */
 export type GateResult =
-  | { kind: 'slot'; slot: Slot }
+  /** A slot, with the delivery and endpoint as read to take it (the attempt need not read them again). */
+  | { kind: 'slot'; slot: Slot; delivery: DeliveryRecord; endpoint: EndpointRecord }
   /**
    * Parked. Once its job is delayed, call `wokenMeanwhile`: true means a release took it off its
    * parked set while it was being delayed (finding no delayed job to promote), so it must wake itself.
@@ -86,7 +87,7 @@ export function createConcurrencyGate(deps: { store: Store; queue: Queue<Deliver
       }
       const slot = { ...key, perEndpoint, perOrg };
       held.set(deliveryId, slot);
-      return { kind: 'slot', slot: { release: () => release(slot) } };
+      return { kind: 'slot', slot: { release: () => release(slot) }, delivery, endpoint };
     },
     async releaseHeld() {
       const slots = [...held.values()];

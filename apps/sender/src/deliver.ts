@@ -35,6 +35,15 @@ export interface DeliverDeps {
 }
 
 /**
+ * The delivery and its endpoint as just read by the concurrency gate, so an attempt does not read
+ * them again; the attempt's own Lua scripts re-check the delivery's status atomically.
+ */
+export interface Preloaded {
+  delivery: DeliveryRecord;
+  endpoint: EndpointRecord | null;
+}
+
+/**
  * What became of a delivery job:
  * - `done`: nothing more to do for this job (succeeded, ended, held, or nothing to act on);
  * - `retry`: the attempt failed and the next one is due after `delayMs`;
@@ -57,14 +66,14 @@ export type DeliverOutcome =
  *
  * Throws only when Redis fails; the caller lets BullMQ retry the job, and the same attempt runs again.
  */
-export async function deliver(deps: DeliverDeps, deliveryId: string): Promise<DeliverOutcome> {
+export async function deliver(deps: DeliverDeps, deliveryId: string, preloaded?: Preloaded): Promise<DeliverOutcome> {
   const { store, clock } = deps;
   const observer = deps.metrics ?? NO_DELIVERY_OBSERVER;
-  const delivery = await store.deliveries.get(deliveryId);
+  const delivery = preloaded?.delivery ?? (await store.deliveries.get(deliveryId));
   if (!delivery) return { kind: 'done', status: 'missing' };
   if (isFinished(delivery)) return { kind: 'done', status: delivery.status };
 
-  const endpoint = await store.endpoints.get(delivery.endpointId);
+  const endpoint = preloaded ? preloaded.endpoint : await store.endpoints.get(delivery.endpointId);
   if (!endpoint) {
     const status = await store.deliveries.settle(deliveryId, 'cancelled', 'endpoint_deleted', clock.now());
     if (status === 'cancelled') observer.deliveryFinished({ outcome: 'cancelled', error: 'endpoint_deleted' });

@@ -108,7 +108,8 @@ export function createSender(deps: SenderDeps): Sender {
       throw new DelayedError();
     }
     try {
-      const outcome = await deliver(deliverDeps, parsed.data.deliveryId);
+      const preloaded = entered.kind === 'slot' ? { delivery: entered.delivery, endpoint: entered.endpoint } : undefined;
+      const outcome = await deliver(deliverDeps, parsed.data.deliveryId, preloaded);
       if (outcome.kind === 'retry') throw new RetryScheduledError(outcome.delayMs, outcome.error);
       if (outcome.kind === 'failed') throw new UnrecoverableError(outcome.error);
       return outcome.status;

@@ -132,8 +132,9 @@ const scheduleSchema = z.discriminatedUnion(
     }),
     z.strictObject({
       kind: z.literal('exponential-full-jitter'),
-      baseMs: intIn('schedule.baseMs', 0, MAX_WAIT_MS),
-      capMs: intIn('schedule.capMs', 0, MAX_WAIT_MS),
+      // A base of 0 would make every wait 0: retries in a tight loop.
+      baseMs: intIn('schedule.baseMs', 1, MAX_WAIT_MS),
+      capMs: intIn('schedule.capMs', 1, MAX_WAIT_MS),
     }),
   ],
   { error: 'schedule.kind must be one of fixed, random-up-to, exponential-full-jitter' },
@@ -217,12 +218,22 @@ const policyObjectSchema = z.strictObject(
  * zod 4 schema for a complete {@link Policy}. Every object is strict (an
  * unknown key, usually a typo, is an error) and every message names the
  * allowed range, e.g. "maxAttempts must be an integer from 1 to 100".
- * Cross-field rule: a fixed `waitsMs` (or `capsMs`) list needs at least
- * `maxAttempts - 1` entries; the issue path is `schedule.waitsMs` (`capsMs`).
+ * Cross-field rules: a fixed `waitsMs` (or `capsMs`) list needs at least
+ * `maxAttempts - 1` entries, the issue path is `schedule.waitsMs` (`capsMs`);
+ * an exponential schedule's `capMs` must be at least its `baseMs`.
  */
 export const policySchema = policyObjectSchema.superRefine((policy, ctx) => {
   const { schedule } = policy;
-  if (schedule.kind === 'exponential-full-jitter') return;
+  if (schedule.kind === 'exponential-full-jitter') {
+    if (schedule.capMs < schedule.baseMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['schedule', 'capMs'],
+        message: `schedule.capMs must be an integer from schedule.baseMs (${schedule.baseMs}) to ${MAX_WAIT_MS}, got ${schedule.capMs}`,
+      });
+    }
+    return;
+  }
   const [list, length] = schedule.kind === 'fixed' ? ['waitsMs', schedule.waitsMs.length] : ['capsMs', schedule.capsMs.length];
   const needed = policy.maxAttempts - 1;
   if (length < needed) {
