@@ -34,7 +34,8 @@ async function jobCount(): Promise<number> {
 
 test('re-queues exactly the deliveries whose job vanished, never a second job, and they are delivered once', async () => {
   const { apiKey } = await postern.createOrg();
-  await postern.createEndpoint(apiKey, { url: receiver.url, policy: fastPolicy(3, 20) });
+  // Limits out of the way: this test is about jobs, not slots.
+  await postern.createEndpoint(apiKey, { url: receiver.url, policy: fastPolicy(3, 20, { concurrency: { perEndpoint: 20, perOrg: 20 } }) });
   const deliveryIds = (await postEvents(postern.api, apiKey, DELIVERIES)).flatMap((e) => e.deliveryIds);
   expect(await jobCount()).toBe(DELIVERIES);
 
@@ -64,7 +65,11 @@ test('re-queues exactly the deliveries whose job vanished, never a second job, a
 
   await (await postern.queue.getJob(deliveryIds[0]!))!.promote();
   await postern.startSender({ concurrency: 20 });
-  await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(deliveryIds)).every((d) => d.status === 'succeeded'), 30_000, 100);
+  await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(deliveryIds)).every((d) => d.status === 'succeeded'), 60_000, 100).catch(async (err: Error) => {
+    const left = (await postern.store.deliveries.getMany(deliveryIds)).filter((d) => d.status !== 'succeeded');
+    const states = await Promise.all(left.slice(0, 5).map(async (d) => `${d.id} ${d.status} job ${(await postern.queue.getJob(d.id))?.id ? await (await postern.queue.getJob(d.id))!.getState() : 'none'}`));
+    throw new Error(`${err.message}: ${left.length} left, e.g. ${states.join('; ')}`);
+  });
   const perDelivery = new Map<string, number>();
   for (const r of receiver.requests) perDelivery.set(String(r.headers['webhook-delivery-id']), (perDelivery.get(String(r.headers['webhook-delivery-id'])) ?? 0) + 1);
   expect(deliveryIds.filter((id) => perDelivery.get(id) !== 1)).toEqual([]);

@@ -9,8 +9,10 @@ import { waitUntil } from '../support/wait-until.js';
  */
 
 const EVENTS = 5;
-const RETRY_WAIT_MS = 300;
-const HOLD_MS = 600;
+/** Long enough that the redelivery is made before the retry starts, even on a busy machine. */
+const RETRY_WAIT_MS = 1000;
+/** The redelivery's request is held past the moment the retry falls due. */
+const HOLD_MS = 1500;
 
 let postern: TestPostern;
 let receiver: TestReceiver;
@@ -60,7 +62,7 @@ test('a redelivery and a scheduled retry of the same delivery never overlap in f
         return d?.status === 'pending' && d.attempts === 1 ? d : undefined;
       }, 10_000, 5);
       const redelivered = await postern.api('POST', `/v1/deliveries/${originalId}/redeliver`, { key: apiKey });
-      expect(redelivered.status).toBe(202);
+      expect([redelivered.status, redelivered.body]).toEqual([202, expect.anything()]);
       return { eventId: r.body.id as string, originalId, redeliveryId: redelivered.body.delivery.id as string, retryDueAt: failed.nextAttemptAt! };
     }),
   );

@@ -41,3 +41,26 @@ test.each(CASES)('$app with $env stops with exit code 1 and one line naming the 
   expect(lines[0]).toMatch(line);
   expect(child.stdout.filter((l) => l.trim() !== '')).toEqual([]);
 }, 30_000);
+
+test('ingest with a HOST it cannot listen on stops with exit code 1 and one line, never claiming to listen', async () => {
+  const child = spawnApp('ingest', { ...BASE, HOST: 'no-such-host.invalid' });
+  spawned.push(child);
+  const code = await child.exited;
+  await new Promise<void>((resolve) => (child.child.stderr!.readableEnded ? resolve() : child.child.stderr!.once('end', () => resolve())));
+  expect(code).toBe(1);
+  const lines = child.stderr.filter((l) => l.trim() !== '');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^postern-ingest: cannot listen on no-such-host\.invalid:0: .*ENOTFOUND/);
+  expect(child.stdout.filter((l) => /listening/i.test(l))).toEqual([]);
+}, 30_000);
+
+test("ingest's start-up line names the address it actually bound, not the HOST setting", async () => {
+  const child = spawnApp('ingest', { ...BASE, HOST: 'localhost' });
+  spawned.push(child);
+  const port = await child.port();
+  const banner = child.stdout.map((l) => JSON.parse(l) as { msg: string; address?: string; port?: number }).find((e) => e.port === port)!;
+  expect(banner.address).toMatch(/^(127\.0\.0\.1|::1)$/);
+  const shown = banner.address!.includes(':') ? `[${banner.address}]` : banner.address;
+  expect(banner.msg).toBe(`ingest listening on http://${shown}:${port}`);
+  expect(await child.stop()).toBe(0);
+}, 30_000);

@@ -43,10 +43,12 @@ export function createApp(deps: AppDeps): Express {
   // Same origin as the API, so the dashboard needs no CORS and its key never leaves the site.
   app.use('/dashboard', dashboardStatic());
 
-  app.use(jsonBody(deps.config.maxBodyBytes));
+  // Credentials before bodies: a caller without a valid API key (or, for POST /v1/orgs, the admin
+  // token) gets 401 whatever it sent, and its body is never read. The policies are public.
   app.use(policyRoutes());
   app.use(orgRoutes(deps));
   app.use('/v1', requireApiKey(deps));
+  app.use(jsonBody(deps.config.maxBodyBytes));
   app.use(apiKeyRoutes(deps));
   app.use(endpointRoutes(deps));
   app.use(eventRoutes(deps));

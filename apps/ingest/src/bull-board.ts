@@ -39,8 +39,8 @@ export function requireAdminForBrowser(adminToken: string): RequestHandler {
 
 /**
  * Bull Board for the deliveries queue at {@link BULL_BOARD_PATH}, behind the admin token.
- * `readOnly` (`BULL_BOARD_READ_ONLY`, default true) hides every action and makes Bull Board's API
- * refuse them (405): retrying, promoting or removing a job by hand bypasses Postern's delivery
+ * `readOnly` (`BULL_BOARD_READ_ONLY`, default true) hides every action and refuses every request
+ * but GET and HEAD (405 `read_only`): retrying, promoting or removing a job by hand bypasses Postern's delivery
  * records, so it is for emergencies only.
  */
 export function mountBullBoard(app: Express, opts: { queue: Queue; adminToken: string; readOnly: boolean }): void {
@@ -51,6 +51,19 @@ export function mountBullBoard(app: Express, opts: { queue: Queue; adminToken: s
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Postern queues' } },
   });
+  const guards: RequestHandler[] = [requireAdminForBrowser(opts.adminToken)];
+  if (opts.readOnly) guards.push(refuseChanges);
   // Mounted with app.use so express treats Bull Board as a sub-app (its own views and settings).
-  app.use(BULL_BOARD_PATH, requireAdminForBrowser(opts.adminToken), serverAdapter.getRouter() as Express);
+  app.use(BULL_BOARD_PATH, ...guards, serverAdapter.getRouter() as Express);
 }
+
+/**
+ * Read-only mode for every request, not only the queues Bull Board knows to be read-only: its
+ * board-wide actions (pause all, resume all) skip read-only queues but still answer 200. Every
+ * read is a GET, so anything else is 405 `read_only`.
+ */
+const refuseChanges: RequestHandler = (req, res, next) => {
+  if (req.method === 'GET' || req.method === 'HEAD') return next();
+  res.setHeader('allow', 'GET, HEAD');
+  res.status(405).json({ error: { code: 'read_only', message: 'Bull Board is read-only (BULL_BOARD_READ_ONLY); use redelivery instead of changing jobs by hand' } });
+};

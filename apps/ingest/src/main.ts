@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createIdFactory, loggerOptions } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
 import { pino } from 'pino';
@@ -41,15 +43,18 @@ const app = createApp({
   },
 });
 
-const server = app.listen(config.PORT, config.HOST, () => {
-  // The bound port, so PORT=0 (any free port) is usable too.
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.PORT;
-  logger.info({ port, host: config.HOST, prefix: config.REDIS_PREFIX }, `ingest listening on http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`);
-});
+// Not app.listen: express 5 calls its callback on a listen error too, which would log "listening".
+const server = createServer(app);
 server.on('error', (err) => {
   console.error(`postern-ingest: cannot listen on ${config.HOST}:${config.PORT}: ${err.message}`);
   process.exit(1);
+});
+server.listen(config.PORT, config.HOST, () => {
+  // What was actually bound: the port PORT=0 picked, the address HOST resolved to.
+  const { address, port } = server.address() as AddressInfo;
+  const shown = address.includes(':') ? `[${address}]` : address;
+  const local = address === '0.0.0.0' || address === '::' ? ` (all interfaces; locally http://127.0.0.1:${port})` : '';
+  logger.info({ port, address, host: config.HOST, prefix: config.REDIS_PREFIX }, `ingest listening on http://${shown}:${port}${local}`);
 });
 
 function shutdown(signal: string): void {

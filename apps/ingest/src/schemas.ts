@@ -2,13 +2,21 @@ import { API_KEY_SCOPES, eventTypeFilterSchema, eventTypeSchema } from '@postern
 import { DELIVERY_STATUSES } from '@postern/store';
 import { z } from 'zod';
 
-/** `POST /v1/orgs` body. */
+/** `POST /v1/orgs` body. The name is trimmed; control characters (U+0000–U+001F, U+007F) are refused. */
 export const createOrgBody = z.strictObject({
-  name: z.string({ error: 'name must be a string of 1 to 200 characters' }).trim().min(1, 'name must be a string of 1 to 200 characters').max(200, 'name must be a string of 1 to 200 characters'),
+  name: z
+    .string({ error: 'name must be a string of 1 to 200 characters' })
+    .regex(/^[^\u0000-\u001f\u007f]*$/, 'name must not contain control characters')
+    .trim()
+    .min(1, 'name must be a string of 1 to 200 characters')
+    .max(200, 'name must be a string of 1 to 200 characters'),
 });
 
 const urlField = z.string({ error: 'url must be a string' }).max(2048, 'url must be at most 2048 characters');
-const descriptionField = z.string({ error: 'description must be a string' }).max(500, 'description must be at most 500 characters');
+const descriptionField = z
+  .string({ error: 'description must be a string' })
+  .max(500, 'description must be at most 500 characters')
+  .regex(/^[^\u0000-\u0008\u000b-\u001f\u007f]*$/, 'description must not contain control characters other than newline and tab');
 
 /** `POST /v1/endpoints` body. `policy` is checked separately by `resolvePolicy`. */
 export const createEndpointBody = z.strictObject({

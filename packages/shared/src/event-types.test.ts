@@ -24,6 +24,11 @@ describe('eventTypeFilterSchema', () => {
     expect(eventTypeFilterSchema.safeParse(['invoice.*']).success).toBe(false);
     expect(eventTypeFilterSchema.safeParse('*').success).toBe(false);
   });
+
+  it('drops duplicates, keeping the order of first occurrences', () => {
+    expect(eventTypeFilterSchema.parse(['b.x', 'a.x', 'b.x', '*', 'a.x', '*'])).toEqual(['b.x', 'a.x', '*']);
+    expect(eventTypeFilterSchema.parse([])).toEqual([]);
+  });
 });
 
 describe('matchesEventTypes', () => {

@@ -33,13 +33,15 @@ export const MAX_EVENT_TYPE_FILTER_ENTRIES = 100;
 /**
  * zod schema for an endpoint's `eventTypes` filter: up to 100 entries, each
  * an event type or `*`. An empty list subscribes to nothing (see
- * {@link matchesEventTypes}); the API's default is `["*"]`.
+ * {@link matchesEventTypes}); the API's default is `["*"]`. Duplicates are
+ * dropped, keeping each entry's first position.
  */
 export const eventTypeFilterSchema = z
   .array(z.union([z.literal(ALL_EVENT_TYPES), eventTypeSchema], { error: `each entry must be "*" or a valid event type` }), {
     error: 'eventTypes must be an array of event types',
   })
-  .max(MAX_EVENT_TYPE_FILTER_ENTRIES, { error: `eventTypes must have at most ${MAX_EVENT_TYPE_FILTER_ENTRIES} entries` });
+  .max(MAX_EVENT_TYPE_FILTER_ENTRIES, { error: `eventTypes must have at most ${MAX_EVENT_TYPE_FILTER_ENTRIES} entries` })
+  .transform((types) => [...new Set(types)]);
 
 /**
  * Whether an endpoint with this filter receives events of `type`: an exact,

@@ -122,6 +122,20 @@ describe('resolvePolicy', () => {
     expect(ok(resolvePolicy({ preset: 'kestrel', maxAttempts: 6 })).presetName).toBe('kestrel');
   });
 
+  it('reports an unnamed policy equal to a preset as that preset', () => {
+    for (const input of [{}, { maxAttempts: PRESETS.standard.policy.maxAttempts }, { ...PRESETS.standard.policy }]) {
+      const result = ok(resolvePolicy(input));
+      expect(result.policy).toEqual(PRESETS.standard.policy);
+      expect(result.presetName).toBe('standard');
+      expect(result.basePresetName).toBe('standard');
+    }
+    expect(ok(resolvePolicy({ preset: 'standard' })).presetName).toBe('standard');
+    // A full copy of another preset, unnamed, is that preset.
+    const kestrel = ok(resolvePolicy(JSON.parse(JSON.stringify(PRESETS.kestrel.policy))));
+    expect(kestrel.presetName).toBe('kestrel');
+    expect(kestrel.basePresetName).toBe('standard');
+  });
+
   it('merges a partial custom policy onto standard', () => {
     const result = ok(resolvePolicy({ maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [10, 20] }, jitterRatio: 0 }));
     expect(result.policy).toEqual({ ...PRESETS.standard.policy, maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [10, 20] }, jitterRatio: 0 });
@@ -169,6 +183,9 @@ describe('resolvePolicy', () => {
     [{ retention: { days: 0 } }, 'policy.retention.days', 'retention.days must be an integer from 1 to 3650'],
     [{ concurrency: { perOrg: 0 } }, 'policy.concurrency.perOrg', 'concurrency.perOrg must be an integer from 1 to 10000'],
     [{ retryTestEvents: 'no' }, 'policy.retryTestEvents', 'retryTestEvents must be true or false'],
+    [{ schedule: { kind: 'exponential-full-jitter', baseMs: 0, capMs: 1000 } }, 'policy.schedule.baseMs', 'schedule.baseMs must be an integer from 1 to 2592000000'],
+    [{ schedule: { kind: 'exponential-full-jitter', baseMs: 10, capMs: 0 } }, 'policy.schedule.capMs', 'schedule.capMs must be an integer from 1 to 2592000000'],
+    [{ schedule: { kind: 'exponential-full-jitter', baseMs: 2000, capMs: 1000 } }, 'policy.schedule.capMs', 'schedule.capMs must be an integer from schedule.baseMs (2000) to 2592000000, got 1000'],
   ])('refuses %j with an issue at %s', (input, path, message) => {
     expect(issues(resolvePolicy(input))).toContainEqual({ path, message });
   });
@@ -187,6 +204,8 @@ describe('resolvePolicy', () => {
     );
     expect(result.policy.maxAttempts).toBe(1);
     expect(ok(resolvePolicy({ maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [10, 10, 2_592_000_000] } })).policy.maxAttempts).toBe(3);
+    // Exponential: base 1, and a cap equal to the base (a constant ceiling), are allowed.
+    expect(ok(resolvePolicy({ schedule: { kind: 'exponential-full-jitter', baseMs: 1, capMs: 1 } })).policy.schedule).toEqual({ kind: 'exponential-full-jitter', baseMs: 1, capMs: 1 });
   });
 
   it('refuses unknown keys, at any depth, naming each one', () => {

@@ -261,7 +261,10 @@ export type PolicyResolution =
   | {
       ok: true;
       policy: Policy;
-      /** The preset this policy is: when the input was absent or named one and changed nothing; else null. */
+      /**
+       * The preset this policy is equal to, whatever the input looked like (`{}`, a preset's name,
+       * overrides that change nothing, a full copy of a preset): the base preset first; else null.
+       */
       presetName: PresetName | null;
       /** The preset the input started from (`standard` when none was named). */
       basePresetName: PresetName;
@@ -341,7 +344,8 @@ const UNKNOWN_PRESET = `must name a preset: one of ${PRESET_NAMES.join(', ')}`;
  * Merging: objects merge key by key; arrays, numbers and `null` replace. An
  * override of `schedule` with another `kind`, of `redirects` with another
  * `follow`, and any `retention` replace the whole value. The merged result is
- * then checked with {@link policySchema}.
+ * then checked with {@link policySchema}. A result equal to a preset is
+ * reported as that preset (`presetName`), so `{}` is `standard`.
  *
  * @returns `{ok: true, policy, presetName, basePresetName}` with a fresh copy
  *   (never a shared preset object), or `{ok: false, issues}` with paths
@@ -349,12 +353,10 @@ const UNKNOWN_PRESET = `must name a preset: one of ${PRESET_NAMES.join(', ')}`;
  */
 export function resolvePolicy(input: unknown): PolicyResolution {
   let baseName: PresetName = 'standard';
-  let named = input === undefined;
   let overrides: Record<string, unknown> = {};
   if (typeof input === 'string') {
     if (!isPresetName(input)) return { ok: false, issues: [{ path: 'policy', message: `policy ${UNKNOWN_PRESET}` }] };
     baseName = input;
-    named = true;
   } else if (isPlainObject(input)) {
     const { preset, ...rest } = input;
     if (preset !== undefined) {
@@ -362,7 +364,6 @@ export function resolvePolicy(input: unknown): PolicyResolution {
         return { ok: false, issues: [{ path: 'policy.preset', message: `preset ${UNKNOWN_PRESET}` }] };
       }
       baseName = preset;
-      named = true;
     }
     overrides = rest;
   } else if (input !== undefined) {
@@ -373,7 +374,8 @@ export function resolvePolicy(input: unknown): PolicyResolution {
   const parsed = policySchema.safeParse(deepMerge(base, overrides));
   if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
   const policy: Policy = parsed.data;
-  return { ok: true, policy, presetName: named && deepEqual(policy, base) ? baseName : null, basePresetName: baseName };
+  const presetName = deepEqual(policy, base) ? baseName : (PRESET_NAMES.find((name) => deepEqual(policy, PRESETS[name].policy)) ?? null);
+  return { ok: true, policy, presetName, basePresetName: baseName };
 }
 
 /**

@@ -137,6 +137,10 @@ export function endpointRoutes(deps: AppDeps): Router {
   });
 
   router.patch('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
+    // No body is an empty patch; `null`, an array or a scalar is a mistake, not "change nothing".
+    if (req.body !== undefined && (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))) {
+      throw new ApiError(400, 'invalid_request', 'body: must be a JSON object');
+    }
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const body = updateEndpointBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);

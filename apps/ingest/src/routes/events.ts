@@ -7,6 +7,7 @@ import { ownEndpoint } from './endpoints.js';
 import { createEventBody } from '../schemas.js';
 import { eventJson } from '../serializers.js';
 import { requireScope } from '../auth.js';
+import { requireEmptyBody } from '../empty-body.js';
 
 /** `POST /v1/events`, `GET /v1/events/:id`, `POST /v1/endpoints/:id/test`. Behind API-key auth. */
 export function eventRoutes(deps: AppDeps): Router {
@@ -24,6 +25,10 @@ export function eventRoutes(deps: AppDeps): Router {
     const dataJson = extractRawField(res.locals.rawBody as string, 'data');
     if (dataJson === undefined) throw new ApiError(400, 'invalid_request', 'data: is required (any JSON value)');
     const headerKey = req.get('idempotency-key');
+    // Two different keys: using either one would silently ignore the other. Refuse, naming both.
+    if (headerKey !== undefined && body.data.idempotencyKey !== undefined && headerKey !== body.data.idempotencyKey) {
+      throw new ApiError(400, 'invalid_request', 'Idempotency-Key: the header and the body field idempotencyKey differ; send one of them, or the same value in both');
+    }
     // A key that is silently dropped would turn a safe retry into a duplicate event: refuse it.
     if (headerKey !== undefined && body.data.idempotencyKey === undefined && (headerKey.length < 1 || headerKey.length > 200)) {
       throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be 1 to 200 characters');
@@ -40,7 +45,7 @@ export function eventRoutes(deps: AppDeps): Router {
     res.type('application/json').send(eventJson(event));
   });
 
-  router.post('/v1/endpoints/:id/test', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/endpoints/:id/test', requireScope('webhooks:write'), requireEmptyBody, async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     if (endpoint.status !== 'active') throw new ApiError(409, 'endpoint_inactive', `endpoint is ${endpoint.status}; resume it first`);
     const dataJson = JSON.stringify({ endpointId: endpoint.id, message: 'This is a test event from Postern.' });

@@ -4,16 +4,18 @@ import type { OrgRecord } from '@postern/store';
 import { invalidRequest } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { mintApiKey, requireAdmin } from '../auth.js';
+import { jsonBody } from '../json-body.js';
 import { iso } from '../serializers.js';
 import { createOrgBody } from '../schemas.js';
 
 /**
  * `POST /v1/orgs` (admin token): creates an org and its first API key, with every scope, shown
- * once, stored hashed.
+ * once, stored hashed. Mounted before the app's body parser: the admin token is checked first, so
+ * a caller without it gets 401 whatever its body, and only then is the body read.
  */
 export function orgRoutes(deps: AppDeps): Router {
   const router = Router();
-  router.post('/v1/orgs', requireAdmin(deps.config.adminToken), async (req, res) => {
+  router.post('/v1/orgs', requireAdmin(deps.config.adminToken), ...jsonBody(deps.config.maxBodyBytes), async (req, res) => {
     const body = createOrgBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     const now = deps.clock.now();

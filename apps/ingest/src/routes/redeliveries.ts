@@ -6,6 +6,7 @@ import { assertRedeliverable, BULK_REDELIVERY_LIMIT, newRedelivery, queueRedeliv
 import { deliveryJson } from '../serializers.js';
 import { ownEndpoint } from './endpoints.js';
 import { requireScope } from '../auth.js';
+import { requireEmptyBody } from '../empty-body.js';
 
 /** `POST /v1/endpoints/:id/recover` body. */
 export const recoverBody = z.strictObject({
@@ -16,7 +17,7 @@ export const recoverBody = z.strictObject({
 export function redeliveryRoutes(deps: AppDeps): Router {
   const router = Router();
 
-  router.post('/v1/deliveries/:id/redeliver', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/deliveries/:id/redeliver', requireScope('webhooks:write'), requireEmptyBody, async (req, res) => {
     const original = await deps.store.deliveries.get(req.params.id);
     if (!original || original.orgId !== res.locals.orgId) throw notFound('delivery');
     const endpoint = await deps.store.endpoints.get(original.endpointId);
@@ -30,7 +31,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     res.status(202).json({ delivery: deliveryJson(redelivery) });
   });
 
-  router.post('/v1/endpoints/:id/redeliver-failed', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/endpoints/:id/redeliver-failed', requireScope('webhooks:write'), requireEmptyBody, async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     assertRedeliverable(endpoint);
     const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.id, { limit: BULK_REDELIVERY_LIMIT });
