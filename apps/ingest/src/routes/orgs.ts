@@ -1,7 +1,7 @@
 import { API_KEY_SCOPES } from '@postern/shared';
 import { Router } from 'express';
 import type { OrgRecord } from '@postern/store';
-import { invalidRequest } from '../api-error.js';
+import { invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { mintApiKey, requireAdmin } from '../auth.js';
 import { jsonBody } from '../json-body.js';
@@ -10,7 +10,7 @@ import { createOrgBody } from '../schemas.js';
 
 /**
  * `POST /v1/orgs` (admin token): creates an org and its first API key, with every scope, shown
- * once, stored hashed. Mounted before the app's body parser: the admin token is checked first, so
+ * once, stored hashed. `POST /v1/orgs/:id/suspend` and `/reactivate` (admin token) change its status. Mounted before the app's body parser: the admin token is checked first, so
  * a caller without it gets 401 whatever its body, and only then is the body read.
  */
 export function orgRoutes(deps: AppDeps): Router {
@@ -26,5 +26,16 @@ export function orgRoutes(deps: AppDeps): Router {
     await deps.store.apiKeys.adopt({ id: deps.ids('key', now), orgId: org.id, name: 'first key', scopes: [...API_KEY_SCOPES], prefix, keyHash, createdAt: now, revokedAt: null });
     res.status(201).json({ id: org.id, name: org.name, createdAt: iso(now), apiKey });
   });
+
+  // Suspending an org stops its API keys (403 org_suspended) and, before each attempt, its queued
+  // deliveries are cancelled, held or failed with `org_suspended` as each endpoint's policy says.
+  for (const [action, status] of [['suspend', 'suspended'], ['reactivate', 'active']] as const) {
+    router.post(`/v1/orgs/:id/${action}`, requireAdmin(deps.config.adminToken), async (req, res) => {
+      const org = await deps.store.orgs.get(String(req.params.id));
+      if (!org) throw notFound('org');
+      await deps.store.orgs.setStatus(org.id, status);
+      res.json({ id: org.id, name: org.name, status, createdAt: iso(org.createdAt) });
+    });
+  }
   return router;
 }
