@@ -9,6 +9,7 @@ import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { apiClient, type ApiClient } from './api-client.js';
 
 /** Redis used by tests (`REDIS_URL`, default the local one). */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -48,7 +49,7 @@ export interface TestPostern {
   /** The sender's metrics registry: every sender this harness starts reports into it. */
   senderRegistry: Registry;
   /** Calls the API; `key` is an API key (or the admin token). Returns status, JSON body and headers. */
-  api(method: string, path: string, opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  api: ApiClient;
   /** Creates an org and returns its API key. */
   createOrg(name?: string): Promise<{ id: string; apiKey: string }>;
   /** Creates an endpoint (201 expected) and returns the API's answer. */
@@ -116,25 +117,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     });
   if (options.sender !== false) sender = makeSender(options.senderConcurrency ?? 20);
 
-  const api: TestPostern['api'] = async (method, path, opts = {}) => {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-    let body: string | undefined;
-    if (opts.rawBody !== undefined) body = opts.rawBody;
-    else if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await fetch(baseUrl + path, { method, headers, body });
-    const text = await res.text();
-    let json: unknown = undefined;
-    try {
-      json = text ? JSON.parse(text) : undefined;
-    } catch {
-      json = text;
-    }
-    return { status: res.status, body: json, headers: res.headers };
-  };
+  const api: TestPostern['api'] = apiClient(baseUrl);
 
   const stopSender = async () => {
     if (sender) {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Redis } from 'ioredis';
+import { redisAnswers } from '@postern/store';
 import type { Registry } from 'prom-client';
 
 /** How long `/readyz` waits for Redis to answer PING before naming it failing, ms. */
@@ -15,21 +16,6 @@ export interface SenderHttpDeps {
   worker: { isRunning(): boolean };
   /** Redis PING deadline, ms (default {@link SENDER_READY_TIMEOUT_MS}). */
   readyTimeoutMs?: number;
-}
-
-async function redisAnswers(redis: Redis, timeoutMs: number): Promise<boolean> {
-  // The worker connection queues commands while disconnected (it waits out outages), so a PING
-  // then would hang: not connected is failing at once, and a slow answer is failing too.
-  if (redis.status !== 'ready') return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  try {
-    return await Promise.race([redis.ping().then(() => true, () => false), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**

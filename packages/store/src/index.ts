@@ -1,6 +1,6 @@
 export { createStore, type Store } from './store.js';
 export { createKeySchema, type KeySchema } from './keys.js';
-export { createRedisConnection } from './redis-connection.js';
+export { createRedisConnection, redisAnswers } from './redis-connection.js';
 export {
   DELIVERY_QUEUE_NAME,
   createDeliveryQueue,

@@ -13,3 +13,21 @@ export function createRedisConnection(url: string, role: 'api' | 'worker', extra
       : { maxRetriesPerRequest: null, enableReadyCheck: true };
   return new Redis(url, { ...base, retryStrategy: (times) => Math.min(times * 200, 2000), ...extra });
 }
+
+/**
+ * Whether Redis answers PING within `timeoutMs` (the `/readyz` check of both apps). A connection
+ * that is not `ready` fails at once: a worker connection queues commands while disconnected, so
+ * a PING then would wait out the outage instead of answering.
+ */
+export async function redisAnswers(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status !== 'ready') return false;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([redis.ping().then(() => true, () => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

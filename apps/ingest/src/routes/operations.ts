@@ -1,23 +1,11 @@
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
+import { redisAnswers } from '@postern/store';
 import { buildOpenApiDocument } from '../openapi.js';
 
 /** How long `/readyz` waits for Redis to answer PING before naming it failing, ms. */
 export const READY_CHECK_TIMEOUT_MS = 2000;
-
-/** Resolves true when Redis answers PING within `timeoutMs`. */
-export async function redisAnswers(redis: Redis, timeoutMs = READY_CHECK_TIMEOUT_MS): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  try {
-    return await Promise.race([redis.ping().then(() => true, () => false), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * `/healthz` (the process answers), `/readyz` (Redis answers PING; else 503 naming `redis`),
@@ -32,7 +20,7 @@ export function operationsRoutes(deps: { redis: Redis; registry: Registry }): Ro
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    const redis = (await redisAnswers(deps.redis)) ? 'ok' : 'failing';
+    const redis = (await redisAnswers(deps.redis, READY_CHECK_TIMEOUT_MS)) ? 'ok' : 'failing';
     const checks = { redis };
     const failing = Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k);
     res.status(failing.length === 0 ? 200 : 503).json(failing.length === 0 ? { status: 'ok', checks } : { status: 'unavailable', failing, checks });
