@@ -10,7 +10,7 @@ import {
   validateEndpointUrl,
   isValidSecret,
 } from '@postern/shared';
-import type { DeliveryRecord, EndpointRecord, Store } from '@postern/store';
+import type { DeliveryRecord, EndpointRecord, NotificationRecord, Store } from '@postern/store';
 import type { Logger } from 'pino';
 import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
@@ -30,6 +30,8 @@ export interface DeliverDeps {
   userAgent: string;
   /** Makes notification ids when a breaker trips. */
   ids: IdFactory;
+  /** Tells the org's operations URL(s) about a trip (a signed operational webhook); optional. */
+  announceTrip?: (notification: NotificationRecord) => Promise<unknown>;
   /** Told of attempts, finished deliveries and breaker trips (the sender's metrics); none by default. */
   metrics?: DeliveryObserver;
 }
@@ -245,5 +247,7 @@ async function tripBreaker(deps: DeliverDeps, endpoint: EndpointRecord, consecut
   if (notification) {
     (deps.metrics ?? NO_DELIVERY_OBSERVER).breakerTripped(rule.action);
     deps.logger.warn({ endpointId: endpoint.id, kind: notification.kind, consecutiveFailures, deliveriesAffected: notification.deliveriesAffected }, 'breaker tripped');
+    // The trip is recorded either way; a failure to queue the notice must not fail the attempt.
+    await deps.announceTrip?.(notification).catch((err: Error) => deps.logger.warn({ err: err.message }, 'operational webhook not queued'));
   }
 }

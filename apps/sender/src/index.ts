@@ -9,3 +9,4 @@ export { SENDER_USER_AGENT } from './user-agent.js';
 export { createJanitor, type Janitor } from './janitor.js';
 export { createSenderMetrics, errorLabel, NO_DELIVERY_OBSERVER, QUEUE_STATES, type DeliveryObserver, type SenderMetrics } from './sender-metrics.js';
 export { createSenderHttp, SENDER_READY_TIMEOUT_MS, type SenderHttpDeps } from './sender-http.js';
+export { announceTrip } from './operational-events.js';

@@ -8,6 +8,7 @@ import type { DeliveryTransport } from './http-transport.js';
 import type { LookupAll } from './destination-check.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
 import { createJanitor, type Janitor } from './janitor.js';
+import { announceTrip } from './operational-events.js';
 import { createConcurrencyGate } from './concurrency-gate.js';
 import type { DeliveryObserver } from './sender-metrics.js';
 
@@ -74,6 +75,7 @@ export interface Sender {
  * BullMQ after a short backoff and the same attempt runs again.
  */
 export function createSender(deps: SenderDeps): Sender {
+  const ids = createIdFactory();
   const deliverDeps: DeliverDeps = {
     store: deps.store,
     transport: deps.transport,
@@ -83,8 +85,9 @@ export function createSender(deps: SenderDeps): Sender {
     classifyAddress: deps.classifyAddress,
     lookupAll: deps.lookupAll,
     userAgent: deps.config.userAgent,
-    ids: createIdFactory(),
+    ids,
     metrics: deps.metrics,
+    announceTrip: (notification) => announceTrip({ store: deps.store, queue: deps.queue, ids, clock: deps.clock }, notification),
   };
 
   const gate = createConcurrencyGate({ store: deps.store, queue: deps.queue, clock: deps.clock, logger: deps.logger });

@@ -54,3 +54,10 @@ export const eventTypeFilterSchema = z
 export function matchesEventTypes(filter: readonly string[], type: string): boolean {
   return filter.some((entry) => entry === ALL_EVENT_TYPES || entry === type);
 }
+
+/**
+ * Event types Postern itself sends when a breaker trips (its operational webhooks); producers may
+ * not post them, and an endpoint receives them only by naming them in its filter (`*` does not
+ * match them).
+ */
+export const OPERATIONAL_EVENT_TYPES: readonly string[] = Object.freeze(['endpoint.paused', 'endpoint.disabled']);

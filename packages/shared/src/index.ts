@@ -52,6 +52,7 @@ export {
   MAX_EVENT_TYPE_FILTER_ENTRIES,
   MAX_EVENT_TYPE_LENGTH,
   TEST_EVENT_TYPE,
+  OPERATIONAL_EVENT_TYPES,
   eventTypeFilterSchema,
   eventTypeSchema,
   matchesEventTypes,

@@ -1,4 +1,4 @@
-import { extractRawField, TEST_EVENT_TYPE } from '@postern/shared';
+import { extractRawField, OPERATIONAL_EVENT_TYPES, TEST_EVENT_TYPE } from '@postern/shared';
 import { Router } from 'express';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import { acceptEvent } from '../accept-event.js';
@@ -19,6 +19,9 @@ export function eventRoutes(deps: AppDeps): Router {
     }
     const body = createEventBody.safeParse(req.body);
     if (!body.success) throw invalidRequest(body.error);
+    if (OPERATIONAL_EVENT_TYPES.includes(body.data.type)) {
+      throw new ApiError(400, 'invalid_request', `type: ${body.data.type} is reserved for Postern's own operational webhooks`);
+    }
     if (body.data.type === TEST_EVENT_TYPE) {
       throw new ApiError(400, 'invalid_request', `type: ${TEST_EVENT_TYPE} is reserved; use POST /v1/endpoints/:id/test`);
     }
