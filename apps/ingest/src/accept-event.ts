@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { buildEnvelope, matchesEventTypes } from '@postern/shared';
-import { deliveryJobOptions, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
+import { deliveryJobs, newPendingDelivery, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 
@@ -46,27 +46,17 @@ export async function acceptEvent(
     ? [input.onlyEndpoint]
     : (await deps.store.endpoints.listAll(input.orgId)).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type));
 
-  const deliveries: DeliveryRecord[] = targets.map((endpoint) => ({
-    id: deps.ids('dlv', now),
-    orgId: input.orgId,
-    eventId,
-    eventType: input.type,
-    endpointId: endpoint.id,
-    status: 'pending',
-    attempts: 0,
-    nextAttemptAt: now,
-    lastResponseStatus: null,
-    lastError: null,
-    lastDurationMs: null,
-    deliveredAt: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-    redeliveredFromId: null,
-    cancelReason: null,
-    held: false,
-    isTest: input.onlyEndpoint !== undefined,
-  }));
+  const deliveries: DeliveryRecord[] = targets.map((endpoint) =>
+    newPendingDelivery({
+      id: deps.ids('dlv', now),
+      orgId: input.orgId,
+      eventId,
+      eventType: input.type,
+      endpointId: endpoint.id,
+      nowMs: now,
+      isTest: input.onlyEndpoint !== undefined,
+    }),
+  );
   const event: EventRecord = {
     id: eventId,
     orgId: input.orgId,
@@ -93,21 +83,13 @@ export async function acceptEvent(
     }
     // The first request may have died between writing and queueing. Re-adding is safe: a job id
     // that exists is ignored, and a job for a finished delivery ends without sending anything.
-    await deps.queue.addBulk(
-      stored.body.deliveries.map((d) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: d.id }, opts: deliveryJobOptions(d.id, 1) })),
-    );
+    await deps.queue.addBulk(deliveryJobs(stored.body.deliveries, () => 1));
     return { replayed: true, answer: stored.body };
   }
 
-  const policyOf = new Map(targets.map((e) => [e.id, e.policy]));
+  const maxAttemptsOf = new Map(targets.map((e) => [e.id, e.policy.maxAttempts]));
   try {
-    await deps.queue.addBulk(
-      deliveries.map((d) => ({
-        name: 'deliver',
-        data: { v: 1 as const, deliveryId: d.id },
-        opts: deliveryJobOptions(d.id, policyOf.get(d.endpointId)?.maxAttempts ?? 1),
-      })),
-    );
+    await deps.queue.addBulk(deliveryJobs(deliveries, (id) => maxAttemptsOf.get(id) ?? 1));
   } catch (err) {
     // Best effort: if Redis is gone this fails too, and the reconciler queues the deliveries later.
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);

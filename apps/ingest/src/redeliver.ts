@@ -1,4 +1,4 @@
-import { deliveryJobOptions, type DeliveryRecord, type EndpointRecord } from '@postern/store';
+import { deliveryJobs, newPendingDelivery, type DeliveryRecord, type EndpointRecord } from '@postern/store';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 
@@ -10,23 +10,7 @@ export const BULK_REDELIVERY_LIMIT = 500;
  * `redeliveredFromId` pointing at the original, which is never changed (seed 002).
  */
 export function newRedelivery(deps: AppDeps, original: DeliveryRecord, nowMs: number): DeliveryRecord {
-  return {
-    ...original,
-    id: deps.ids('dlv', nowMs),
-    status: 'pending',
-    attempts: 0,
-    nextAttemptAt: nowMs,
-    lastResponseStatus: null,
-    lastError: null,
-    lastDurationMs: null,
-    deliveredAt: null,
-    createdAt: nowMs,
-    updatedAt: nowMs,
-    finishedAt: null,
-    redeliveredFromId: original.id,
-    cancelReason: null,
-    held: false,
-  };
+  return newPendingDelivery({ ...original, id: deps.ids('dlv', nowMs), nowMs, redeliveredFromId: original.id });
 }
 
 /**
@@ -46,7 +30,5 @@ export function assertRedeliverable(endpoint: EndpointRecord | null): asserts en
 /** Writes redeliveries, then queues them; resolves once both are in Redis. */
 export async function queueRedeliveries(deps: AppDeps, endpoint: EndpointRecord, deliveries: DeliveryRecord[], bulk: boolean): Promise<void> {
   await deps.store.deliveries.createMany(deliveries, bulk);
-  await deps.queue.addBulk(
-    deliveries.map((d) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: d.id }, opts: deliveryJobOptions(d.id, endpoint.policy.maxAttempts) })),
-  );
+  await deps.queue.addBulk(deliveryJobs(deliveries, () => endpoint.policy.maxAttempts));
 }

@@ -1,5 +1,5 @@
 import { buildEnvelope, type IdFactory } from '@postern/shared';
-import { deliveryJobOptions, type DeliveryJobData, type DeliveryRecord, type EventRecord, type NotificationRecord, type Store } from '@postern/store';
+import { deliveryJobs, newPendingDelivery, type DeliveryJobData, type DeliveryRecord, type EventRecord, type NotificationRecord, type Store } from '@postern/store';
 import type { Queue } from 'bullmq';
 
 /**
@@ -28,27 +28,9 @@ export async function announceTrip(
     deliveriesAffected: notification.deliveriesAffected,
     at: new Date(notification.createdAt).toISOString(),
   });
-  const deliveries: DeliveryRecord[] = targets.map((endpoint) => ({
-    id: deps.ids('dlv', now),
-    orgId: notification.orgId,
-    eventId,
-    eventType: type,
-    endpointId: endpoint.id,
-    status: 'pending',
-    attempts: 0,
-    nextAttemptAt: now,
-    lastResponseStatus: null,
-    lastError: null,
-    lastDurationMs: null,
-    deliveredAt: null,
-    createdAt: now,
-    updatedAt: now,
-    finishedAt: null,
-    redeliveredFromId: null,
-    cancelReason: null,
-    held: false,
-    isTest: false,
-  }));
+  const deliveries: DeliveryRecord[] = targets.map((endpoint) =>
+    newPendingDelivery({ id: deps.ids('dlv', now), orgId: notification.orgId, eventId, eventType: type, endpointId: endpoint.id, nowMs: now }),
+  );
   const event: EventRecord = {
     id: eventId,
     orgId: notification.orgId,
@@ -60,8 +42,6 @@ export async function announceTrip(
   };
   await deps.store.events.createWithDeliveries({ event, deliveries, idempotencyKeyHash: null, answer: '{}' });
   const maxAttemptsOf = new Map(targets.map((e) => [e.id, e.policy.maxAttempts]));
-  await deps.queue.addBulk(
-    deliveries.map((d) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: d.id }, opts: deliveryJobOptions(d.id, maxAttemptsOf.get(d.endpointId) ?? 1) })),
-  );
+  await deps.queue.addBulk(deliveryJobs(deliveries, (id) => maxAttemptsOf.get(id) ?? 1));
   return deliveries.length;
 }

@@ -42,3 +42,14 @@ export const QUEUE_EVENTS_MAX_LEN = 100;
 export function createDeliveryQueue(connection: ConnectionOptions, prefix: string): Queue<DeliveryJobData> {
   return new Queue<DeliveryJobData>(DELIVERY_QUEUE_NAME, { connection, prefix, streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
 }
+
+/**
+ * `addBulk` entries for new deliveries, one job each. `maxAttemptsOf` gives the policy's
+ * `maxAttempts` of a delivery's endpoint (the job's attempts ceiling).
+ */
+export function deliveryJobs(
+  deliveries: readonly { id: string; endpointId: string }[],
+  maxAttemptsOf: (endpointId: string) => number,
+): { name: string; data: DeliveryJobData; opts: JobsOptions }[] {
+  return deliveries.map((d) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: d.id }, opts: deliveryJobOptions(d.id, maxAttemptsOf(d.endpointId)) }));
+}

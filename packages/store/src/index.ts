@@ -6,10 +6,12 @@ export {
   createDeliveryQueue,
   deliveryJobDataSchema,
   deliveryJobOptions,
+  deliveryJobs,
   type DeliveryJobData,
 } from './delivery-queue.js';
 export {
   DELIVERY_STATUSES,
+  newPendingDelivery,
   type ApiKeyRecord,
   type AttemptRecord,
   type DeliveryRecord,

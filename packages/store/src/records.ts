@@ -82,6 +82,43 @@ export interface DeliveryRecord {
   isTest: boolean;
 }
 
+/**
+ * A new delivery, `pending` with no attempt yet, due now: what ingest's fan-out, a redelivery and
+ * an operational webhook all create. Times are epoch ms.
+ */
+export function newPendingDelivery(input: {
+  id: string;
+  orgId: string;
+  eventId: string;
+  eventType: string;
+  endpointId: string;
+  nowMs: number;
+  isTest?: boolean;
+  redeliveredFromId?: string | null;
+}): DeliveryRecord {
+  return {
+    id: input.id,
+    orgId: input.orgId,
+    eventId: input.eventId,
+    eventType: input.eventType,
+    endpointId: input.endpointId,
+    status: 'pending',
+    attempts: 0,
+    nextAttemptAt: input.nowMs,
+    lastResponseStatus: null,
+    lastError: null,
+    lastDurationMs: null,
+    deliveredAt: null,
+    createdAt: input.nowMs,
+    updatedAt: input.nowMs,
+    finishedAt: null,
+    redeliveredFromId: input.redeliveredFromId ?? null,
+    cancelReason: null,
+    held: false,
+    isTest: input.isTest ?? false,
+  };
+}
+
 /** One HTTP request of a delivery. `durationMs`, `responseStatus`, `error` are null while in flight. */
 export interface AttemptRecord {
   number: number;
