@@ -39,7 +39,7 @@ export async function bareBullmq(redisUrl: string, opts: { jobs: number; concurr
   for (let i = 0; i < opts.jobs; i += 1000) {
     const chunk = Array.from({ length: Math.min(1000, opts.jobs - i) }, (_, j) => {
       const deliveryId = `dlv_bench${String(i + j).padStart(8, '0')}`;
-      return { name: 'deliver', data: { v: 1 as const, deliveryId }, opts: deliveryJobOptions(deliveryId, 8) };
+      return { name: 'deliver', data: { v: 1 as const, deliveryId }, opts: deliveryJobOptions(deliveryId) };
     });
     await queue.addBulk(chunk);
   }

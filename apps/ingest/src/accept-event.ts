@@ -83,13 +83,12 @@ export async function acceptEvent(
     }
     // The first request may have died between writing and queueing. Re-adding is safe: a job id
     // that exists is ignored, and a job for a finished delivery ends without sending anything.
-    await deps.queue.addBulk(deliveryJobs(stored.body.deliveries, () => 1));
+    await deps.queue.addBulk(deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId }))));
     return { replayed: true, answer: stored.body };
   }
 
-  const maxAttemptsOf = new Map(targets.map((e) => [e.id, e.policy.maxAttempts]));
   try {
-    await deps.queue.addBulk(deliveryJobs(deliveries, (id) => maxAttemptsOf.get(id) ?? 1));
+    await deps.queue.addBulk(deliveryJobs(deliveries));
   } catch (err) {
     // Best effort: if Redis is gone this fails too, and the reconciler queues the deliveries later.
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);

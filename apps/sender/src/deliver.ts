@@ -1,16 +1,16 @@
 import {
-  healthEffect,
-  httpStatusCode,
-  shouldTrip,
-  type IdFactory,
-  isRetried,
-  parseRetryAfterMs,
-  retryDelayMs,
+  isValidSecret,
+  outcomeOfResponse,
+  planAfterAttempt,
+  planBeforeAttempt,
+  planBreakerTrip,
   signatureHeader,
   validateEndpointUrl,
-  isValidSecret,
+  type AttemptOutcome,
+  type BreakerTripPlan,
+  type IdFactory,
 } from '@postern/shared';
-import type { DeliveryRecord, EndpointRecord, NotificationRecord, Store } from '@postern/store';
+import type { AttemptIds, DeliveryRecord, EndpointRecord, NotificationRecord, Store } from '@postern/store';
 import type { Logger } from 'pino';
 import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
@@ -30,157 +30,133 @@ export interface DeliverDeps {
   userAgent: string;
   /** Makes notification ids when a breaker trips. */
   ids: IdFactory;
+  /** Wakes parked deliveries that a freed slot lets in (promotes their delayed jobs). */
+  wake: (deliveryIds: readonly string[]) => Promise<void>;
   /** Tells the org's operations URL(s) about a trip (a signed operational webhook); optional. */
   announceTrip?: (notification: NotificationRecord) => Promise<unknown>;
   /** Told of attempts, finished deliveries and breaker trips (the sender's metrics); none by default. */
   metrics?: DeliveryObserver;
+  /** Told when an attempt holds a concurrency slot and when it gives it back (for shutdown). */
+  slots?: { taken(ids: AttemptIds, concurrency: EndpointRecord['policy']['concurrency']): void; returned(deliveryId: string): void };
 }
 
 /**
- * The delivery and its endpoint as just read by the concurrency gate, so an attempt does not read
- * them again; the attempt's own Lua scripts re-check the delivery's status atomically.
+ * What the job of a delivery does next:
+ * - `done`: nothing more (succeeded, ended, held, or nothing to act on); the job completes;
+ * - `retry`: the next attempt is due at `nextAttemptAt` (epoch ms); the job waits, delayed, till then;
+ * - `parked`: no concurrency slot now; the job waits to be woken by a release.
  */
-export interface Preloaded {
-  delivery: DeliveryRecord;
-  endpoint: EndpointRecord | null;
-}
-
-/**
- * What became of a delivery job:
- * - `done`: nothing more to do for this job (succeeded, ended, held, or nothing to act on);
- * - `retry`: the attempt failed and the next one is due after `delayMs`;
- * - `failed`: the delivery ended failed (attempts exhausted or a permanent error).
- */
-export type DeliverOutcome =
+export type AttemptRun =
   | { kind: 'done'; status: string }
-  | { kind: 'retry'; delayMs: number; error: string }
-  | { kind: 'failed'; error: string };
+  | { kind: 'retry'; nextAttemptAt: number }
+  | { kind: 'parked'; limit: 'endpoint' | 'org' | 'event_claim' };
 
 /**
- * Runs one attempt of a delivery, following DESIGN.md's data rules: the attempt is recorded as
- * started before its request is sent and completed after, so a crash in between re-runs the same
- * attempt (a duplicate is possible, a loss is not).
+ * Runs one attempt of a delivery as a pipeline: claim → decide → send → finish (docs/architecture.md).
  *
- * Before any attempt the endpoint and org are re-read: a deleted endpoint cancels the delivery
- * (`endpoint_deleted`); a paused or disabled one, or a suspended org, cancels, holds or fails it as
- * the policy's `onEndpointInactive` says. A payload over the policy's `maxPayloadBytes` is never
- * sent (`payload_too_large`, seed 002).
+ * 1. **claim** (one Redis call): reads the delivery, its endpoint, the org and the envelope, takes
+ *    the concurrency lease (or parks) and records the attempt as begun before any byte is sent.
+ * 2. **decide**: `planBeforeAttempt` settles a delivery that must not be sent (endpoint gone or
+ *    inactive, org suspended, payload too large) as its policy says.
+ * 3. **send**: the signed request, through the transport.
+ * 4. **finish** (one Redis call): `planAfterAttempt`'s outcome recorded with the endpoint's health,
+ *    the lease given back; then `planBreakerTrip` may switch the endpoint off.
  *
- * Throws only when Redis fails; the caller lets BullMQ retry the job, and the same attempt runs again.
+ * A crash between 1 and 4 re-runs the same attempt number (a duplicate is possible, a loss is not).
+ * Throws only when Redis fails; the caller retries the job and the same attempt runs again.
  */
-export async function deliver(deps: DeliverDeps, deliveryId: string, preloaded?: Preloaded): Promise<DeliverOutcome> {
+export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<AttemptRun> {
   const { store, clock } = deps;
   const observer = deps.metrics ?? NO_DELIVERY_OBSERVER;
-  const delivery = preloaded?.delivery ?? (await store.deliveries.get(deliveryId));
-  if (!delivery) return { kind: 'done', status: 'missing' };
-  if (isFinished(delivery)) return { kind: 'done', status: delivery.status };
-
-  const endpoint = preloaded ? preloaded.endpoint : await store.endpoints.get(delivery.endpointId);
-  if (!endpoint) {
-    const status = await store.deliveries.settle(deliveryId, 'cancelled', 'endpoint_deleted', clock.now());
-    if (status === 'cancelled') observer.deliveryFinished({ outcome: 'cancelled', error: 'endpoint_deleted' });
-    return { kind: 'done', status: status ?? 'missing' };
-  }
-  const inactiveReason = await inactiveReasonOf(deps, endpoint);
-  if (inactiveReason) {
-    const action = endpoint.policy.onEndpointInactive;
-    const outcome = action === 'cancel' ? 'cancelled' : action === 'fail' ? 'failed' : 'held';
-    // Switched off by its breaker (seed 001): cancelled like the pending ones at the trip, so a bulk
-    // redelivery takes it too. A trip sets disabledAt; a manual pause does not.
-    const reason = outcome === 'cancelled' && inactiveReason === 'endpoint_inactive' && endpoint.disabledAt !== null ? 'breaker_tripped' : inactiveReason;
-    const status = await store.deliveries.settle(deliveryId, outcome, reason, clock.now());
-    if (status === 'cancelled' || status === 'failed') observer.deliveryFinished({ outcome: status, error: status === 'failed' ? inactiveReason : reason });
-    if (outcome === 'held' && status === 'pending') {
-      // A resume that raced this hold found the job still running and could not re-queue it:
-      // if the endpoint is active again, run the delivery again right away instead of waiting.
-      const now = await store.endpoints.get(endpoint.id);
-      if (now?.status === 'active') return { kind: 'retry', delayMs: 0, error: 'endpoint_inactive' };
+  const claim = await store.attempts.claim(ids, clock.now());
+  switch (claim.kind) {
+    case 'missing':
+      return { kind: 'done', status: 'missing' };
+    case 'parked':
+      return { kind: 'parked', limit: claim.limit };
+    case 'finished':
+      await deps.wake(claim.woken);
+      return { kind: 'done', status: claim.status };
+    case 'blocked': {
+      await deps.wake(claim.woken);
+      return settleBlocked(deps, ids, claim);
     }
-    return outcome === 'failed' ? { kind: 'failed', error: inactiveReason } : { kind: 'done', status: status ?? 'missing' };
+    case 'claimed':
+      break;
   }
+  const { delivery, endpoint, envelope, attemptNumber } = claim;
+  const { policy } = endpoint;
+  deps.slots?.taken(ids, policy.concurrency);
 
-  const envelope = await store.events.getEnvelope(delivery.eventId);
-  const { maxPayloadBytes } = endpoint.policy;
-  if (envelope !== null && maxPayloadBytes !== null && Buffer.byteLength(envelope) > maxPayloadBytes) {
-    await store.deliveries.settle(deliveryId, 'failed', 'payload_too_large', clock.now());
-    observer.deliveryFinished({ outcome: 'failed', error: 'payload_too_large' });
-    return { kind: 'failed', error: 'payload_too_large' };
-  }
-
-  const begun = await store.deliveries.beginAttempt(deliveryId, clock.now());
-  if (begun.kind === 'missing') return { kind: 'done', status: 'missing' };
-  if (begun.kind === 'finished') return { kind: 'done', status: begun.status };
-  const attemptNumber = begun.attemptNumber;
   const startedAt = clock.now();
-  const log = deps.logger.child({ requestId: `${deliveryId}.${attemptNumber}`, endpointId: endpoint.id });
-
   observer.attemptStarted();
-  let result: AttemptResult | undefined;
+  let result: SendResult | undefined;
   try {
-    result = await attempt(deps, delivery, endpoint, envelope, attemptNumber, startedAt);
+    result = await send(deps, delivery, endpoint, envelope, attemptNumber, startedAt);
   } finally {
     observer.attemptFinished({ durationMs: clock.now() - startedAt, error: result ? result.error : 'delivery_failed' });
   }
-  const finishedAt = clock.now();
-  const durationMs = Math.max(0, finishedAt - startedAt);
-  const { policy } = endpoint;
 
-  let nextStatus: 'succeeded' | 'pending' | 'failed';
-  let nextAttemptAt: number | null = null;
-  let delayMs = 0;
-  if (result.error === null) {
-    nextStatus = 'succeeded';
-  } else {
-    const retried = isRetried(result.error, policy, { isTestEvent: delivery.isTest });
-    const next = retried ? retryDelayMs({ policy, failedAttemptNumber: attemptNumber, random: deps.random, retryAfterMs: result.retryAfterMs }) : null;
-    if (next === null) {
-      nextStatus = 'failed';
-    } else {
-      nextStatus = 'pending';
-      delayMs = next;
-      nextAttemptAt = finishedAt + next;
-    }
-  }
-  const health = healthEffect({ policy, error: result.error, isTestEvent: delivery.isTest, deliveryFailed: nextStatus === 'failed' });
-  const finished = await store.deliveries.finishAttempt({
-    deliveryId,
-    endpointId: endpoint.id,
+  const finishedAt = clock.now();
+  const plan = planAfterAttempt({ policy, attemptNumber, isTestEvent: delivery.isTest, outcome: result, nowMs: finishedAt, random: deps.random });
+  const durationMs = Math.max(0, finishedAt - startedAt);
+  const finished = await store.attempts.finish({
+    ids,
     attemptNumber,
     nowMs: finishedAt,
     startedAt,
-    nextStatus,
+    nextStatus: plan.next.status,
     responseStatus: result.responseStatus,
     error: result.error,
     durationMs,
-    nextAttemptAt,
-    health,
+    nextAttemptAt: plan.next.status === 'pending' ? plan.next.nextAttemptAt : null,
+    health: plan.health,
+    concurrency: policy.concurrency,
   });
-  log.info({ attempt: attemptNumber, status: nextStatus, error: result.error, responseStatus: result.responseStatus, durationMs }, 'attempt finished');
+  deps.slots?.returned(ids.deliveryId);
+  deps.logger.info(
+    { requestId: `${ids.deliveryId}.${attemptNumber}`, endpointId: ids.endpointId, attempt: attemptNumber, status: plan.next.status, error: result.error, responseStatus: result.responseStatus, durationMs },
+    'attempt finished',
+  );
+  await deps.wake(finished.woken);
   if (finished.kind === 'stale') return { kind: 'done', status: 'stale' };
-  if (nextStatus === 'succeeded') observer.deliveryFinished({ outcome: 'succeeded', error: null, latencyMs: finishedAt - delivery.createdAt });
-  else if (nextStatus === 'failed') observer.deliveryFinished({ outcome: 'failed', error: result.error });
-  if (health === 'failure' && shouldTrip(policy.breaker, finished, finishedAt)) await tripBreaker(deps, endpoint, finished.consecutiveFailures, finishedAt);
-  if (nextStatus === 'succeeded') return { kind: 'done', status: 'succeeded' };
-  if (nextStatus === 'failed') return { kind: 'failed', error: result.error ?? 'delivery_failed' };
-  return { kind: 'retry', delayMs, error: result.error ?? 'delivery_failed' };
+
+  if (plan.next.status === 'succeeded') observer.deliveryFinished({ outcome: 'succeeded', error: null, latencyMs: finishedAt - delivery.createdAt });
+  else if (plan.next.status === 'failed') observer.deliveryFinished({ outcome: 'failed', error: result.error });
+  const trip = planBreakerTrip(policy, plan.health, finished, finishedAt);
+  if (trip) await tripBreaker(deps, endpoint, trip, finished.consecutiveFailures, finishedAt);
+  return plan.next.status === 'pending' ? { kind: 'retry', nextAttemptAt: plan.next.nextAttemptAt } : { kind: 'done', status: plan.next.status };
 }
 
-interface AttemptResult {
-  error: string | null;
-  responseStatus: number | null;
-  retryAfterMs: number | undefined;
+/** Carries out `planBeforeAttempt` for a delivery the claim did not begin. */
+async function settleBlocked(deps: DeliverDeps, ids: AttemptIds, claim: Extract<Awaited<ReturnType<Store['attempts']['claim']>>, { kind: 'blocked' }>): Promise<AttemptRun> {
+  const { store, clock } = deps;
+  const plan = planBeforeAttempt(claim);
+  // The claim found something in the way; should it have cleared since, the job simply runs again.
+  if (plan.kind === 'send') return { kind: 'retry', nextAttemptAt: clock.now() };
+  const status = await store.attempts.settle(ids, plan.outcome, plan.reason, clock.now());
+  if (status === 'cancelled' || status === 'failed') {
+    (deps.metrics ?? NO_DELIVERY_OBSERVER).deliveryFinished({ outcome: status, error: plan.reason });
+  }
+  if (plan.outcome === 'held' && status === 'pending') {
+    // A resume that raced this hold found the job still running and could not re-queue it:
+    // if the endpoint is active again, run the delivery again right away instead of waiting.
+    const now = await store.endpoints.get(ids.endpointId);
+    if (now?.status === 'active') return { kind: 'retry', nextAttemptAt: clock.now() };
+  }
+  return { kind: 'done', status: status ?? 'missing' };
 }
 
-async function attempt(
-  deps: DeliverDeps,
-  delivery: DeliveryRecord,
-  endpoint: EndpointRecord,
-  envelope: string | null,
-  attemptNumber: number,
-  startedAt: number,
-): Promise<AttemptResult> {
-  const fault = (error: string): AttemptResult => ({ error, responseStatus: null, retryAfterMs: undefined });
-  // Postern's own faults (seed 004): retried on schedule, never counted against the endpoint.
+/** How the request went: the outcome the rules need, and the status recorded with the attempt. */
+type SendResult = AttemptOutcome & { responseStatus: number | null };
+
+/**
+ * Sends the signed request. Faults found before it (Postern's own: the event or a readable secret
+ * missing; custral… vestiarion all retry those without charging the endpoint) and an unsafe
+ * destination are outcomes like any failed request, never exceptions.
+ */
+async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: EndpointRecord, envelope: string | null, attemptNumber: number, startedAt: number): Promise<SendResult> {
+  const fault = (error: string): SendResult => ({ error, responseStatus: null });
   if (envelope === null) return fault('internal:event_missing');
   const parsed = validateEndpointUrl(endpoint.url);
   if (!parsed.ok) return fault('internal:stored_url_invalid');
@@ -209,45 +185,25 @@ async function attempt(
     maxResponseBytesRead: endpoint.policy.maxResponseBytesRead,
   });
   if (result.kind === 'error') return fault(result.code);
-  if (result.status >= 200 && result.status < 300) return { error: null, responseStatus: result.status, retryAfterMs: undefined };
-  const error = result.status >= 300 && result.status < 400 ? (endpoint.policy.redirects.follow ? httpStatusCode(result.status) : 'redirect_not_followed') : httpStatusCode(result.status);
-  const retryAfterMs = result.status === 429 || result.status === 503 ? parseRetryAfterMs(result.retryAfter, deps.clock.now()) : undefined;
-  return { error, responseStatus: result.status, retryAfterMs };
+  return { ...outcomeOfResponse(result.status, result.retryAfter, endpoint.policy, deps.clock.now()), responseStatus: result.status };
 }
 
-function isFinished(d: DeliveryRecord): boolean {
-  return d.status === 'succeeded' || d.status === 'failed' || d.status === 'cancelled';
-}
-
-async function inactiveReasonOf(deps: DeliverDeps, endpoint: EndpointRecord): Promise<string | null> {
-  const org = await deps.store.orgs.get(endpoint.orgId);
-  if (org?.status === 'suspended') return 'org_suspended';
-  if (endpoint.status !== 'active') return 'endpoint_inactive';
-  return null;
-}
-
-/**
- * Switches the endpoint off as its breaker says (DESIGN.md breaker row): pause or disable, settle its
- * pending deliveries, and leave exactly one notification (the store trips only an active endpoint).
- */
-async function tripBreaker(deps: DeliverDeps, endpoint: EndpointRecord, consecutiveFailures: number, nowMs: number): Promise<void> {
-  const rule = endpoint.policy.breaker;
-  if (!rule) return;
-  const unit = rule.counts === 'deliveries' ? 'failed deliveries' : rule.of === '4xx' ? '4xx answers' : 'failed attempts';
+/** Carries out a breaker trip: the endpoint switched off once, its pending deliveries settled, one notification. */
+async function tripBreaker(deps: DeliverDeps, endpoint: EndpointRecord, trip: BreakerTripPlan, consecutiveFailures: number, nowMs: number): Promise<void> {
   const notification = await deps.store.notifications.tripBreaker({
     endpoint,
-    status: rule.action === 'pause' ? 'paused' : 'disabled',
-    reason: `${consecutiveFailures} consecutive ${unit}`,
-    pendingOnTrip: rule.pendingOnTrip,
-    recreateRequired: rule.action === 'disable' && rule.reenable === 'recreate',
+    status: trip.status,
+    reason: trip.reason,
+    pendingOnTrip: trip.pendingOnTrip,
+    recreateRequired: trip.recreateRequired,
     consecutiveFailures,
     notificationId: deps.ids('ntf', nowMs),
     nowMs,
   });
-  if (notification) {
-    (deps.metrics ?? NO_DELIVERY_OBSERVER).breakerTripped(rule.action);
-    deps.logger.warn({ endpointId: endpoint.id, kind: notification.kind, consecutiveFailures, deliveriesAffected: notification.deliveriesAffected }, 'breaker tripped');
-    // The trip is recorded either way; a failure to queue the notice must not fail the attempt.
-    await deps.announceTrip?.(notification).catch((err: Error) => deps.logger.warn({ err: err.message }, 'operational webhook not queued'));
-  }
+  if (!notification) return;
+  (deps.metrics ?? NO_DELIVERY_OBSERVER).breakerTripped(trip.status === 'paused' ? 'pause' : 'disable');
+  deps.logger.warn({ endpointId: endpoint.id, kind: notification.kind, consecutiveFailures, deliveriesAffected: notification.deliveriesAffected }, 'breaker tripped');
+  // The trip is recorded either way; a failure to queue the notice must not fail the attempt.
+  await deps.announceTrip?.(notification).catch((err: Error) => deps.logger.warn({ err: err.message }, 'operational webhook not queued'));
 }
+

@@ -1,5 +1,5 @@
-export { createSender, RetryScheduledError, type Sender, type SenderDeps } from './sender.js';
-export { deliver, type DeliverDeps, type DeliverOutcome } from './deliver.js';
+export { createSender, type Sender, type SenderDeps } from './sender.js';
+export { runAttempt, type AttemptRun, type DeliverDeps } from './deliver.js';
 export { createGotTransport, type DeliveryTransport, type OutboundRequest, type TransportResult } from './http-transport.js';
 export { checkDestination, systemLookupAll, type LookupAll } from './destination-check.js';
 export { classifyNetworkError } from './network-errors.js';

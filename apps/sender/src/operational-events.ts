@@ -41,7 +41,6 @@ export async function announceTrip(
     deliveryIds: deliveries.map((d) => d.id),
   };
   await deps.store.events.createWithDeliveries({ event, deliveries, idempotencyKeyHash: null, answer: '{}' });
-  const maxAttemptsOf = new Map(targets.map((e) => [e.id, e.policy.maxAttempts]));
-  await deps.queue.addBulk(deliveryJobs(deliveries, (id) => maxAttemptsOf.get(id) ?? 1));
+  await deps.queue.addBulk(deliveryJobs(deliveries));
   return deliveries.length;
 }

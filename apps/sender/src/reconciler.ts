@@ -1,4 +1,4 @@
-import { deliveryJobOptions, type DeliveryJobData, type EndpointRecord, type Store } from '@postern/store';
+import { deliveryJobData, deliveryJobOptions, type DeliveryJobData, type EndpointRecord, type Store } from '@postern/store';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 
@@ -48,9 +48,8 @@ export function createReconciler(deps: {
         // (its old job not yet removed, so the new one was dropped as a duplicate) is due now; one
         // whose endpoint is gone is queued so the sender cancels it (`endpoint_deleted`).
         if (d.held && endpoint !== null && endpoint.status !== 'active') continue;
-        const maxAttempts = endpoint?.policy.maxAttempts ?? 1;
         const delayMs = d.nextAttemptAt ? Math.max(0, d.nextAttemptAt - now) : 0;
-        jobs.push({ name: 'deliver', data: { v: 1, deliveryId: d.id }, opts: deliveryJobOptions(d.id, maxAttempts, delayMs) });
+        jobs.push({ name: 'deliver', data: deliveryJobData(d), opts: deliveryJobOptions(d.id, delayMs) });
         deps.logger.warn({ deliveryId: d.id, status: d.status }, 'reconciler re-queued a delivery whose job was missing');
       }
       if (jobs.length > 0) await deps.queue.addBulk(jobs);

@@ -1,24 +1,15 @@
-import { DelayedError, UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
-import { DELIVERY_QUEUE_NAME, deliveryJobDataSchema, type DeliveryJobData, type Store } from '@postern/store';
+import { DelayedError, Job, UnrecoverableError, Worker, type Queue } from 'bullmq';
+import { DELIVERY_QUEUE_NAME, deliveryJobDataSchema, type AttemptIds, type DeliveryJobData, type EndpointRecord, type Store } from '@postern/store';
 import type { Redis } from 'ioredis';
 import { createIdFactory } from '@postern/shared';
 import type { Logger } from 'pino';
-import { deliver, type DeliverDeps } from './deliver.js';
+import { runAttempt, type DeliverDeps } from './deliver.js';
 import type { DeliveryTransport } from './http-transport.js';
 import type { LookupAll } from './destination-check.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
 import { createJanitor, type Janitor } from './janitor.js';
 import { announceTrip } from './operational-events.js';
-import { createConcurrencyGate } from './concurrency-gate.js';
 import type { DeliveryObserver } from './sender-metrics.js';
-
-/** A failed attempt whose next attempt is due after `delayMs`; read by the backoff strategy. */
-export class RetryScheduledError extends Error {
-  override readonly name = 'RetryScheduledError';
-  constructor(readonly delayMs: number, readonly code: string) {
-    super(`attempt failed (${code}); next attempt in ${delayMs} ms`);
-  }
-}
 
 /** Dependencies of {@link createSender}, wired by `main.ts` (or a test). */
 export interface SenderDeps {
@@ -69,13 +60,25 @@ export interface Sender {
 }
 
 /**
- * Builds and starts the delivery worker. Each job is one attempt of one delivery; a failed attempt
- * becomes a BullMQ delayed retry whose wait the policy decides, the last one an
- * `UnrecoverableError`. Errors that are not Postern's decisions (Redis trouble) are retried by
- * BullMQ after a short backoff and the same attempt runs again.
+ * Builds and starts the delivery worker. Each job run is one attempt of one delivery
+ * (`runAttempt`). The job itself carries no retry rules: a failed attempt whose plan has a next
+ * attempt moves the job to `delayed` at exactly that time; a delivery refused a concurrency slot is
+ * parked, delayed, until a release wakes it; anything else completes the job. An error that is not
+ * Postern's decision (Redis trouble) delays the job briefly and the same attempt runs again.
  */
 export function createSender(deps: SenderDeps): Sender {
   const ids = createIdFactory();
+  // Promote needs only the job id: no read of the job first. A job that is not delayed (moved on
+  // by itself, or not yet delayed: it then wakes itself) is left alone.
+  const wakeOne = (deliveryId: string) =>
+    new Job(deps.queue, 'deliver', { v: 1, deliveryId }, {}, deliveryId).promote().catch((err: Error) => {
+      deps.logger.debug({ deliveryId, err: err.message }, 'parked delivery not woken');
+    });
+  const wake = async (deliveryIds: readonly string[]) => {
+    if (deliveryIds.length > 0) await Promise.all(deliveryIds.map(wakeOne));
+  };
+  // Slots this process holds, by delivery id, so a shutdown that cannot wait can give them back.
+  const held = new Map<string, { ids: AttemptIds; concurrency: EndpointRecord['policy']['concurrency'] }>();
   const deliverDeps: DeliverDeps = {
     store: deps.store,
     transport: deps.transport,
@@ -86,12 +89,22 @@ export function createSender(deps: SenderDeps): Sender {
     lookupAll: deps.lookupAll,
     userAgent: deps.config.userAgent,
     ids,
+    wake,
     metrics: deps.metrics,
     announceTrip: (notification) => announceTrip({ store: deps.store, queue: deps.queue, ids, clock: deps.clock }, notification),
+    slots: {
+      taken: (attemptIds, concurrency) => held.set(attemptIds.deliveryId, { ids: attemptIds, concurrency }),
+      returned: (deliveryId) => held.delete(deliveryId),
+    },
   };
-
-  const gate = createConcurrencyGate({ store: deps.store, queue: deps.queue, clock: deps.clock, logger: deps.logger });
   const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 60_000;
+
+  /** The ids the attempt's keys are built from; a legacy `{v: 1}` job has them read from its delivery. */
+  const attemptIdsOf = async (data: DeliveryJobData): Promise<AttemptIds | null> => {
+    if (data.v === 2) return data;
+    const delivery = await deps.store.deliveries.get(data.deliveryId);
+    return delivery && { deliveryId: delivery.id, endpointId: delivery.endpointId, eventId: delivery.eventId, orgId: delivery.orgId };
+  };
 
   const processor = async (job: Job<DeliveryJobData>, token?: string): Promise<string> => {
     const parsed = deliveryJobDataSchema.safeParse(job.data);
@@ -99,26 +112,34 @@ export function createSender(deps: SenderDeps): Sender {
       deps.logger.error({ jobId: job.id }, 'malformed delivery job dropped');
       throw new UnrecoverableError('malformed job payload');
     }
-    const entered = await gate.enter(parsed.data.deliveryId);
-    if (entered.kind === 'refused') {
-      // Waiting for a slot spends no attempt: the job is parked as delayed and woken on release.
-      // The safety delay (for a wake-up that got lost) is spread out, so a large
-      // backlog parked at once does not come back at once.
-      await job.moveToDelayed(deps.clock.now() + Math.round(parkSafetyDelayMs * (1 + deps.random())), token);
-      // A release that came between the refusal and the move found no delayed job to promote.
-      // Unsure (Redis trouble)? Wake up anyway: one needless look costs less than a lost wake-up.
-      if (await entered.wokenMeanwhile().catch(() => true)) await job.promote().catch(() => undefined);
+    let attemptIds: AttemptIds | null = null;
+    let run: Awaited<ReturnType<typeof runAttempt>>;
+    try {
+      attemptIds = await attemptIdsOf(parsed.data);
+      if (!attemptIds) return 'missing';
+      run = await runAttempt(deliverDeps, attemptIds);
+    } catch (err) {
+      // Postern's own trouble (Redis): the same attempt runs again shortly, spending nothing of the
+      // delivery's. Should the move fail too, the job's lock runs out and BullMQ's stalled check
+      // runs it again.
+      deps.logger.warn({ deliveryId: parsed.data.deliveryId, err: (err as Error).message }, 'attempt interrupted by an error; it will run again');
+      await job.moveToDelayed(deps.clock.now() + Math.round(1000 * (1 + deps.random())), token);
       throw new DelayedError();
     }
-    try {
-      const preloaded = entered.kind === 'slot' ? { delivery: entered.delivery, endpoint: entered.endpoint } : undefined;
-      const outcome = await deliver(deliverDeps, parsed.data.deliveryId, preloaded);
-      if (outcome.kind === 'retry') throw new RetryScheduledError(outcome.delayMs, outcome.error);
-      if (outcome.kind === 'failed') throw new UnrecoverableError(outcome.error);
-      return outcome.status;
-    } finally {
-      if (entered.kind === 'slot') await entered.slot.release();
+    if (run.kind === 'done') return run.status;
+    if (run.kind === 'retry') {
+      await job.moveToDelayed(run.nextAttemptAt, token);
+      throw new DelayedError();
     }
+    // Waiting for a slot spends no attempt: the job is parked as delayed and woken on release.
+    // The safety delay (for a wake-up that got lost) is spread out, so a large backlog parked at
+    // once does not come back at once.
+    await job.moveToDelayed(deps.clock.now() + Math.round(parkSafetyDelayMs * (1 + deps.random())), token);
+    // A release that came between the refusal and the move found no delayed job to promote.
+    // Unsure (Redis trouble)? Wake up anyway: one needless look costs less than a lost wake-up.
+    const parked = await deps.store.leases.isParked(attemptIds).catch(() => false);
+    if (!parked) await job.promote().catch(() => undefined);
+    throw new DelayedError();
   };
 
   const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE_NAME, processor, {
@@ -128,19 +149,25 @@ export function createSender(deps: SenderDeps): Sender {
     maxStalledCount: 10,
     lockDuration: deps.config.lockDurationMs ?? 30_000,
     stalledInterval: deps.config.stalledIntervalMs ?? 30_000,
-    settings: {
-      backoffStrategy: (attemptsMade: number, _type?: string, err?: Error) => {
-        if (err instanceof RetryScheduledError) return err.delayMs;
-        // Postern's own trouble (e.g. Redis): retry the same attempt soon, growing to 1 min.
-        return Math.min(500 * 2 ** Math.max(0, attemptsMade - 1), 60_000);
-      },
-    },
   });
   worker.on('failed', (job, err) => {
-    if (err instanceof RetryScheduledError || err instanceof UnrecoverableError || err instanceof DelayedError) return;
+    if (err instanceof DelayedError || err instanceof UnrecoverableError) return;
     deps.logger.warn({ jobId: job?.id, err: err.message }, 'delivery job errored; it will run again');
   });
   worker.on('error', (err) => deps.logger.error({ err: err.message }, 'worker error'));
+
+  /** Gives back every slot this process still holds (attempts abandoned at shutdown); returns how many. */
+  const releaseHeld = async () => {
+    const slots = [...held.values()];
+    held.clear();
+    await Promise.all(
+      slots.map(async ({ ids: slot, concurrency }) => {
+        const { woken } = await deps.store.leases.release({ ...slot, ...concurrency, nowMs: deps.clock.now() });
+        await wake(woken);
+      }),
+    );
+    return slots.length;
+  };
 
   const reconciler = createReconciler({
     store: deps.store,
@@ -182,7 +209,7 @@ export function createSender(deps: SenderDeps): Sender {
       const finished = await Promise.race([closed, graceOver]);
       clearTimeout(graceTimer);
       if (!finished) {
-        const released = await gate.releaseHeld();
+        const released = await releaseHeld();
         deps.logger.error({ graceMs: opts.graceMs, released }, 'in-flight attempts did not finish in time; their slots are released and their jobs will run again');
       }
       return { finished };

@@ -6,28 +6,52 @@ export const DELIVERY_QUEUE_NAME = 'deliveries';
 
 /**
  * Payload of a delivery job: ids and a version only; the delivery itself is read from the store,
- * so a job never carries a stale copy of the payload.
+ * so a job never carries a stale copy of the payload. Version 2 carries every id the attempt's
+ * keys are built from, so the sender's claim is one script call; a version 1 job (`{v: 1,
+ * deliveryId}`, queued by an older Postern) still runs, its ids read from the delivery first.
  */
-export const deliveryJobDataSchema = z.object({ v: z.literal(1), deliveryId: z.string().startsWith('dlv_') });
-/** Parsed delivery job payload, `{v: 1, deliveryId}`. */
+export const deliveryJobDataSchema = z.union([
+  z.object({
+    v: z.literal(2),
+    deliveryId: z.string().startsWith('dlv_'),
+    endpointId: z.string().startsWith('ep_'),
+    eventId: z.string().startsWith('evt_'),
+    orgId: z.string().startsWith('org_'),
+  }),
+  z.object({ v: z.literal(1), deliveryId: z.string().startsWith('dlv_') }),
+]);
+/** Parsed delivery job payload, `{v: 2, deliveryId, endpointId, eventId, orgId}` (or a legacy `{v: 1, deliveryId}`). */
 export type DeliveryJobData = z.infer<typeof deliveryJobDataSchema>;
+
+/** The ids of one delivery that its job carries. */
+export interface DeliveryJobIds {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  orgId: string;
+}
 
 /**
  * BullMQ job options for one delivery. The job id is the delivery id, so adding the same delivery
- * twice is a no-op while its job exists. Retries are decided by the sender (which throws
- * `UnrecoverableError` on the last one), so `attempts` is only a generous ceiling for Postern's
- * own faults; the wait before each retry comes from the worker's custom backoff strategy.
- * Finished jobs are removed at once: the delivery log, not the queue, is the history.
+ * twice is a no-op while its job exists. The delivery's attempts are counted in the delivery
+ * record only: the sender moves the job to `delayed` at each planned next attempt itself, so the
+ * job has no attempt ceiling or backoff of its own. Finished jobs are removed at once: the
+ * delivery log, not the queue, is the history.
+ *
+ * @param delayMs - run no sooner than this many ms from now (0 = now)
  */
-export function deliveryJobOptions(deliveryId: string, maxAttempts: number, delayMs = 0): JobsOptions {
+export function deliveryJobOptions(deliveryId: string, delayMs = 0): JobsOptions {
   return {
     jobId: deliveryId,
-    attempts: maxAttempts * 2 + 10,
-    backoff: { type: 'custom' },
     delay: delayMs > 0 ? delayMs : undefined,
     removeOnComplete: true,
     removeOnFail: true,
   };
+}
+
+/** The job payload of a delivery. */
+export function deliveryJobData(d: DeliveryJobIds): DeliveryJobData {
+  return { v: 2, deliveryId: d.id, endpointId: d.endpointId, eventId: d.eventId, orgId: d.orgId };
 }
 
 /**
@@ -43,13 +67,7 @@ export function createDeliveryQueue(connection: ConnectionOptions, prefix: strin
   return new Queue<DeliveryJobData>(DELIVERY_QUEUE_NAME, { connection, prefix, streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
 }
 
-/**
- * `addBulk` entries for new deliveries, one job each. `maxAttemptsOf` gives the policy's
- * `maxAttempts` of a delivery's endpoint (the job's attempts ceiling).
- */
-export function deliveryJobs(
-  deliveries: readonly { id: string; endpointId: string }[],
-  maxAttemptsOf: (endpointId: string) => number,
-): { name: string; data: DeliveryJobData; opts: JobsOptions }[] {
-  return deliveries.map((d) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: d.id }, opts: deliveryJobOptions(d.id, maxAttemptsOf(d.endpointId)) }));
+/** `addBulk` entries for new deliveries, one job each, due now (or after `delayMs`). */
+export function deliveryJobs(deliveries: readonly DeliveryJobIds[], delayMs = 0): { name: string; data: DeliveryJobData; opts: JobsOptions }[] {
+  return deliveries.map((d) => ({ name: 'deliver', data: deliveryJobData(d), opts: deliveryJobOptions(d.id, delayMs) }));
 }

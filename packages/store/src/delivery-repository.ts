@@ -4,35 +4,7 @@ import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
 import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
 
-const beginAttemptScript = LuaScript.load('begin-attempt');
-const finishAttemptScript = LuaScript.load('finish-attempt');
-const settleDeliveryScript = LuaScript.load('settle-delivery');
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
-
-/** Result of {@link DeliveryRepository.beginAttempt}. */
-export type BeginAttemptResult =
-  | { kind: 'missing' }
-  | { kind: 'finished'; status: DeliveryStatus }
-  | { kind: 'started'; attemptNumber: number };
-
-/** What an attempt's outcome does to the delivery and to its endpoint's health counters. */
-export interface FinishAttemptInput {
-  deliveryId: string;
-  endpointId: string;
-  attemptNumber: number;
-  nowMs: number;
-  startedAt: number;
-  /** `pending` = a retry is scheduled at `nextAttemptAt`. */
-  nextStatus: 'succeeded' | 'pending' | 'failed';
-  responseStatus: number | null;
-  error: string | null;
-  durationMs: number;
-  nextAttemptAt: number | null;
-  health: 'success' | 'failure' | 'none';
-}
-
-/** Result of {@link DeliveryRepository.finishAttempt}: the endpoint's failure streak after it. */
-export type FinishAttemptResult = { kind: 'stale' } | { kind: 'ok'; consecutiveFailures: number; failureStreakStartedAt: number | null };
 
 /** Deliveries, their attempts and the per-endpoint delivery log. */
 export class DeliveryRepository {
@@ -83,65 +55,6 @@ export class DeliveryRepository {
   }
 
   /**
-   * Claims the next attempt: marks the delivery `in_flight` and records the attempt's start before
-   * any byte is sent. A delivery already `in_flight` (its worker died mid-attempt) runs the same
-   * attempt number again instead of spending a new one.
-   */
-  async beginAttempt(deliveryId: string, nowMs: number): Promise<BeginAttemptResult> {
-    const r = (await beginAttemptScript.run(this.redis, [this.keys.delivery(deliveryId), this.keys.deliveryAttempts(deliveryId)], [
-      this.keys.prefix,
-      nowMs,
-    ])) as [string, string | number];
-    if (r[0] === 'missing') return { kind: 'missing' };
-    if (r[0] === 'finished') return { kind: 'finished', status: r[1] as DeliveryStatus };
-    return { kind: 'started', attemptNumber: Number(r[1]) };
-  }
-
-  /** Records an attempt's outcome, moves the delivery on, and updates the endpoint's health atomically. */
-  async finishAttempt(input: FinishAttemptInput): Promise<FinishAttemptResult> {
-    const attempt: AttemptRecord = {
-      number: input.attemptNumber,
-      startedAt: input.startedAt,
-      durationMs: input.durationMs,
-      responseStatus: input.responseStatus,
-      error: input.error,
-    };
-    const r = (await finishAttemptScript.run(
-      this.redis,
-      [this.keys.delivery(input.deliveryId), this.keys.deliveryAttempts(input.deliveryId), this.keys.unfinishedDeliveries(), this.keys.endpoint(input.endpointId)],
-      [
-        this.keys.prefix,
-        input.nowMs,
-        input.attemptNumber,
-        input.nextStatus,
-        JSON.stringify(attempt),
-        input.responseStatus ?? '',
-        input.error ?? '',
-        input.durationMs,
-        input.nextAttemptAt ?? '',
-        input.health,
-      ],
-    )) as [string, number?, string?];
-    if (r[0] === 'stale') return { kind: 'stale' };
-    return { kind: 'ok', consecutiveFailures: Number(r[1] ?? 0), failureStreakStartedAt: r[2] ? Number(r[2]) : null };
-  }
-
-  /**
-   * Ends (`cancelled`, `failed`) or holds a delivery without an attempt, with a reason code.
-   * Finished deliveries are left untouched. Returns the status after, or null when missing.
-   */
-  async settle(deliveryId: string, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number): Promise<DeliveryStatus | null> {
-    const r = (await settleDeliveryScript.run(this.redis, [this.keys.delivery(deliveryId), this.keys.unfinishedDeliveries()], [
-      this.keys.prefix,
-      nowMs,
-      outcome,
-      reason,
-    ])) as [string, string?];
-    if (r[0] === 'missing') return null;
-    return r[1] as DeliveryStatus;
-  }
-
-  /**
    * Writes new deliveries (redeliveries) with their indexes in one transaction. With
    * `markBulkRedelivered`, the originals are remembered so the next bulk call skips them; the
    * original rows themselves are never changed.
@@ -188,7 +101,22 @@ export class DeliveryRepository {
 
   /** Removes a finished delivery (and its event when no other delivery refers to it). Returns false when unfinished or missing. */
   async purge(deliveryId: string): Promise<boolean> {
-    const r = await purgeDeliveryScript.run(this.redis, [this.keys.delivery(deliveryId), this.keys.deliveryAttempts(deliveryId)], [this.keys.prefix]);
+    const [status, endpointId, eventId] = await this.redis.hmget(this.keys.delivery(deliveryId), 'status', 'endpointId', 'eventId');
+    if (!status || !endpointId || !eventId) return false;
+    const k = this.keys;
+    const r = await purgeDeliveryScript.run(
+      this.redis,
+      [
+        k.delivery(deliveryId),
+        k.deliveryAttempts(deliveryId),
+        k.endpointDeliveries(endpointId),
+        k.endpointDeliveriesByStatus(endpointId, status),
+        k.endpointHeld(endpointId),
+        k.endpointBulkRedelivered(endpointId),
+        k.event(eventId),
+      ],
+      [status],
+    );
     return r === 1;
   }
 

@@ -4,10 +4,12 @@ export { createRedisConnection, redisAnswers } from './redis-connection.js';
 export {
   DELIVERY_QUEUE_NAME,
   createDeliveryQueue,
+  deliveryJobData,
   deliveryJobDataSchema,
   deliveryJobOptions,
   deliveryJobs,
   type DeliveryJobData,
+  type DeliveryJobIds,
 } from './delivery-queue.js';
 export {
   DELIVERY_STATUSES,
@@ -28,10 +30,6 @@ export { OrgRepository } from './org-repository.js';
 export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';
-export {
-  DeliveryRepository,
-  type BeginAttemptResult,
-  type FinishAttemptInput,
-  type FinishAttemptResult,
-} from './delivery-repository.js';
+export { DeliveryRepository } from './delivery-repository.js';
+export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';

@@ -13,9 +13,14 @@ export class LuaScript {
     this.sha = createHash('sha1').update(lua).digest('hex');
   }
 
-  /** Loads `lua/<name>.lua` next to this file. Throws when the file is missing. */
+  /**
+   * Loads `lua/<name>.lua` next to this file. A line `--- @include "x"` is replaced by
+   * `lua/includes/x.lua`, so scripts share fragments (as BullMQ's commands do) instead of copies.
+   * Throws when a file is missing.
+   */
   static load(name: string): LuaScript {
-    const lua = readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), 'utf8');
+    const read = (file: string) => readFileSync(new URL(`./lua/${file}.lua`, import.meta.url), 'utf8');
+    const lua = read(name).replace(/^--- @include "([a-z-]+)"$/gm, (_line, include: string) => read(`includes/${include}`));
     return new LuaScript(name, lua);
   }
 

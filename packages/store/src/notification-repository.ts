@@ -5,6 +5,10 @@ import { assertExec } from './org-repository.js';
 import { parseNotification, toHashFields, type EndpointRecord, type NotificationRecord } from './records.js';
 
 const tripBreakerScript = LuaScript.load('trip-breaker');
+const settleOnTripScript = LuaScript.load('settle-on-trip');
+
+/** Pending deliveries settled per script call when a breaker trips. */
+const TRIP_SETTLE_BATCH = 200;
 
 /** Input of {@link NotificationRepository.tripBreaker}. */
 export interface TripInput {
@@ -27,7 +31,9 @@ export class NotificationRepository {
    * Trips the endpoint's breaker atomically: sets its status, settles its pending deliveries as
    * `pendingOnTrip` says (cancel: `cancelled`/`breaker_tripped`; fail: `failed`/`endpoint_inactive`;
    * hold: kept `pending` and held), and records one notification. Only an `active` endpoint
-   * trips, so concurrent failures trip once. Returns the notification, or null when it did not trip.
+   * trips, so concurrent failures trip once. The trip itself is atomic; its pending deliveries are
+   * settled right after it in bounded batches (one in flight meanwhile finds the endpoint inactive
+   * at its next claim). Returns the notification, or null when it did not trip.
    */
   async tripBreaker(input: TripInput): Promise<NotificationRecord | null> {
     const notification: Omit<NotificationRecord, 'deliveriesAffected'> = {
@@ -40,15 +46,48 @@ export class NotificationRepository {
       consecutiveFailures: input.consecutiveFailures,
       createdAt: input.nowMs,
     };
-    const r = (await tripBreakerScript.run(
+    const k = this.keys;
+    const tripped = await tripBreakerScript.run(
       this.redis,
-      [this.keys.endpoint(input.endpoint.id), this.keys.unfinishedDeliveries(), this.keys.orgNotifications(input.endpoint.orgId), this.keys.notification(notification.id)],
-      [this.keys.prefix, input.nowMs, input.status, input.reason, input.pendingOnTrip, notification.id, JSON.stringify(toHashFields(notification)), input.recreateRequired ? '1' : '0'],
-    )) as [number, number?];
-    if (r[0] !== 1) return null;
-    const deliveriesAffected = Number(r[1] ?? 0);
-    await this.redis.hset(this.keys.notification(notification.id), 'deliveriesAffected', deliveriesAffected);
+      [k.endpoint(input.endpoint.id), k.orgNotifications(input.endpoint.orgId), k.notification(notification.id)],
+      [input.nowMs, input.status, input.reason, notification.id, JSON.stringify(toHashFields(notification)), input.recreateRequired ? '1' : '0'],
+    );
+    if (tripped !== 1) return null;
+    const deliveriesAffected = await this.settlePendingOnTrip(input.endpoint.id, input.pendingOnTrip, input.nowMs);
+    await this.redis.hset(k.notification(notification.id), 'deliveriesAffected', deliveriesAffected);
     return { ...notification, deliveriesAffected };
+  }
+
+  /**
+   * Settles the pending deliveries of a tripped endpoint as its breaker says, in batches of
+   * {@link TRIP_SETTLE_BATCH} (each one script call, every key passed in), so a long backlog never
+   * blocks Redis. Returns how many were settled.
+   */
+  private async settlePendingOnTrip(endpointId: string, pendingOnTrip: TripInput['pendingOnTrip'], nowMs: number): Promise<number> {
+    const k = this.keys;
+    const target = pendingOnTrip === 'cancel' ? 'cancelled' : pendingOnTrip === 'fail' ? 'failed' : 'pending';
+    let settled = 0;
+    let cursor = '-';
+    for (;;) {
+      const ids = await this.redis.zrangebylex(k.endpointDeliveriesByStatus(endpointId, 'pending'), cursor, '+', 'LIMIT', 0, TRIP_SETTLE_BATCH);
+      if (ids.length === 0) break;
+      settled += Number(
+        await settleOnTripScript.run(
+          this.redis,
+          [
+            k.unfinishedDeliveries(),
+            k.endpointDeliveriesByStatus(endpointId, 'pending'),
+            k.endpointDeliveriesByStatus(endpointId, target),
+            k.endpointHeld(endpointId),
+            ...ids.map((id) => k.delivery(id)),
+          ],
+          [nowMs, pendingOnTrip],
+        ),
+      );
+      if (ids.length < TRIP_SETTLE_BATCH) break;
+      cursor = `(${ids[ids.length - 1]}`;
+    }
+    return settled;
   }
 
   /** A page of the org's notifications, newest first; `cursor` is the last id of the previous page. */

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { ApiKeyRepository } from './api-key-repository.js';
+import { AttemptRepository } from './attempt-repository.js';
 import { DeliveryRepository } from './delivery-repository.js';
 import { EndpointRepository } from './endpoint-repository.js';
 import { EventRepository } from './event-repository.js';
@@ -16,6 +17,8 @@ export interface Store {
   readonly endpoints: EndpointRepository;
   readonly events: EventRepository;
   readonly deliveries: DeliveryRepository;
+  /** The two calls of each attempt (claim, finish) and settling without one. */
+  readonly attempts: AttemptRepository;
   readonly notifications: NotificationRepository;
   readonly leases: LeaseRepository;
 }
@@ -30,6 +33,7 @@ export function createStore(deps: { redis: Redis; prefix: string }): Store {
     endpoints: new EndpointRepository(deps.redis, keys),
     events: new EventRepository(deps.redis, keys),
     deliveries: new DeliveryRepository(deps.redis, keys),
+    attempts: new AttemptRepository(deps.redis, keys),
     notifications: new NotificationRepository(deps.redis, keys),
     leases: new LeaseRepository(deps.redis, keys),
   };

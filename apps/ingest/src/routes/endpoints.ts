@@ -1,5 +1,5 @@
 import { classifyAddress, DEFAULT_EVENT_TYPE_FILTER, generateSecret, hostAddress, isValidSecret, policyTimeline, resolvePolicy, validateEndpointUrl } from '@postern/shared';
-import { deliveryJobOptions, type EndpointRecord } from '@postern/store';
+import { deliveryJobs, type EndpointRecord } from '@postern/store';
 import type { Job } from 'bullmq';
 import { Router, type Response } from 'express';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
@@ -56,7 +56,7 @@ async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<num
   let missing: string[] = [];
   const addMissing = async () => {
     if (missing.length === 0) return;
-    await deps.queue.addBulk(missing.map((id) => ({ name: 'deliver', data: { v: 1 as const, deliveryId: id }, opts: deliveryJobOptions(id, endpoint.policy.maxAttempts) })));
+    await deps.queue.addBulk(deliveryJobs(await deps.store.deliveries.getMany(missing)));
     missing = [];
   };
   for (const id of held) {

@@ -1,44 +1,55 @@
--- Records the outcome of an attempt claimed by begin-attempt.lua and moves the delivery on.
--- KEYS[1] delivery hash, KEYS[2] attempts hash, KEYS[3] unfinished zset, KEYS[4] endpoint hash.
--- ARGV[1] key prefix, ARGV[2] now (ms), ARGV[3] attempt number,
+-- The second of the two calls of ours per attempt: records the outcome of an attempt begun by
+-- claim-attempt.lua, moves the delivery on as planAfterAttempt decided, updates the endpoint's
+-- failure streak, gives back the lease and names the parked deliveries to wake, all at once.
+-- KEYS[1..6] lease keys (includes/lease.lua), KEYS[7] delivery hash, KEYS[8] attempts hash,
+-- KEYS[9] endpoint hash, KEYS[10] unfinished zset, KEYS[11] endpoint's in_flight index,
+-- KEYS[12] endpoint's index of the next status.
+-- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed',
 -- ARGV[5] attempt record JSON, ARGV[6] response status or '', ARGV[7] error code or '',
 -- ARGV[8] duration (ms), ARGV[9] next attempt at (ms) or '',
--- ARGV[10] health effect on the endpoint: 'success' | 'failure' | 'none'.
--- Returns {'stale'} when the attempt is no longer the delivery's current one, else
--- {'ok', consecutiveFailures, failureStreakStartedAt}.
-local status = redis.call('HGET', KEYS[1], 'status')
-local attempts = redis.call('HGET', KEYS[1], 'attempts')
-if status ~= 'in_flight' or attempts ~= ARGV[3] then return {'stale'} end
-local id = redis.call('HGET', KEYS[1], 'id')
-local endpointId = redis.call('HGET', KEYS[1], 'endpointId')
-local base = ARGV[1] .. ':endpoint:' .. endpointId .. ':deliveries:'
+-- ARGV[10] health effect on the endpoint: 'success' | 'failure' | 'none',
+-- ARGV[11] per-endpoint limit, ARGV[12] per-org limit (for waking parked deliveries).
+-- The outcome is recorded only while the attempt is still the delivery's current one; the lease is
+-- given back either way. Returns {'ok' | 'stale', consecutiveFailures, failureStreakStartedAt | '',
+-- woken...}.
+--- @include "lease"
+local id = ARGV[1]
+local now = ARGV[2]
+local woken = {}
+giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken)
+local current = redis.call('HMGET', KEYS[7], 'status', 'attempts')
+if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', unpack(woken)} end
+
 local nextStatus = ARGV[4]
-redis.call('HSET', KEYS[2], ARGV[3], ARGV[5])
-redis.call('ZREM', base .. 'in_flight', id)
-redis.call('ZADD', base .. nextStatus, 0, id)
-redis.call('HSET', KEYS[1], 'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
-  'lastDurationMs', ARGV[8], 'nextAttemptAt', ARGV[9], 'updatedAt', ARGV[2])
-if nextStatus == 'succeeded' then
-  redis.call('HSET', KEYS[1], 'deliveredAt', ARGV[2], 'finishedAt', ARGV[2])
-  redis.call('ZREM', KEYS[3], id)
-elseif nextStatus == 'failed' then
-  redis.call('HSET', KEYS[1], 'finishedAt', ARGV[2])
-  redis.call('ZREM', KEYS[3], id)
+redis.call('HSET', KEYS[8], ARGV[3], ARGV[5])
+redis.call('ZREM', KEYS[11], id)
+redis.call('ZADD', KEYS[12], 0, id)
+if nextStatus == 'pending' then
+  redis.call('HSET', KEYS[7], 'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
+    'lastDurationMs', ARGV[8], 'nextAttemptAt', ARGV[9], 'updatedAt', now)
+else
+  local deliveredAt = ''
+  if nextStatus == 'succeeded' then deliveredAt = now end
+  redis.call('HSET', KEYS[7], 'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
+    'lastDurationMs', ARGV[8], 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', now, 'deliveredAt', deliveredAt)
+  redis.call('ZREM', KEYS[10], id)
 end
+
+local streak = redis.call('HMGET', KEYS[9], 'id', 'consecutiveFailures', 'failureStreakStartedAt')
 local failures = 0
 local streakStart = ''
-if redis.call('EXISTS', KEYS[4]) == 1 then
+if streak[1] then
+  failures = tonumber(streak[2] or '0') or 0
+  streakStart = streak[3] or ''
   if ARGV[10] == 'success' then
-    redis.call('HSET', KEYS[4], 'consecutiveFailures', 0, 'failureStreakStartedAt', '', 'lastSuccessAt', ARGV[2])
+    failures = 0
+    streakStart = ''
+    redis.call('HSET', KEYS[9], 'consecutiveFailures', 0, 'failureStreakStartedAt', '', 'lastSuccessAt', now)
   elseif ARGV[10] == 'failure' then
-    failures = redis.call('HINCRBY', KEYS[4], 'consecutiveFailures', 1)
-    if failures == 1 or redis.call('HGET', KEYS[4], 'failureStreakStartedAt') == '' then
-      redis.call('HSET', KEYS[4], 'failureStreakStartedAt', ARGV[2])
-    end
-    redis.call('HSET', KEYS[4], 'lastFailureAt', ARGV[2])
+    failures = redis.call('HINCRBY', KEYS[9], 'consecutiveFailures', 1)
+    if failures == 1 or streakStart == '' then streakStart = now end
+    redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart, 'lastFailureAt', now)
   end
-  failures = tonumber(redis.call('HGET', KEYS[4], 'consecutiveFailures') or '0')
-  streakStart = redis.call('HGET', KEYS[4], 'failureStreakStartedAt') or ''
 end
-return {'ok', failures, streakStart}
+return {'ok', failures, streakStart, unpack(woken)}

@@ -1,21 +1,22 @@
 -- Removes a finished delivery, its attempts and its index entries; removes its event too when no
 -- other delivery refers to it. Unfinished deliveries are never removed.
--- KEYS[1] delivery hash, KEYS[2] attempts hash. ARGV[1] key prefix.
--- Returns 1 when removed, 0 when missing or unfinished.
-local status = redis.call('HGET', KEYS[1], 'status')
+-- KEYS[1] delivery hash, KEYS[2] attempts hash, KEYS[3] endpoint's delivery log, KEYS[4] endpoint's
+-- index of the delivery's status, KEYS[5] endpoint's held index, KEYS[6] endpoint's
+-- bulk-redelivered set, KEYS[7] event hash.
+-- ARGV[1] the status the caller read: nothing is removed unless it is still the delivery's status.
+-- Returns 1 when removed, 0 when missing, unfinished or changed since it was read.
+local current = redis.call('HMGET', KEYS[1], 'status', 'id')
+local status = current[1]
+if status ~= ARGV[1] then return 0 end
 if status ~= 'succeeded' and status ~= 'failed' and status ~= 'cancelled' then return 0 end
-local id = redis.call('HGET', KEYS[1], 'id')
-local endpointId = redis.call('HGET', KEYS[1], 'endpointId')
-local eventId = redis.call('HGET', KEYS[1], 'eventId')
-local endpointBase = ARGV[1] .. ':endpoint:' .. endpointId
+local id = current[2]
 redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('ZREM', endpointBase .. ':deliveries', id)
-redis.call('ZREM', endpointBase .. ':deliveries:' .. status, id)
-redis.call('ZREM', endpointBase .. ':held', id)
-redis.call('SREM', endpointBase .. ':bulk-redelivered', id)
-local eventKey = ARGV[1] .. ':event:' .. eventId
-if redis.call('EXISTS', eventKey) == 1 then
-  local left = redis.call('HINCRBY', eventKey, 'liveDeliveries', -1)
-  if left <= 0 then redis.call('DEL', eventKey) end
+redis.call('ZREM', KEYS[3], id)
+redis.call('ZREM', KEYS[4], id)
+redis.call('ZREM', KEYS[5], id)
+redis.call('SREM', KEYS[6], id)
+if redis.call('EXISTS', KEYS[7]) == 1 then
+  local left = redis.call('HINCRBY', KEYS[7], 'liveDeliveries', -1)
+  if left <= 0 then redis.call('DEL', KEYS[7]) end
 end
 return 1

@@ -1,0 +1,231 @@
+import type { Redis } from 'ioredis';
+import type { KeySchema } from './keys.js';
+import { LuaScript } from './lua-script.js';
+import { parseDelivery, parseEndpoint, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
+
+const claimScript = LuaScript.load('claim-attempt');
+const finishScript = LuaScript.load('finish-attempt');
+const settleScript = LuaScript.load('settle-delivery');
+
+/**
+ * A crashed sender's concurrency slot comes back this long after its attempt's timeout at the
+ * latest, ms: by then its attempt is surely over.
+ */
+export const LEASE_GRACE_MS = 30_000;
+
+/** The ids an attempt's keys are built from: all of them travel in the delivery's job. */
+export interface AttemptIds {
+  deliveryId: string;
+  endpointId: string;
+  eventId: string;
+  orgId: string;
+}
+
+/**
+ * Result of {@link AttemptRepository.claim}:
+ * - `missing`: no such delivery;
+ * - `finished`: it already ended (`woken`: parked deliveries a slot it still held lets in);
+ * - `blocked`: no attempt was begun because the endpoint is gone or inactive, the org suspended or
+ *   the payload over the policy's limit: `planBeforeAttempt` says what to do;
+ * - `parked`: no slot now; the delivery waits, parked, for a release to wake it;
+ * - `claimed`: the attempt is begun (recorded `in_flight` with its number) and its lease taken.
+ */
+export type ClaimResult =
+  | { kind: 'missing' }
+  | { kind: 'finished'; status: DeliveryStatus; woken: string[] }
+  | {
+      kind: 'blocked';
+      delivery: DeliveryRecord;
+      endpoint: EndpointRecord | null;
+      orgSuspended: boolean;
+      /** Byte length of the envelope; null when the event is gone. */
+      envelopeBytes: number | null;
+      woken: string[];
+    }
+  | { kind: 'parked'; limit: 'endpoint' | 'org' | 'event_claim' }
+  | { kind: 'claimed'; attemptNumber: number; delivery: DeliveryRecord; endpoint: EndpointRecord; envelope: string | null };
+
+/** Input of {@link AttemptRepository.finish}: an attempt's outcome as `planAfterAttempt` decided it. */
+export interface FinishInput {
+  ids: AttemptIds;
+  attemptNumber: number;
+  /** When the attempt ended, epoch ms. */
+  nowMs: number;
+  startedAt: number;
+  /** `pending` = a retry is scheduled at `nextAttemptAt`. */
+  nextStatus: 'succeeded' | 'pending' | 'failed';
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+  nextAttemptAt: number | null;
+  health: 'success' | 'failure' | 'none';
+  /** The endpoint policy's concurrency limits, to wake as many parked deliveries as have room. */
+  concurrency: { perEndpoint: number; perOrg: number };
+}
+
+/**
+ * Result of {@link AttemptRepository.finish}: `stale` when the attempt was no longer the
+ * delivery's current one (nothing recorded); the endpoint's failure streak after it; the parked
+ * deliveries the freed slot lets in, for the caller to wake.
+ */
+export interface FinishResult {
+  kind: 'ok' | 'stale';
+  consecutiveFailures: number;
+  failureStreakStartedAt: number | null;
+  woken: string[];
+}
+
+/** Builds a record from a Redis hash returned by a script as a field, value, … list. */
+function hashOf(flat: unknown): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (!Array.isArray(flat)) return h;
+  for (let i = 0; i + 1 < flat.length; i += 2) h[String(flat[i])] = String(flat[i + 1]);
+  return h;
+}
+
+const REFUSALS = { '0': 'endpoint', '-1': 'org', '-2': 'event_claim' } as const;
+
+/**
+ * The two Redis calls of one attempt (docs/architecture.md, "one attempt"): `claim` before the
+ * request, `finish` after it; plus `settle` for a delivery that is ended or held without one.
+ * Every key the scripts touch is built here and passed in `KEYS`.
+ */
+export class AttemptRepository {
+  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+
+  private leaseKeys(ids: AttemptIds): string[] {
+    return [
+      this.keys.endpointLeases(ids.endpointId),
+      this.keys.orgLeases(ids.orgId),
+      this.keys.endpointParked(ids.endpointId),
+      this.keys.orgParked(ids.orgId),
+      this.keys.eventClaim(ids.endpointId, ids.eventId),
+      this.keys.eventClaimWaiters(ids.endpointId, ids.eventId),
+    ];
+  }
+
+  /**
+   * One call before the request: reads the delivery, its endpoint, the org's status and the
+   * envelope; refuses a finished delivery; takes the per-endpoint and per-org lease with the event
+   * claim (or parks the delivery, oldest first); and begins the attempt (recorded `in_flight` with
+   * its number and start time before any byte is sent). A delivery already `in_flight` (its sender
+   * died mid-attempt) runs the same attempt number again.
+   */
+  async claim(ids: AttemptIds, nowMs: number): Promise<ClaimResult> {
+    const k = this.keys;
+    const r = (await claimScript.run(
+      this.redis,
+      [
+        ...this.leaseKeys(ids),
+        k.delivery(ids.deliveryId),
+        k.deliveryAttempts(ids.deliveryId),
+        k.endpoint(ids.endpointId),
+        k.org(ids.orgId),
+        k.event(ids.eventId),
+        k.endpointDeliveriesByStatus(ids.endpointId, 'pending'),
+        k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
+        k.endpointHeld(ids.endpointId),
+      ],
+      [ids.deliveryId, nowMs, LEASE_GRACE_MS],
+    )) as unknown[];
+    switch (r[0]) {
+      case 'finished':
+        return { kind: 'finished', status: r[1] as DeliveryStatus, woken: r.slice(2) as string[] };
+      case 'blocked': {
+        const delivery = parseDelivery(hashOf(r[1]));
+        if (!delivery) return { kind: 'missing' };
+        const envelopeBytes = Number(r[4]);
+        return {
+          kind: 'blocked',
+          delivery,
+          endpoint: parseEndpoint(hashOf(r[2])),
+          orgSuspended: r[3] === 'suspended',
+          envelopeBytes: envelopeBytes < 0 ? null : envelopeBytes,
+          woken: r.slice(5) as string[],
+        };
+      }
+      case 'parked':
+        return { kind: 'parked', limit: REFUSALS[String(r[1]) as keyof typeof REFUSALS] ?? 'endpoint' };
+      case 'claimed': {
+        const delivery = parseDelivery(hashOf(r[2]));
+        const endpoint = parseEndpoint(hashOf(r[3]));
+        if (!delivery || !endpoint) return { kind: 'missing' };
+        return { kind: 'claimed', attemptNumber: Number(r[1]), delivery, endpoint, envelope: typeof r[4] === 'string' ? r[4] : null };
+      }
+      default:
+        return { kind: 'missing' };
+    }
+  }
+
+  /**
+   * One call after the request: records the attempt's outcome, moves the delivery on, updates the
+   * endpoint's failure streak, gives back the lease and names the parked deliveries to wake.
+   */
+  async finish(input: FinishInput): Promise<FinishResult> {
+    const { ids } = input;
+    const k = this.keys;
+    const attempt: AttemptRecord = {
+      number: input.attemptNumber,
+      startedAt: input.startedAt,
+      durationMs: input.durationMs,
+      responseStatus: input.responseStatus,
+      error: input.error,
+    };
+    const r = (await finishScript.run(
+      this.redis,
+      [
+        ...this.leaseKeys(ids),
+        k.delivery(ids.deliveryId),
+        k.deliveryAttempts(ids.deliveryId),
+        k.endpoint(ids.endpointId),
+        k.unfinishedDeliveries(),
+        k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
+        k.endpointDeliveriesByStatus(ids.endpointId, input.nextStatus),
+      ],
+      [
+        ids.deliveryId,
+        input.nowMs,
+        input.attemptNumber,
+        input.nextStatus,
+        JSON.stringify(attempt),
+        input.responseStatus ?? '',
+        input.error ?? '',
+        input.durationMs,
+        input.nextAttemptAt ?? '',
+        input.health,
+        input.concurrency.perEndpoint,
+        input.concurrency.perOrg,
+      ],
+    )) as [string, number, string, ...string[]];
+    return {
+      kind: r[0] === 'ok' ? 'ok' : 'stale',
+      consecutiveFailures: Number(r[1] ?? 0),
+      failureStreakStartedAt: r[2] ? Number(r[2]) : null,
+      woken: r.slice(3) as string[],
+    };
+  }
+
+  /**
+   * Ends (`cancelled`, `failed`) or holds a delivery without an attempt, with a reason code, as
+   * `planBeforeAttempt` decided. Finished deliveries are left untouched. Returns the status after,
+   * or null when the delivery is missing.
+   */
+  async settle(ids: Pick<AttemptIds, 'deliveryId' | 'endpointId'>, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number): Promise<DeliveryStatus | null> {
+    const k = this.keys;
+    const target = outcome === 'held' ? 'pending' : outcome;
+    const r = (await settleScript.run(
+      this.redis,
+      [
+        k.delivery(ids.deliveryId),
+        k.unfinishedDeliveries(),
+        k.endpointDeliveriesByStatus(ids.endpointId, 'pending'),
+        k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
+        k.endpointDeliveriesByStatus(ids.endpointId, target),
+        k.endpointHeld(ids.endpointId),
+      ],
+      [nowMs, outcome, reason],
+    )) as [string, string?];
+    if (r[0] === 'missing') return null;
+    return r[1] as DeliveryStatus;
+  }
+}

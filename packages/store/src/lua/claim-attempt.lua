@@ -1,0 +1,69 @@
+-- The first of the two calls of ours per attempt: reads what the attempt needs and, when nothing
+-- stands in the way, takes the concurrency lease and begins the attempt, all at once.
+-- KEYS[1..6] lease keys (includes/lease.lua: endpoint leases, org leases, endpoint parked, org
+-- parked, event claim, event claim waiters), KEYS[7] delivery hash, KEYS[8] attempts hash,
+-- KEYS[9] endpoint hash, KEYS[10] org hash, KEYS[11] event hash, KEYS[12] endpoint's pending
+-- index, KEYS[13] endpoint's in_flight index, KEYS[14] endpoint's held index.
+-- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] lease grace (ms, added to the policy's timeout:
+-- how long a crashed sender's slot stays taken).
+-- Returns one of:
+--   {'missing'}                              no such delivery
+--   {'finished', status, woken...}           already ended (a slot it still held is given back)
+--   {'blocked', delivery, endpoint, orgStatus, envelopeBytes, woken...}
+--                                            endpoint gone or inactive, org suspended or payload
+--                                            over the policy's limit: planBeforeAttempt decides
+--   {'parked', refusal}                      no slot: 0 endpoint full, -1 org full, -2 event claim
+--   {'claimed', attemptNumber, delivery, endpoint, envelope | false}
+-- where delivery and endpoint are their hashes as field, value lists (endpoint {} when gone) and
+-- envelopeBytes is -1 when the event is gone. A delivery found in_flight was interrupted (its
+-- sender died mid-attempt): the same attempt number runs again rather than spending a new one.
+--- @include "lease"
+local id = ARGV[1]
+local now = tonumber(ARGV[2])
+local delivery = redis.call('HGETALL', KEYS[7])
+if #delivery == 0 then return {'missing'} end
+local d = {}
+for i = 1, #delivery, 2 do d[delivery[i]] = delivery[i + 1] end
+local endpoint = redis.call('HGETALL', KEYS[9])
+local e = {}
+for i = 1, #endpoint, 2 do e[endpoint[i]] = endpoint[i + 1] end
+local policy = e.policy and cjson.decode(e.policy) or nil
+local perEndpoint, perOrg = 0, 0
+if policy then perEndpoint, perOrg = policy.concurrency.perEndpoint, policy.concurrency.perOrg end
+
+local status = d.status
+if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
+  -- A sender killed between finishing an attempt and giving back its slot leaves the slot taken
+  -- until its lease expires; the job's re-run finds the delivery ended and frees it.
+  local woken = {}
+  giveBackLease(KEYS, id, now, perEndpoint, perOrg, woken)
+  return {'finished', status, unpack(woken)}
+end
+
+local orgStatus = redis.call('HGET', KEYS[10], 'status') or ''
+local envelope = redis.call('HGET', KEYS[11], 'envelope')
+local maxPayload = policy and policy.maxPayloadBytes
+if not policy or e.status ~= 'active' or orgStatus == 'suspended'
+  or (type(maxPayload) == 'number' and envelope and #envelope > maxPayload) then
+  local woken = {}
+  giveBackLease(KEYS, id, now, perEndpoint, perOrg, woken)
+  return {'blocked', delivery, endpoint, orgStatus, envelope and #envelope or -1, unpack(woken)}
+end
+
+local leaseMs = policy.timeout.ms + tonumber(ARGV[3])
+local lease = takeLease(KEYS, id, now, now + leaseMs, perEndpoint, perOrg, true, d.createdAt, leaseMs)
+if lease ~= 1 then return {'parked', lease} end
+
+local number = tonumber(d.attempts or '0')
+if status ~= 'in_flight' then
+  number = number + 1
+  redis.call('ZREM', KEYS[12], id)
+  redis.call('ZADD', KEYS[13], 0, id)
+end
+redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'attemptStartedAt', now, 'updatedAt', now)
+if d.held == '1' then
+  redis.call('HSET', KEYS[7], 'held', '0')
+  redis.call('ZREM', KEYS[14], id)
+end
+redis.call('HSET', KEYS[8], number, cjson.encode({number = number, startedAt = now}))
+return {'claimed', number, delivery, endpoint, envelope or false}

@@ -1,0 +1,34 @@
+-- Settles a batch of a tripped endpoint's pending deliveries as its breaker's `pendingOnTrip` says:
+-- hold (kept pending, held, replayed on resume), cancel (`cancelled`, `breaker_tripped`) or fail
+-- (`failed`, `endpoint_inactive`). Deliveries in flight finish their attempt first; the next claim
+-- then finds the endpoint inactive.
+-- KEYS[1] unfinished zset, KEYS[2] endpoint's pending index, KEYS[3] endpoint's index of the new
+-- status (cancelled or failed; unused for hold), KEYS[4] endpoint's held index, then one delivery
+-- hash per delivery.
+-- ARGV[1] now (ms), ARGV[2] 'cancel' | 'hold' | 'fail'.
+-- Returns how many deliveries it settled.
+local settled = 0
+for i = 5, #KEYS do
+  local current = redis.call('HMGET', KEYS[i], 'status', 'held', 'id')
+  if current[1] == 'pending' then
+    local id = current[3]
+    if ARGV[2] == 'hold' then
+      if current[2] ~= '1' then
+        redis.call('HSET', KEYS[i], 'held', '1', 'heldReason', 'breaker_tripped', 'nextAttemptAt', '', 'updatedAt', ARGV[1])
+        redis.call('ZADD', KEYS[4], 0, id)
+        settled = settled + 1
+      end
+    else
+      local status = 'failed'
+      local reasonField, reason = 'lastError', 'endpoint_inactive'
+      if ARGV[2] == 'cancel' then status, reasonField, reason = 'cancelled', 'cancelReason', 'breaker_tripped' end
+      redis.call('ZREM', KEYS[2], id)
+      redis.call('ZADD', KEYS[3], 0, id)
+      redis.call('ZREM', KEYS[1], id)
+      if current[2] == '1' then redis.call('ZREM', KEYS[4], id) end
+      redis.call('HSET', KEYS[i], 'status', status, 'held', '0', 'nextAttemptAt', '', 'finishedAt', ARGV[1], 'updatedAt', ARGV[1], reasonField, reason)
+      settled = settled + 1
+    end
+  end
+end
+return settled

@@ -1,0 +1,146 @@
+import { pino } from 'pino';
+import { createIdFactory } from '@postern/shared';
+import { createRedisConnection, createStore, type AttemptIds, type Store } from '@postern/store';
+import { runAttempt, type DeliverDeps, type DeliveryTransport, type OutboundRequest, type TransportResult } from '@postern/sender';
+import type { Redis } from 'ioredis';
+import { startPostern, TEST_REDIS_URL, type TestPostern } from '../support/postern.js';
+import { waitUntil } from '../support/wait-until.js';
+
+/**
+ * One attempt as a pipeline (claim → decide → send → finish), driven directly with a transport
+ * double against real Redis: what each stage records, and that the sender makes exactly two Redis
+ * calls of its own around the request.
+ */
+
+let postern: TestPostern;
+let apiKey: string;
+let orgId: string;
+let redis: Redis;
+let store: Store;
+/** Every Redis command the attempt's store sends, by name. */
+let commands: string[] = [];
+
+beforeAll(async () => {
+  postern = await startPostern({ sender: false });
+  ({ apiKey, id: orgId } = await postern.createOrg());
+  redis = createRedisConnection(TEST_REDIS_URL, 'worker');
+  store = createStore({ redis, prefix: postern.prefix });
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
+    commands.push(command.name);
+    return (send as (...args: unknown[]) => unknown)(command, ...rest);
+  }) as typeof redis.sendCommand;
+});
+afterAll(async () => {
+  await postern.close();
+  await redis.quit();
+});
+
+/** A transport that answers `answer` and records each request with what the store held while it was in flight. */
+function transport(answer: (req: OutboundRequest) => TransportResult | Promise<TransportResult>) {
+  const sent: { request: OutboundRequest; deliveryStatus: string | null; attempts: string | null }[] = [];
+  const t: DeliveryTransport = {
+    async send(request) {
+      const id = request.headers['webhook-delivery-id']!;
+      const [deliveryStatus, attempts] = await postern.redis.hmget(postern.store.keys.delivery(id), 'status', 'attempts');
+      sent.push({ request, deliveryStatus: deliveryStatus ?? null, attempts: attempts ?? null });
+      return answer(request);
+    },
+    close() {},
+  };
+  return { t, sent };
+}
+
+function deps(t: DeliveryTransport, woken: string[] = []): DeliverDeps {
+  return {
+    store,
+    transport: t,
+    clock: { now: () => Date.now() },
+    random: () => 0.5,
+    logger: pino({ level: 'silent' }),
+    classifyAddress: () => null,
+    userAgent: 'Postern/test',
+    ids: createIdFactory(),
+    wake: async (ids) => void woken.push(...ids),
+  };
+}
+
+async function endpointWith(policy: unknown): Promise<string> {
+  const ep = await postern.createEndpoint(apiKey, { url: 'http://127.0.0.1:9/hook', policy });
+  return ep.id as string;
+}
+
+async function event(endpointId: string): Promise<AttemptIds> {
+  const r = await postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'invoice.paid', data: { n: 1 } } });
+  expect(r.status).toBe(202);
+  const d = (r.body.deliveries as { id: string; endpointId: string }[]).find((x) => x.endpointId === endpointId)!;
+  return { deliveryId: d.id, endpointId, eventId: r.body.id as string, orgId };
+}
+
+const delivery = async (id: string) => (await postern.api('GET', `/v1/deliveries/${id}`, { key: apiKey })).body;
+const ok = (): TransportResult => ({ kind: 'response', status: 200, retryAfter: undefined, bodyBytesRead: 0 });
+
+test('a successful attempt: recorded in flight before the request, two Redis calls of ours, slot given back', async () => {
+  const endpointId = await endpointWith('standard');
+  const ids = await event(endpointId);
+  const { t, sent } = transport(ok);
+  commands = [];
+  expect(await runAttempt(deps(t), ids)).toEqual({ kind: 'done', status: 'succeeded' });
+  expect(commands).toEqual(['evalsha', 'evalsha']);
+  expect(sent).toHaveLength(1);
+  expect(sent[0]).toMatchObject({ deliveryStatus: 'in_flight', attempts: '1' });
+  expect(sent[0]!.request.headers).toMatchObject({ 'webhook-attempt': '1', 'webhook-id': ids.eventId, 'webhook-request-id': `${ids.deliveryId}.1` });
+  const d = await delivery(ids.deliveryId);
+  expect(d).toMatchObject({ status: 'succeeded', attempts: [{ number: 1, responseStatus: 200, error: null }] });
+  expect(await store.leases.inFlight(endpointId, Date.now())).toBe(0);
+  // A second run of the same job finds it finished and sends nothing.
+  expect(await runAttempt(deps(t), ids)).toEqual({ kind: 'done', status: 'succeeded' });
+  expect(sent).toHaveLength(1);
+});
+
+test('a failed attempt: the plan retries at the scheduled time, and the job is told exactly when', async () => {
+  const endpointId = await endpointWith({ maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [60_000, 120_000] }, jitterRatio: 0 });
+  const ids = await event(endpointId);
+  const { t } = transport(() => ({ kind: 'response', status: 500, retryAfter: undefined, bodyBytesRead: 0 }));
+  const before = Date.now();
+  const run = await runAttempt(deps(t), ids);
+  expect(run.kind).toBe('retry');
+  const at = (run as { nextAttemptAt: number }).nextAttemptAt;
+  expect(at).toBeGreaterThanOrEqual(before + 60_000);
+  expect(at).toBeLessThanOrEqual(Date.now() + 60_000);
+  const d = await delivery(ids.deliveryId);
+  expect(d).toMatchObject({ status: 'pending', lastError: 'http_500', nextAttemptAt: new Date(at).toISOString() });
+  expect((await postern.api('GET', `/v1/endpoints/${endpointId}`, { key: apiKey })).body.consecutiveFailures).toBe(1);
+});
+
+test('no slot: the delivery is parked without spending an attempt, and the release names it to wake', async () => {
+  const endpointId = await endpointWith({ concurrency: { perEndpoint: 1, perOrg: 20 } });
+  const first = await event(endpointId);
+  const second = await event(endpointId);
+  let answerFirst: ((r: TransportResult) => void) | undefined;
+  const { t } = transport(() => new Promise<TransportResult>((resolve) => (answerFirst = resolve)));
+  const woken: string[] = [];
+  const running = runAttempt(deps(t, woken), first);
+  await waitUntil('the first attempt in flight (its request reached the transport)', () => answerFirst !== undefined);
+  expect(await runAttempt(deps(t, woken), second)).toEqual({ kind: 'parked', limit: 'endpoint' });
+  expect(await delivery(second.deliveryId)).toMatchObject({ status: 'pending', attempts: [] });
+  answerFirst!(ok());
+  expect(await running).toEqual({ kind: 'done', status: 'succeeded' });
+  expect(woken).toEqual([second.deliveryId]);
+});
+
+test.each([
+  ['standard', 'pending', null],
+  ['jitter-45h', 'cancelled', 'endpoint_inactive'],
+  ['custral', 'failed', null],
+] as const)('%s, endpoint paused: the delivery is settled (%s) without an attempt', async (preset, status, cancelReason) => {
+  const endpointId = await endpointWith(preset);
+  const ids = await event(endpointId);
+  expect((await postern.api('POST', `/v1/endpoints/${endpointId}/pause`, { key: apiKey })).status).toBe(200);
+  const { t, sent } = transport(ok);
+  expect(await runAttempt(deps(t), ids)).toEqual({ kind: 'done', status });
+  expect(sent).toHaveLength(0);
+  const d = await delivery(ids.deliveryId);
+  expect(d).toMatchObject({ status, attempts: [], cancelReason });
+  if (status === 'failed') expect(d.lastError).toBe('endpoint_inactive');
+});
