@@ -8,4 +8,4 @@
 -- Returns 1 when held, 0 refused by the endpoint limit, -1 by the org limit, -2 by the event claim.
 --- @include "lease"
 return takeLease(KEYS, ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]),
-  ARGV[6] == '1', ARGV[7], ARGV[8])
+  ARGV[6] == '1', ARGV[7], ARGV[8], true, true)

@@ -36,7 +36,7 @@ if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
   -- A sender killed between finishing an attempt and giving back its slot leaves the slot taken
   -- until its lease expires; the job's re-run finds the delivery ended and frees it.
   local woken = {}
-  giveBackLease(KEYS, id, now, perEndpoint, perOrg, woken)
+  giveBackLease(KEYS, id, now, perEndpoint, perOrg, woken, d.parked == '1')
   return {'finished', status, unpack(woken)}
 end
 
@@ -46,13 +46,18 @@ local maxPayload = policy and policy.maxPayloadBytes
 if not policy or e.status ~= 'active' or orgStatus == 'suspended'
   or (type(maxPayload) == 'number' and envelope and #envelope > maxPayload) then
   local woken = {}
-  giveBackLease(KEYS, id, now, perEndpoint, perOrg, woken)
+  giveBackLease(KEYS, id, now, perEndpoint, perOrg, woken, d.parked == '1')
   return {'blocked', delivery, endpoint, orgStatus, envelope and #envelope or -1, unpack(woken)}
 end
 
 local leaseMs = policy.timeout.ms + tonumber(ARGV[3])
-local lease = takeLease(KEYS, id, now, now + leaseMs, perEndpoint, perOrg, true, d.createdAt, leaseMs)
-if lease ~= 1 then return {'parked', lease} end
+local lease = takeLease(KEYS, id, now, now + leaseMs, perEndpoint, perOrg, true, d.createdAt, leaseMs,
+  status == 'in_flight', d.parked == '1')
+if lease ~= 1 then
+  -- Remembered, so the claim that lets it in later knows to take it off its parked set.
+  if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end
+  return {'parked', lease}
+end
 
 local number = tonumber(d.attempts or '0')
 if status ~= 'in_flight' then
@@ -61,8 +66,8 @@ if status ~= 'in_flight' then
   redis.call('ZADD', KEYS[13], 0, id)
 end
 redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'attemptStartedAt', now, 'updatedAt', now)
-if d.held == '1' then
-  redis.call('HSET', KEYS[7], 'held', '0')
+if d.held == '1' or d.parked == '1' then
+  redis.call('HSET', KEYS[7], 'held', '0', 'parked', '0')
   redis.call('ZREM', KEYS[14], id)
 end
 redis.call('HSET', KEYS[8], number, cjson.encode({number = number, startedAt = now}))

@@ -17,7 +17,7 @@
 local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
-giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken)
+giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken, false)
 local current = redis.call('HMGET', KEYS[7], 'status', 'attempts')
 if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', unpack(woken)} end
 

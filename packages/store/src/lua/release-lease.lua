@@ -7,5 +7,5 @@
 -- Returns {released (1 | 0), woken delivery ids...}.
 --- @include "lease"
 local woken = {}
-local released = giveBackLease(KEYS, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), woken)
+local released = giveBackLease(KEYS, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), woken, true)
 return {released, unpack(woken)}
