@@ -33,7 +33,7 @@ import { createKeySchema, DELIVERY_QUEUE_NAME } from '@postern/store';
 import { summariseCpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startPosternProcesses, startReceiverProcess, type BenchRedis, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 import { clockTicksPerSecond, openCostWindow, redisServerPid, waitForNoActiveJobs, type DeliveryCost } from './resource-cost.js';
-import { bareBullmq, bareGot, createOrgs, pendingMemoryViaApi, posternAtRate, posternThroughput, scalePoint, type EndToEnd, type PendingMemory, type ScalePoint } from './scenarios.js';
+import { bareBullmq, bareGot, createOrgs, pendingMemoryViaApi, posternAtRate, posternThroughput, scalePoint, warmUp, type EndToEnd, type PendingMemory, type ScalePoint } from './scenarios.js';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -43,8 +43,8 @@ const PENDING = Number(process.env.BENCH_PENDING ?? 100_000);
 const QUICK = process.env.BENCH_QUICK === '1';
 // Quick mode is for before/after comparisons in about a minute: no profile unless asked for.
 const PROFILE = (process.env.BENCH_PROFILE ?? (QUICK ? 'off' : 'auto')) as 'auto' | 'always' | 'off';
-/** Quick mode's unreported full-speed run before the measured ones, seconds. */
-const QUICK_WARM_UP_S = 4;
+/** Quick mode's unreported deliveries before the measured runs (the full run drains 5,000). */
+const QUICK_WARM_UP_EVENTS = 3000;
 const OUT_DIR = path.join(REPO_ROOT, 'bench-results');
 
 /** The 1-endpoint runs: the endpoint may take the sender's whole concurrency, as bare got does. */
@@ -155,10 +155,11 @@ async function main(): Promise<void> {
       log(`${QUICK ? 3 : 4}/${steps} Postern end to end, 1 endpoint and 100 endpoints across 10 orgs (CPU and Redis commands per delivery measured in the same runs)`);
       const [one] = await createOrgs(p.apiBase, { orgs: 1, endpointsPerOrg: 1, url: `${receiver.base}/ok`, policy: ROOMY_POLICY });
       if (QUICK) {
-        // The full run warms both apps up with the 5,000-delivery drain; without it the first run
-        // would measure V8's warm-up and tsx's first compiles.
-        const warm = await posternThroughput(p, receiver, [one!], { durationS: QUICK_WARM_UP_S, producers: 16, maxBacklog: 4 * CONCURRENCY });
-        log(`    warm-up: ${warm.deliveries} deliveries in ${QUICK_WARM_UP_S} s (not reported)`);
+        // The full run warms both apps up with the 5,000-delivery drain; without a warm-up the
+        // first run measures V8's warm-up and tsx's first compiles, and its CPU per delivery comes out higher.
+        const warmStart = Date.now();
+        await warmUp(p, receiver, one!, { events: QUICK_WARM_UP_EVENTS, producers: 16 });
+        log(`    warm-up: ${QUICK_WARM_UP_EVENTS} deliveries in ${r1((Date.now() - warmStart) / 1000)} s (not reported)`);
       }
       const loadAtOneEndpoint = loadavg().map(r1);
       const oneEndpoint = await withCost(ctx, p, () => posternThroughput(p, receiver, [one!], { durationS: DURATION_S, producers: 16, maxBacklog: 4 * CONCURRENCY }));
