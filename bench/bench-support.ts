@@ -82,6 +82,8 @@ export async function startBenchRedis(log: (line: string) => void): Promise<Benc
 /** The receiver process (bench/receiver.ts). */
 export interface ReceiverProcess {
   base: string;
+  /** The node process serving the receiver (spawned directly, so this is the one doing the work). */
+  pid: number | undefined;
   stats(): Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[] }>;
   reset(): Promise<void>;
   stop(): Promise<void>;
@@ -97,6 +99,7 @@ export async function startReceiverProcess(): Promise<ReceiverProcess> {
   const base = `http://127.0.0.1:${port}`;
   return {
     base,
+    pid: child.pid,
     stats: async () => (await fetch(`${base}/_stats`)).json() as Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[] }>,
     reset: async () => void (await fetch(`${base}/_reset`, { method: 'POST' })).text(),
     stop: () =>

@@ -132,6 +132,28 @@ async function finishRun(p: PosternProcesses, receiver: ReceiverProcess, run: { 
 }
 
 /**
+ * Warms ingest and the sender up (V8's optimiser, tsx's first compiles, connection pools): POSTs
+ * `events` events to `org` with `producers` clients, then waits until the receiver has them all.
+ * Counted, not timed, so a busy machine warms up as much as a quiet one.
+ */
+export async function warmUp(p: PosternProcesses, receiver: ReceiverProcess, org: BenchOrg, opts: { events: number; producers: number }): Promise<void> {
+  const api = jsonClient(p.apiBase, opts.producers);
+  await receiver.reset();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: opts.producers }, async () => {
+      while (next < opts.events) {
+        next++;
+        const r = await api.post('/v1/events', { type: 'bench.event', data: { n: next, note: 'warm-up' } }, org.apiKey);
+        if (r.status !== 202) throw new Error(`POST /v1/events: ${r.status}`);
+      }
+    }),
+  );
+  api.close();
+  if (!(await pollUntil(async () => (await receiver.stats()).count >= opts.events, 120_000, 100))) throw new Error('warm-up deliveries did not all arrive within 120 s');
+}
+
+/**
  * (3) Postern end to end at full speed: `producers` clients POST events to the orgs in turn for
  * `durationS`, holding back while more than `maxBacklog` accepted deliveries have not arrived
  * (so the figure is the pipeline's pace, not a queue filling up); then the run drains.
