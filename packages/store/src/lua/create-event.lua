@@ -9,21 +9,25 @@ if ARGV[1] == '1' then
   local existing = redis.call('GET', KEYS[1])
   if existing then return {0, existing} end
 end
-redis.call('HSET', KEYS[2], unpack(cjson.decode(ARGV[4])))
 local count = (#KEYS - 3) / 3
+-- The janitor removes the event when its last delivery is removed; an event that reached no
+-- endpoint expires after the default retention instead.
+local eventFields = cjson.decode(ARGV[4])
+table.insert(eventFields, 'liveDeliveries')
+table.insert(eventFields, count)
+redis.call('HSET', KEYS[2], unpack(eventFields))
 for i = 0, count - 1 do
-  local deliveryKey = KEYS[4 + i * 3]
   local fields = cjson.decode(ARGV[5 + i])
-  redis.call('HSET', deliveryKey, unpack(fields))
-  local id = redis.call('HGET', deliveryKey, 'id')
-  local createdAt = tonumber(redis.call('HGET', deliveryKey, 'createdAt'))
+  redis.call('HSET', KEYS[4 + i * 3], unpack(fields))
+  -- Its id and createdAt, from the fields just written (not read back).
+  local id, createdAt
+  for f = 1, #fields, 2 do
+    if fields[f] == 'id' then id = fields[f + 1] elseif fields[f] == 'createdAt' then createdAt = fields[f + 1] end
+  end
   redis.call('ZADD', KEYS[5 + i * 3], 0, id)
   redis.call('ZADD', KEYS[6 + i * 3], 0, id)
   redis.call('ZADD', KEYS[3], createdAt, id)
 end
--- The janitor removes the event when its last delivery is removed; an event that reached no
--- endpoint expires after the default retention instead.
-redis.call('HSET', KEYS[2], 'liveDeliveries', count)
 if count == 0 then redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]) * 30) end
 if ARGV[1] == '1' then
   redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[2]))
