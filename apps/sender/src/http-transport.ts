@@ -77,10 +77,13 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
  * then goes silent cannot hold an attempt, and its worker slot, forever.
  *
  * Keep-alive: idle sockets close after `idleSocketTimeoutMs`. A request that fails with
- * ECONNRESET/EPIPE on a reused socket before any byte of an answer came back (the receiver
- * closed that socket as Postern picked it, so it never saw the request) is sent once more, on a
- * new socket, within the same attempt and the same `whole-response` deadline. A failure on a new
- * socket is never repeated: the receiver may have seen that request.
+ * ECONNRESET/EPIPE on a reused socket before any byte of an answer came back (almost always the
+ * receiver closing that idle socket as Postern picked it, so it never processed the request) is
+ * sent once more, on a new socket, within the same attempt and the same `whole-response` deadline
+ * (Node's documented `req.reusedSocket` rule). A failure on a new socket, after part of an
+ * answer, or on a redirect hop is never repeated. A receiver that drops a connection mid-request
+ * without answering looks the same as a closed idle socket and may get that request twice;
+ * receivers dedupe on `webhook-id` anyway.
  */
 export function createGotTransport(opts: GotTransportOptions): DeliveryTransport {
   const lookupAll = opts.lookupAll ?? createDnsCache().lookupAll;
