@@ -3,7 +3,7 @@
  * receiver (bench/receiver.ts) in its own process on 127.0.0.1, so only the client's work is
  * counted.
  *
- *   node --import tsx bench/transport.ts [--runs 5] [--requests 4000] [--concurrency 20]
+ *   node --import tsx bench/transport.ts [--runs 5] [--requests 4000] [--concurrency 50]
  *                                        [--baseline path/to/other/http-transport.ts]
  *
  * Each run is a fresh process (its own JIT and heap): it warms up, then sends `--requests` signed-
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   }
   const runs = Number(flag('runs', '5'));
   const requests = Number(flag('requests', '4000'));
-  const concurrency = Number(flag('concurrency', '20'));
+  const concurrency = Number(flag('concurrency', '50'));
   const baseline = process.argv.includes('--baseline') ? path.resolve(flag('baseline', '')) : null;
   const variants: [string, string][] = baseline ? [['baseline', baseline], ['current', CURRENT]] : [['current', CURRENT]];
   const receiver = await startReceiverProcess();
