@@ -4,6 +4,7 @@
  * counted.
  *
  *   node --import tsx bench/transport.ts [--runs 5] [--requests 4000] [--concurrency 50]
+ *                                        [--measures whole-response|response-headers]
  *                                        [--baseline path/to/other/http-transport.ts]
  *
  * Each run is a fresh process (its own JIT and heap): it warms up, then sends `--requests` signed-
@@ -21,6 +22,8 @@ import { REPO_ROOT, startReceiverProcess } from './bench-support.js';
 const CURRENT = path.join(REPO_ROOT, 'apps/sender/src/http-transport.ts');
 const CHILD_ENV = 'BENCH_TRANSPORT_MODULE';
 
+type Measures = 'whole-response' | 'response-headers';
+
 interface RunResult {
   cpuUsPerRequest: number;
   requestsPerS: number;
@@ -33,7 +36,7 @@ function flag(name: string, fallback: string): string {
 }
 
 /** One measurement in this process: the transport module named by `BENCH_TRANSPORT_MODULE`. */
-async function measure(modulePath: string, url: string, requests: number, concurrency: number): Promise<RunResult> {
+async function measure(modulePath: string, url: string, requests: number, concurrency: number, measures: Measures): Promise<RunResult> {
   const mod = (await import(pathToFileURL(modulePath).href)) as typeof import('../apps/sender/src/http-transport.js');
   const allowList = ['127.0.0.1'];
   const transport = mod.createGotTransport({ allowList, classifyAddress: (a: string) => classifyAddress(a, allowList) });
@@ -55,7 +58,7 @@ async function measure(modulePath: string, url: string, requests: number, concur
       url,
       headers,
       body,
-      timeout: { ms: 10_000, measures: 'whole-response' },
+      timeout: { ms: 10_000, measures },
       redirects: { follow: false },
       maxResponseBytesRead: 1024,
     });
@@ -79,11 +82,11 @@ async function measure(modulePath: string, url: string, requests: number, concur
   return { cpuUsPerRequest: (cpu.user + cpu.system) / requests, requestsPerS: (requests / wallMs) * 1000, failures };
 }
 
-function runChild(modulePath: string, url: string, requests: number, concurrency: number): Promise<RunResult> {
+function runChild(modulePath: string, url: string, requests: number, concurrency: number, measures: Measures): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/transport.ts')], {
       cwd: REPO_ROOT,
-      env: { ...process.env, [CHILD_ENV]: JSON.stringify({ modulePath, url, requests, concurrency }) },
+      env: { ...process.env, [CHILD_ENV]: JSON.stringify({ modulePath, url, requests, concurrency, measures }) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -101,13 +104,14 @@ const median = (xs: number[]) => {
 async function main(): Promise<void> {
   const child = process.env[CHILD_ENV];
   if (child) {
-    const { modulePath, url, requests, concurrency } = JSON.parse(child) as { modulePath: string; url: string; requests: number; concurrency: number };
-    process.stdout.write(JSON.stringify(await measure(modulePath, url, requests, concurrency)));
+    const { modulePath, url, requests, concurrency, measures } = JSON.parse(child) as { modulePath: string; url: string; requests: number; concurrency: number; measures: Measures };
+    process.stdout.write(JSON.stringify(await measure(modulePath, url, requests, concurrency, measures)));
     return;
   }
   const runs = Number(flag('runs', '5'));
   const requests = Number(flag('requests', '4000'));
   const concurrency = Number(flag('concurrency', '50'));
+  const measures = flag('measures', 'whole-response') as Measures;
   const baseline = process.argv.includes('--baseline') ? path.resolve(flag('baseline', '')) : null;
   const variants: [string, string][] = baseline ? [['baseline', baseline], ['current', CURRENT]] : [['current', CURRENT]];
   const receiver = await startReceiverProcess();
@@ -115,7 +119,7 @@ async function main(): Promise<void> {
   try {
     for (let run = 1; run <= runs; run++) {
       for (const [name, modulePath] of variants) {
-        const r = await runChild(modulePath, `${receiver.base}/ok`, requests, concurrency);
+        const r = await runChild(modulePath, `${receiver.base}/ok`, requests, concurrency, measures);
         results.get(name)!.push(r);
         console.log(`run ${run} ${name.padEnd(8)} ${r.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${r.requestsPerS.toFixed(0)} requests/s${r.failures ? `, ${r.failures} failed` : ''}`);
       }
@@ -126,7 +130,7 @@ async function main(): Promise<void> {
   const summary = Object.fromEntries(
     [...results].map(([name, rs]) => [name, { cpuUsPerRequest: median(rs.map((r) => r.cpuUsPerRequest)), requestsPerS: median(rs.map((r) => r.requestsPerS)) }]),
   );
-  console.log(`medians of ${runs} runs, ${requests} requests at concurrency ${concurrency}:`);
+  console.log(`medians of ${runs} runs, ${requests} requests at concurrency ${concurrency}, timeout measures ${measures}:`);
   for (const [name, m] of Object.entries(summary)) console.log(`  ${name.padEnd(8)} ${m.cpuUsPerRequest.toFixed(1)} µs CPU/request, ${m.requestsPerS.toFixed(0)} requests/s`);
   if (summary.baseline && summary.current) {
     console.log(`  ratio current/baseline: CPU per request ${(summary.current.cpuUsPerRequest / summary.baseline.cpuUsPerRequest).toFixed(2)}, throughput ${(summary.current.requestsPerS / summary.baseline.requestsPerS).toFixed(2)}`);

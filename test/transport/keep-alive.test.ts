@@ -170,3 +170,43 @@ test('the idle timeout does not cut a request that takes longer than it on a reu
   expect(await transport.send(post(receiver.url))).toMatchObject({ kind: 'response', status: 200 });
   expect(receiver.counts).toMatchObject({ answered: 2, dropped: 0, connections: 1 });
 });
+
+describe('under `response-headers` (the attempt ends at the headers)', () => {
+  const headersOnly = (url: string, maxResponseBytesRead = 1024): OutboundRequest => ({
+    ...post(url),
+    timeout: { ms: 1_000, measures: 'response-headers' },
+    maxResponseBytesRead,
+  });
+
+  test('the rest of a short answer is read in the background and the socket reused', async () => {
+    const receiver = await startReceiver(ok);
+    const transport = newTransport();
+    for (let i = 0; i < 5; i++) expect(await transport.send(headersOnly(receiver.url))).toEqual({ kind: 'response', status: 200, retryAfter: undefined, bodyBytesRead: 0 });
+    expect(receiver.counts).toMatchObject({ answered: 5, connections: 1 });
+  });
+
+  test('an answer longer than maxResponseBytesRead closes its socket', async () => {
+    const receiver = await startReceiver((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('x'.repeat(4_096)));
+    });
+    const transport = newTransport();
+    for (let i = 0; i < 3; i++) expect(await transport.send(headersOnly(receiver.url))).toMatchObject({ kind: 'response', status: 200 });
+    await waitUntil('Postern closed each socket', () => receiver.closedByClient === 3);
+    expect(receiver.counts.connections).toBe(3);
+  });
+
+  test('an answer whose body never ends is settled at the headers and its socket closed after the timeout', async () => {
+    const receiver = await startReceiver((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-length': '100' }).write('partial'));
+    });
+    const transport = newTransport();
+    const startedAt = Date.now();
+    expect(await transport.send(headersOnly(receiver.url))).toMatchObject({ kind: 'response', status: 200 });
+    const settledAfterMs = Date.now() - startedAt;
+    expect(settledAfterMs).toBeLessThan(1_000);
+    await waitUntil('Postern closed the socket', () => receiver.closedByClient === 1, 5_000);
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1_000);
+  });
+});

@@ -74,7 +74,9 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
  * redirect hops included; `response-headers` counts from when the request is written until the
  * status line and headers arrive. In that mode each phase before it (DNS lookup, connect, TLS
  * handshake, writing the request) gets the same limit too, so a peer that accepts a connection and
- * then goes silent cannot hold an attempt, and its worker slot, forever.
+ * then goes silent cannot hold an attempt, and its worker slot, forever. The attempt ends at the
+ * headers; the body is then read in the background (at most `maxResponseBytesRead` bytes, within
+ * the same limit) only so that the socket can be reused.
  *
  * Keep-alive: idle sockets close after `idleSocketTimeoutMs`. A request that fails with
  * ECONNRESET/EPIPE on a reused socket before any byte of an answer came back (almost always the
@@ -160,7 +162,11 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
     stream.on('response', (response: Response) => {
       const retryAfter = headerValue(response.headers['retry-after']);
       const answer = (bodyBytesRead: number): TransportResult => ({ kind: 'response', status: response.statusCode, retryAfter, bodyBytesRead });
-      if (!wholeResponse) return finish(answer(0));
+      if (!wholeResponse) {
+        settled = true;
+        resolve(answer(0));
+        return drainForReuse(stream, request.maxResponseBytesRead, timeoutMs);
+      }
       let bytes = 0;
       stream.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
@@ -169,6 +175,28 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
       });
       stream.on('end', () => finish(answer(bytes)));
     });
+  });
+}
+
+/**
+ * Reads the rest of an answer the attempt no longer waits for (`response-headers`: settled at the
+ * headers), so its socket goes back to the pool instead of being closed: a new connection per
+ * request costs Postern and the receiver far more than a short body. More than `maxBytes`, or not
+ * done within `timeoutMs`, and the socket is closed as before.
+ */
+function drainForReuse(stream: ReturnType<Got['stream']>, maxBytes: number, timeoutMs: number): void {
+  let bytes = 0;
+  const timer = setTimeout(() => stream.destroy(), timeoutMs);
+  timer.unref();
+  // got's stream does not destroy itself at the end (`autoDestroy: false`), so 'end' is the signal.
+  stream.once('end', () => clearTimeout(timer));
+  stream.once('error', () => clearTimeout(timer));
+  stream.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > maxBytes) {
+      clearTimeout(timer);
+      stream.destroy();
+    }
   });
 }
 
