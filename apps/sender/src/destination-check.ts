@@ -5,8 +5,9 @@ import { isIP } from 'node:net';
 export type LookupAll = (hostname: string) => Promise<string[]>;
 
 /**
- * The system resolver (`getaddrinfo`: /etc/hosts, search domains), freshly on every call. The
- * sender's default is the TTL-honouring `createDnsCache` (dns-cache.ts), which falls back to this.
+ * The system resolver (`getaddrinfo`: /etc/hosts, search domains), freshly on every call.
+ * `main.ts` gives the sender the TTL-honouring `createDnsCache` (dns-cache.ts) instead, which
+ * falls back to this.
  */
 export const systemLookupAll: LookupAll = async (hostname) => (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 

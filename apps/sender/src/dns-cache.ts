@@ -57,8 +57,9 @@ interface Entry {
  * long as its owner said it may be. Caching never weakens address safety: the connect-time guard
  * (`address-guard.ts`) classifies every address the socket may dial, cached or not.
  *
- * `localhost` and `*.localhost` (RFC 6761) never go to DNS; they are answered by `fallback`.
- * Failures are not cached.
+ * DNS is asked first, so a name that DNS knows is not looked up in /etc/hosts; names DNS does
+ * not know (hosts-file names, search-domain short names) are answered by `fallback`, as are
+ * `localhost` and `*.localhost` (RFC 6761), which never go to DNS. Failures are not cached.
  */
 export function createDnsCache(options: DnsCacheOptions = {}): DnsCache {
   const resolver = options.resolver ?? new Resolver({ timeout: 2_000, tries: 2 });
