@@ -5,7 +5,7 @@ import { waitUntil } from '../support/wait-until.js';
 /**
  * Outbound address safety with nothing private allowed (`allowList: []`). DNS is faked for the
  * pre-attempt check, so host names can "resolve" anywhere without any packet leaving the machine;
- * the request-filtering agent underneath still uses the real resolver at connect time.
+ * the transport's guarded agents underneath still use the real resolver at connect time.
  * No test here connects to a non-loopback address: a refused destination is refused before connecting.
  */
 

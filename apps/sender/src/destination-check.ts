@@ -4,14 +4,24 @@ import { isIP } from 'node:net';
 /** Resolves a host name to every address it has (injectable so tests can fake DNS answers). */
 export type LookupAll = (hostname: string) => Promise<string[]>;
 
-/** The system resolver, freshly on every call (no cache): rules apply to today's answer. */
+/**
+ * The system resolver (`getaddrinfo`: /etc/hosts, search domains), freshly on every call.
+ * `main.ts` gives the sender the TTL-honouring `createDnsCache` (dns-cache.ts) instead, which
+ * falls back to this.
+ */
 export const systemLookupAll: LookupAll = async (hostname) => (await dnsLookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
- * Checks where an attempt would go before any byte is sent: a fresh DNS lookup, then the address
- * rules on every answer. The request-filtering agent checks again at connect time, so a DNS answer
- * that changes in between is still caught. Seeds 000–004: unsafe destinations are refused;
- * whether that is permanent is the policy's `unsafeUrl`.
+ * Checks where an attempt would go before any byte is sent: a DNS lookup (the sender passes its
+ * DNS cache's `lookupAll`, whose answers last their TTL), then the address rules on every answer.
+ * The transport's agents check again at connect time with the same `classifyAddress` on the same
+ * answer (address-guard.ts), so a DNS answer that changes in between is still caught, with the
+ * same reason. Seeds 000–004: unsafe destinations are refused; whether that is permanent is the
+ * policy's `unsafeUrl`.
+ *
+ * @param url the endpoint URL (parsed by `validateEndpointUrl`)
+ * @param classifyAddress `classifyAddress` of `@postern/shared` with the allow-list applied
+ * @param lookupAll every address of a host name; default {@link systemLookupAll}
  *
  * @returns null when every address is allowed, else an error code: `unsafe_url:<reason>` or
  *   `dns_lookup_failed:<ECODE>`

@@ -1,6 +1,9 @@
-import { got, type Response } from 'got';
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import type { ClientRequest } from 'node:http';
+import { got, type Got, type Response } from 'got';
 import type { Policy } from '@postern/shared';
+import { createGuardedAgents } from './address-guard.js';
+import { createDnsCache } from './dns-cache.js';
+import type { LookupAll } from './destination-check.js';
 import { classifyNetworkError } from './network-errors.js';
 
 /** One signed POST to an endpoint, with the policy rules that shape it. */
@@ -30,77 +33,182 @@ export interface DeliveryTransport {
 }
 
 /**
- * The production transport: got through request-filtering-agent, which checks the address every
- * socket actually connects to (each redirect hop and each new keep-alive socket), so a DNS answer
- * that changes between Postern's check and the connection cannot reach a private address.
+ * How long a keep-alive socket may sit idle before Postern closes it, ms: under the 5 s
+ * keep-alive timeout of Node's http server (and nginx's 75 s, Apache's 5 s), so a receiver
+ * rarely closes a socket just as Postern reuses it. Node also honours a receiver's shorter
+ * `Keep-Alive: timeout=N` hint (N s minus 1 s).
+ */
+export const IDLE_SOCKET_TIMEOUT_MS = 4_000;
+
+/** Options of {@link createGotTransport}. */
+export interface GotTransportOptions {
+  /** Addresses/CIDRs allowed despite being private (`ALLOWED_ADDRESSES`, canonical as `parseAllowList` gives them). */
+  allowList: readonly string[];
+  /** Names why an address is refused (`loopback`, `private`, …), the allow-list applied; null = allowed. */
+  classifyAddress: (address: string) => string | null;
+  /**
+   * Every address of a host name, for the connect-time guard. Pass the `lookupAll` of the
+   * sender's `createDnsCache()` (also given to the pre-send check) so one answer serves both.
+   * Default: a DNS cache of this transport's own.
+   */
+  lookupAll?: LookupAll;
+  /** Default {@link IDLE_SOCKET_TIMEOUT_MS}. */
+  idleSocketTimeoutMs?: number;
+}
+
+/** Node's codes for a socket the peer closed under a request: `socket hang up` is ECONNRESET. */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * The production transport: got, configured once (`got.extend`), through agents that check the
+ * address of every socket they open (each redirect hop and each new keep-alive socket) with
+ * Postern's own `classifyAddress` (see `address-guard.ts`), so a DNS answer that changes between
+ * the pre-send check and the connection cannot reach a refused address.
+ *
+ * Per request only the URL, headers, body, timeouts, redirect rule and (when redirects are
+ * followed under `whole-response`) an abort signal are given to got; the agents, `retry: {limit:
+ * 0}` (BullMQ owns retries), `throwHttpErrors: false`, `decompress: false` and the redirect hook
+ * are merged once.
  *
  * Timeouts (seed 003 vs the others): `whole-response` puts a hard deadline on the whole exchange,
  * redirect hops included; `response-headers` counts from when the request is written until the
  * status line and headers arrive. In that mode each phase before it (DNS lookup, connect, TLS
  * handshake, writing the request) gets the same limit too, so a peer that accepts a connection and
- * then goes silent cannot hold an attempt, and its worker slot, forever.
+ * then goes silent cannot hold an attempt, and its worker slot, forever. The attempt ends at the
+ * headers; the body is then read in the background (at most `maxResponseBytesRead` bytes, within
+ * the same limit) only so that the socket can be reused.
  *
- * @param opts.allowList addresses/CIDRs allowed despite being private (`ALLOWED_ADDRESSES`)
- * @param opts.classifyAddress names why an address is refused (`loopback`, `private`, …)
- * @param opts.userAgent value of the User-Agent header
+ * Keep-alive: idle sockets close after `idleSocketTimeoutMs`. A request that fails with
+ * ECONNRESET/EPIPE on a reused socket before any byte of an answer came back (almost always the
+ * receiver closing that idle socket as Postern picked it, so it never processed the request) is
+ * sent once more, on a new socket, within the same attempt and the same `whole-response` deadline
+ * (Node's documented `req.reusedSocket` rule). A failure on a new socket, after part of an
+ * answer, or on a redirect hop is never repeated. A receiver that drops a connection mid-request
+ * without answering looks the same as a closed idle socket and may get that request twice;
+ * receivers dedupe on `webhook-id` anyway.
  */
-export function createGotTransport(opts: {
-  allowList: readonly string[];
-  classifyAddress: (address: string) => string | null;
-}): DeliveryTransport {
-  const agentOptions = { keepAlive: true, allowIPAddressList: [...opts.allowList] };
-  const agent = { http: new RequestFilteringHttpAgent(agentOptions), https: new RequestFilteringHttpsAgent(agentOptions) };
+export function createGotTransport(opts: GotTransportOptions): DeliveryTransport {
+  const lookupAll = opts.lookupAll ?? createDnsCache().lookupAll;
+  const guard = { allowList: opts.allowList, classifyAddress: opts.classifyAddress, lookupAll };
+  const pooled = createGuardedAgents({ ...guard, keepAlive: true, idleSocketTimeoutMs: opts.idleSocketTimeoutMs ?? IDLE_SOCKET_TIMEOUT_MS });
+  const fresh = createGuardedAgents({ ...guard, keepAlive: false });
+  const client = got.extend({
+    method: 'POST',
+    agent: pooled,
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    decompress: false,
+    hooks: {
+      // Every hop is the same signed POST: got turns a 303 into a body-less GET, which a receiver
+      // could answer 2xx without ever seeing the event (seed 002 follows 3xx). The body is the
+      // one the previous hop sent (`response.request.options`, not yet replaced by `options`).
+      beforeRedirect: [(options, response) => void Object.assign(options, { method: 'POST', body: response.request.options.body })],
+    },
+  });
+  const onNewSocket = client.extend({ agent: fresh });
 
   return {
     close() {
-      agent.http.destroy();
-      agent.https.destroy();
+      for (const agent of [pooled.http, pooled.https, fresh.http, fresh.https]) agent.destroy();
     },
-    send(request) {
-      const wholeResponse = request.timeout.measures === 'whole-response';
-      const deadline = wholeResponse ? AbortSignal.timeout(request.timeout.ms) : undefined;
-      return new Promise<TransportResult>((resolve) => {
-        let settled = false;
-        const finish = (result: TransportResult) => {
-          if (settled) return;
-          settled = true;
-          stream.destroy();
-          resolve(result);
-        };
-        const stream = got.stream.post(request.url, {
-          body: request.body,
-          headers: request.headers,
-          agent,
-          retry: { limit: 0 },
-          throwHttpErrors: false,
-          decompress: false,
-          followRedirect: request.redirects.follow,
-          maxRedirects: request.redirects.follow ? request.redirects.maxHops : 0,
-          // Every hop is the same signed POST: got turns a 303 into a body-less GET, which a
-          // receiver could answer 2xx without ever seeing the event (seed 002 follows 3xx).
-          hooks: { beforeRedirect: [(options) => void Object.assign(options, { method: 'POST', body: request.body })] },
-          timeout: wholeResponse ? { request: request.timeout.ms } : phaseTimeouts(request.timeout.ms),
-          signal: deadline,
-        });
-        stream.on('error', (err: unknown) => {
-          if (deadline?.aborted) return finish({ kind: 'error', code: 'timeout' });
-          finish({ kind: 'error', code: classifyNetworkError(err, opts.classifyAddress) });
-        });
-        stream.on('response', (response: Response) => {
-          const retryAfter = headerValue(response.headers['retry-after']);
-          const answer = (bodyBytesRead: number): TransportResult => ({ kind: 'response', status: response.statusCode, retryAfter, bodyBytesRead });
-          if (!wholeResponse) return finish(answer(0));
-          let bytes = 0;
-          stream.on('data', (chunk: Buffer) => {
-            bytes += chunk.length;
-            // The receiver has answered; more of its body changes nothing (seed 004: read ≤ 1 KB).
-            if (bytes > request.maxResponseBytesRead) finish(answer(Math.min(bytes, request.maxResponseBytesRead)));
-          });
-          stream.on('end', () => finish(answer(bytes)));
-        });
-      });
+    async send(request) {
+      const startedAt = performance.now();
+      const first = await sendOnce(client, request, request.timeout.ms, opts.classifyAddress);
+      if (first.kind !== 'stale_socket') return first;
+      const leftMs = request.timeout.measures === 'whole-response' ? request.timeout.ms - Math.ceil(performance.now() - startedAt) : request.timeout.ms;
+      if (leftMs <= 0) return { kind: 'error', code: 'timeout' };
+      const second = await sendOnce(onNewSocket, request, leftMs, opts.classifyAddress);
+      return second.kind === 'stale_socket' ? second.result : second;
     },
   };
+}
+
+/** A failure on a reused socket before any answer: safe to send again on a new socket. */
+type StaleSocket = { kind: 'stale_socket'; result: TransportResult };
+
+function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, classifyAddress: (address: string) => string | null): Promise<TransportResult | StaleSocket> {
+  const wholeResponse = request.timeout.measures === 'whole-response';
+  // Without redirects `timeout.request` is already the whole exchange; across hops it restarts.
+  const deadline = wholeResponse && request.redirects.follow ? AbortSignal.timeout(timeoutMs) : undefined;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: TransportResult | StaleSocket) => {
+      if (settled) return;
+      settled = true;
+      stream.destroy();
+      resolve(result);
+    };
+    const stream = client.stream(request.url, {
+      body: request.body,
+      headers: request.headers,
+      followRedirect: request.redirects.follow,
+      maxRedirects: request.redirects.follow ? request.redirects.maxHops : 0,
+      timeout: wholeResponse ? { request: timeoutMs } : phaseTimeouts(timeoutMs),
+      signal: deadline,
+    });
+    // The first hop's request, and how much its socket had read before it: a reused socket that
+    // failed having read nothing more never delivered the request.
+    let firstHop: { req: ClientRequest; bytesReadBefore: number | undefined } | undefined;
+    stream.once('request', (req: ClientRequest) => {
+      const hop = { req, bytesReadBefore: req.socket?.bytesRead };
+      firstHop = hop;
+      if (hop.bytesReadBefore === undefined) req.once('socket', (socket) => (hop.bytesReadBefore = socket.bytesRead));
+    });
+    stream.on('error', (err: unknown) => {
+      if (deadline?.aborted) return finish({ kind: 'error', code: 'timeout' });
+      const result: TransportResult = { kind: 'error', code: classifyNetworkError(err, classifyAddress) };
+      finish(firstHop && neverReachedReceiver(firstHop, stream.redirectUrls.length, err) ? { kind: 'stale_socket', result } : result);
+    });
+    stream.on('response', (response: Response) => {
+      const retryAfter = headerValue(response.headers['retry-after']);
+      const answer = (bodyBytesRead: number): TransportResult => ({ kind: 'response', status: response.statusCode, retryAfter, bodyBytesRead });
+      if (!wholeResponse) {
+        settled = true;
+        resolve(answer(0));
+        return drainForReuse(stream, request.maxResponseBytesRead, timeoutMs);
+      }
+      let bytes = 0;
+      stream.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        // The receiver has answered; more of its body changes nothing (seed 004: read ≤ 1 KB).
+        if (bytes > request.maxResponseBytesRead) finish(answer(Math.min(bytes, request.maxResponseBytesRead)));
+      });
+      stream.on('end', () => finish(answer(bytes)));
+    });
+  });
+}
+
+/**
+ * Reads the rest of an answer the attempt no longer waits for (`response-headers`: settled at the
+ * headers), so its socket goes back to the pool instead of being closed: a new connection per
+ * request costs Postern and the receiver far more than a short body. More than `maxBytes`, or not
+ * done within `timeoutMs`, and the socket is closed as before.
+ */
+function drainForReuse(stream: ReturnType<Got['stream']>, maxBytes: number, timeoutMs: number): void {
+  let bytes = 0;
+  const timer = setTimeout(() => stream.destroy(), timeoutMs);
+  timer.unref();
+  // got's stream does not destroy itself at the end (`autoDestroy: false`), so 'end' is the signal.
+  stream.once('end', () => clearTimeout(timer));
+  stream.once('error', () => clearTimeout(timer));
+  stream.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > maxBytes) {
+      clearTimeout(timer);
+      stream.destroy();
+    }
+  });
+}
+
+/**
+ * True when the first hop failed on a kept-alive socket the receiver had closed: Node's reused
+ * socket, ECONNRESET/EPIPE (`socket hang up` included), no redirect followed, no response byte read.
+ */
+function neverReachedReceiver(hop: { req: ClientRequest; bytesReadBefore: number | undefined }, redirectsFollowed: number, err: unknown): boolean {
+  const e = err as { code?: string; cause?: { code?: string } };
+  const code = e.cause?.code ?? e.code ?? '';
+  const { req } = hop;
+  return req.reusedSocket && redirectsFollowed === 0 && STALE_SOCKET_CODES.has(code) && hop.bytesReadBefore !== undefined && req.socket?.bytesRead === hop.bytesReadBefore;
 }
 
 function phaseTimeouts(ms: number) {

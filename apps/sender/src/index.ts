@@ -1,6 +1,8 @@
 export { createSender, type Sender, type SenderDeps } from './sender.js';
 export { runAttempt, type AttemptRun, type DeliverDeps } from './deliver.js';
-export { createGotTransport, type DeliveryTransport, type OutboundRequest, type TransportResult } from './http-transport.js';
+export { createGotTransport, IDLE_SOCKET_TIMEOUT_MS, type DeliveryTransport, type GotTransportOptions, type OutboundRequest, type TransportResult } from './http-transport.js';
+export { createDnsCache, type DnsCache, type DnsCacheOptions, type DnsResolver } from './dns-cache.js';
+export { createGuardedAgents, guardedLookup, unsafeAddressReason, UNSAFE_ADDRESS_CODE, type GuardedAgentOptions, type UnsafeAddressError } from './address-guard.js';
 export { checkDestination, systemLookupAll, type LookupAll } from './destination-check.js';
 export { classifyNetworkError } from './network-errors.js';
 export { createReconciler, type Reconciler } from './reconciler.js';

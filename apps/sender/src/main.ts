@@ -3,6 +3,7 @@ import { createDeliveryQueue, createRedisConnection, createStore } from '@poster
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadSenderConfig, type SenderConfig } from './config.js';
+import { createDnsCache } from './dns-cache.js';
 import { createGotTransport } from './http-transport.js';
 import { createSender } from './sender.js';
 import { createSenderHttp } from './sender-http.js';
@@ -24,7 +25,9 @@ const store = createStore({ redis, prefix: config.REDIS_PREFIX });
 const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
 const allowList = config.allowList;
 const classify = (address: string) => classifyAddress(address, allowList);
-const transport = createGotTransport({ allowList, classifyAddress: classify });
+// One DNS cache for the pre-send check and the sockets' own lookups: one answer serves both.
+const dns = createDnsCache();
+const transport = createGotTransport({ allowList, classifyAddress: classify, lookupAll: dns.lookupAll });
 // The sender's metrics and the default process metrics (CPU, memory, event-loop lag, GC).
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -38,6 +41,7 @@ const sender = createSender({
   random: Math.random,
   logger,
   classifyAddress: classify,
+  lookupAll: dns.lookupAll,
   metrics,
   config: {
     concurrency: config.SENDER_CONCURRENCY,

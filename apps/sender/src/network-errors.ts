@@ -1,3 +1,5 @@
+import { unsafeAddressReason } from './address-guard.js';
+
 /**
  * Maps a failed HTTP request to Postern's closed set of error codes, never to a message: a
  * message can carry an internal address. Node/OpenSSL codes are kept after a colon
@@ -19,9 +21,15 @@ interface ErrorLike {
 
 /**
  * The error code for a request that produced no usable response.
+ * - The connect-time guard's refusal (`address-guard.ts`) → `unsafe_url:<its reason>`, the same
+ *   reason the pre-send check gives for that address.
+ * - request-filtering-agent's own refusal (its second line, reported only in a message) →
+ *   `unsafe_url:<blockedAddressReason(address)>`, or `unsafe_url:blocked_address`.
+ * - Then `timeout`, `too_many_redirects`, `dns_lookup_failed:<ECODE>`,
+ *   `connection_failed:<ECODE>`, `tls_error:<ECODE>`, else `delivery_failed`.
  * @param err what got (or the socket) threw
- * @param blockedAddressReason when the request-filtering agent refused the address it was about
- *   to connect to: a function that classifies that address (returns e.g. `loopback`)
+ * @param blockedAddressReason classifies an address request-filtering-agent refused (returns
+ *   e.g. `loopback`, or null)
  */
 export function classifyNetworkError(err: unknown, blockedAddressReason: (address: string) => string | null): string {
   const e = (err ?? {}) as ErrorLike;
@@ -29,6 +37,8 @@ export function classifyNetworkError(err: unknown, blockedAddressReason: (addres
   const code = e.code && e.code !== 'ERR_GOT_REQUEST_ERROR' ? e.code : (cause.code ?? e.code ?? '');
   const message = `${e.message ?? ''} ${cause.message ?? ''}`;
 
+  const refused = unsafeAddressReason(err);
+  if (refused) return `unsafe_url:${refused}`;
   const blocked = /DNS lookup (\S+?)\(family:[^)]*\) is not allowed/.exec(message);
   if (blocked) {
     const reason = blockedAddressReason(blocked[1] ?? '') ?? 'blocked_address';

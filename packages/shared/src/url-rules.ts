@@ -83,8 +83,10 @@ function matchesEntry(address: Parsed, entry: string): boolean {
 
 /**
  * Decides whether Postern may connect to an address (DESIGN.md, "Outbound
- * address safety"; the same rule request-filtering-agent applies at connect
- * time: only what ipaddr.js calls `unicast` is public).
+ * address safety": only what ipaddr.js calls `unicast` is public, and not
+ * `::a.b.c.d`). The sender applies it twice with the same allow-list: before
+ * an attempt, and at connect time to every address a socket may dial
+ * (apps/sender address-guard.ts), so both refuse the same addresses.
  *
  * @param ip - an IPv4 or IPv6 address as text (brackets allowed), e.g. a DNS
  *   answer or {@link hostAddress} of an endpoint URL.
