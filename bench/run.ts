@@ -130,7 +130,7 @@ async function main(): Promise<void> {
   try {
     log(`1/${steps} bare BullMQ: addBulk + no-op worker`);
     const bullmq = await bareBullmq(redis.url, { jobs: 30_000, concurrency: CONCURRENCY });
-    log(`    ${Math.round(bullmq.perSecond)} jobs/s`);
+    log(`    ${Math.round(bullmq.perSecond)} jobs/s, ${bullmq.redisCommandsPerJob} Redis commands per job (BullMQ's own: the floor under Postern's)`);
 
     log(`2/${steps} bare got: POSTs to the receiver`);
     const gotRun = await bareGot(receiver, { requests: 15_000, concurrency: CONCURRENCY });
@@ -222,7 +222,7 @@ async function main(): Promise<void> {
       quick: QUICK,
       machine: { node: process.version, cpus: cpus().length, loadAverageAtStart: loadAtStart, loadAverageAtOneEndpointRun: postern.loadAtOneEndpoint, loadAverageAtEnd: loadavg().map(r1), redis: redis.own ? `private redis-server ${composeRedisFlags().join(' ')}` : redis.url, clockTicksPerSecond: clockTicksPerSecond() },
       settings: { concurrency: CONCURRENCY, durationS: DURATION_S, rate: RATE, rateLow: RATE_LOW, pending: PENDING },
-      bareBullmq: { jobsPerSecond: Math.round(bullmq.perSecond), jobs: bullmq.count },
+      bareBullmq: { jobsPerSecond: Math.round(bullmq.perSecond), jobs: bullmq.count, redisCommandsPerJob: bullmq.redisCommandsPerJob },
       bareGot: { requestsPerSecond: Math.round(gotRun.perSecond), requests: gotRun.count },
       postern: {
         oneEndpoint,

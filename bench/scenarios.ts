@@ -3,6 +3,7 @@
  * plain numbers; none prints.
  */
 import { randomBytes } from 'node:crypto';
+import { commandCalls } from './resource-cost.js';
 import { Agent } from 'node:http';
 import { Queue, Worker } from 'bullmq';
 import { got } from 'got';
@@ -22,8 +23,13 @@ export interface Throughput {
   perSecond: number;
 }
 
-/** (1) Bare BullMQ: `addBulk` of `jobs` jobs (Postern's job options) and a no-op worker at `concurrency`. */
-export async function bareBullmq(redisUrl: string, opts: { jobs: number; concurrency: number }): Promise<Throughput> {
+/**
+ * (1) Bare BullMQ: `addBulk` of `jobs` jobs (Postern's job options) and a no-op worker at
+ * `concurrency`. Also counts the Redis commands BullMQ itself spends per job (adding it, then
+ * fetching and completing it; inside its Lua scripts included): the floor under Postern's own
+ * commands per delivery.
+ */
+export async function bareBullmq(redisUrl: string, opts: { jobs: number; concurrency: number }): Promise<Throughput & { redisCommandsPerJob: number }> {
   const prefix = `bench-bare:${randomBytes(4).toString('hex')}`;
   const connection = createRedisConnection(redisUrl, 'worker');
   const queue = new Queue(DELIVERY_QUEUE_NAME, { connection, prefix });
@@ -35,6 +41,7 @@ export async function bareBullmq(redisUrl: string, opts: { jobs: number; concurr
     if (++done === opts.jobs) finish();
   });
   await worker.waitUntilReady();
+  const callsBefore = await commandCalls(connection);
   const started = performance.now();
   for (let i = 0; i < opts.jobs; i += 1000) {
     const chunk = Array.from({ length: Math.min(1000, opts.jobs - i) }, (_, j) => {
@@ -45,11 +52,15 @@ export async function bareBullmq(redisUrl: string, opts: { jobs: number; concurr
   }
   await finished;
   const seconds = (performance.now() - started) / 1000;
+  const callsAfter = await commandCalls(connection);
+  // Less the two INFO calls of this count.
+  let commands = -2;
+  for (const [name, calls] of callsAfter) commands += calls - (callsBefore.get(name) ?? 0);
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
   await connection.quit();
-  return { count: opts.jobs, seconds, perSecond: opts.jobs / seconds };
+  return { count: opts.jobs, seconds, perSecond: opts.jobs / seconds, redisCommandsPerJob: Math.round((commands / opts.jobs) * 10) / 10 };
 }
 
 /** (2) Bare got: `requests` POSTs of an envelope-sized body to the receiver, `concurrency` at once, one keep-alive agent. */
