@@ -99,9 +99,10 @@ async function ready(connection: Redis): Promise<void> {
 /** Builds ingest the way `main.ts` does, on `prefix`, listening on 127.0.0.1:0. */
 async function startIngest(redisUrl: string, prefix: string) {
   const redis = createRedisConnection(redisUrl, 'api');
-  await ready(redis);
+  const queueRedis = createRedisConnection(redisUrl, 'api');
+  await Promise.all([ready(redis), ready(queueRedis)]);
   const store = createStore({ redis, prefix });
-  const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
+  const queue = createDeliveryQueue(queueRedis, store.keys.queuePrefix);
   const app = createApp({
     redis,
     store,
@@ -121,6 +122,7 @@ async function startIngest(redisUrl: string, prefix: string) {
       server.closeAllConnections();
       await queue.close();
       await redis.quit();
+      await queueRedis.quit();
     },
   };
 }

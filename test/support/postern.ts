@@ -66,14 +66,18 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const prefix = `test:${randomBytes(6).toString('hex')}`;
   const allowList = options.allowList ?? ['127.0.0.1', '::1'];
   const apiRedis = createRedisConnection(TEST_REDIS_URL, 'api');
+  // Ingest's queue has its own connection, as in main.ts.
+  const queueRedis = createRedisConnection(TEST_REDIS_URL, 'api');
   const workerRedis = createRedisConnection(TEST_REDIS_URL, 'worker');
-  await apiRedis.ping().catch(async () => {
-    await new Promise((r) => apiRedis.once('ready', r));
-  });
+  for (const connection of [apiRedis, queueRedis]) {
+    await connection.ping().catch(async () => {
+      await new Promise((r) => connection.once('ready', r));
+    });
+  }
   const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const ingestRegistry = new Registry();
   const store = createStore({ redis: apiRedis, prefix });
-  const queue = createDeliveryQueue(apiRedis, store.keys.queuePrefix);
+  const queue = createDeliveryQueue(queueRedis, store.keys.queuePrefix);
   const app = createApp({
     redis: apiRedis,
     store,
@@ -166,6 +170,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       await workerQueue.close();
       await deleteByPrefix(apiRedis, prefix);
       await apiRedis.quit();
+      await queueRedis.quit();
       await workerRedis.quit();
     },
   };
