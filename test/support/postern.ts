@@ -34,6 +34,8 @@ export interface PosternOptions {
   logger?: Logger;
   /** Bull Board read-only (default true, as in production). */
   bullBoardReadOnly?: boolean;
+  /** Ingest's lookup cache TTL, ms (default: the app's, 10 s). */
+  lookupCacheTtlMs?: number;
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -86,7 +88,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     ids: createIdFactory(),
     logger,
     registry: ingestRegistry,
-    config: { bullBoardReadOnly: options.bullBoardReadOnly ?? true, adminToken: TEST_ADMIN_TOKEN, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, allowList, secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000 },
+    config: { bullBoardReadOnly: options.bullBoardReadOnly ?? true, adminToken: TEST_ADMIN_TOKEN, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, allowList, secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000, lookupCacheTtlMs: options.lookupCacheTtlMs },
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

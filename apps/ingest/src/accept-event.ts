@@ -34,17 +34,20 @@ function receivesWhileInactive(endpoint: EndpointRecord): boolean {
  *
  * With an idempotency key, a repeat within 24 h returns the first answer; a repeat with a
  * different type or data is refused with 409 `idempotency_key_reused`.
+ *
+ * `endpoints` is every endpoint of the org as the request's lookup found it (see `LookupCache`);
+ * when absent they are read from the store.
  */
 export async function acceptEvent(
   deps: AppDeps,
-  input: { orgId: string; type: string; dataJson: string; idempotencyKey: string | null; onlyEndpoint?: EndpointRecord },
+  input: { orgId: string; type: string; dataJson: string; idempotencyKey: string | null; onlyEndpoint?: EndpointRecord; endpoints?: readonly EndpointRecord[] },
 ): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
   const now = deps.clock.now();
   const eventId = deps.ids('evt', now);
   const envelope = buildEnvelope({ id: eventId, type: input.type, timestampMs: now, dataJson: input.dataJson });
   const targets = input.onlyEndpoint
     ? [input.onlyEndpoint]
-    : (await deps.store.endpoints.listAll(input.orgId)).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type));
+    : (input.endpoints ?? (await deps.store.endpoints.listAll(input.orgId))).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type));
 
   const deliveries: DeliveryRecord[] = targets.map((endpoint) =>
     newPendingDelivery({
@@ -66,15 +69,16 @@ export async function acceptEvent(
     idempotencyKey: input.idempotencyKey,
     deliveryIds: deliveries.map((d) => d.id),
   };
-  const fingerprint = createHash('sha256').update(input.type).update('\0').update(input.dataJson).digest('hex');
   const answer: AcceptedEvent = { id: eventId, deliveries: deliveries.map((d) => ({ id: d.id, endpointId: d.endpointId })) };
+  // Hashed and stored only for a request that can be repeated: one with an idempotency key.
   const keyHash = input.idempotencyKey ? createHash('sha256').update(input.idempotencyKey).digest('hex') : null;
+  const fingerprint = keyHash ? createHash('sha256').update(input.type).update('\0').update(input.dataJson).digest('hex') : '';
 
   const written = await deps.store.events.createWithDeliveries({
     event,
     deliveries,
     idempotencyKeyHash: keyHash,
-    answer: JSON.stringify({ fingerprint, body: answer } satisfies StoredAnswer),
+    answer: keyHash ? JSON.stringify({ fingerprint, body: answer } satisfies StoredAnswer) : '',
   });
   if (!written.created) {
     const stored = JSON.parse(written.answer) as StoredAnswer;

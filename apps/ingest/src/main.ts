@@ -43,6 +43,8 @@ const app = createApp({
     maxBodyBytes: config.MAX_BODY_BYTES,
     allowList: config.allowList,
     secretRotationGraceMs: 24 * 60 * 60 * 1000,
+    lookupCacheTtlMs: config.LOOKUP_CACHE_TTL_MS,
+    lookupCacheMaxEntries: config.LOOKUP_CACHE_MAX_ENTRIES,
   },
 });
 

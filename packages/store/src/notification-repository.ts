@@ -28,6 +28,10 @@ export class NotificationRepository {
    * `pendingOnTrip` says (cancel: `cancelled`/`breaker_tripped`; fail: `failed`/`endpoint_inactive`;
    * hold: kept `pending` and held), and records one notification. Only an `active` endpoint
    * trips, so concurrent failures trip once. Returns the notification, or null when it did not trip.
+   *
+   * The org's version is bumped right after the trip (with the notification's count), not inside
+   * trip-breaker.lua: until then ingest may still fan an event out to the endpoint as active, and
+   * the sender holds, cancels or fails that delivery before its attempt as the policy says.
    */
   async tripBreaker(input: TripInput): Promise<NotificationRecord | null> {
     const notification: Omit<NotificationRecord, 'deliveriesAffected'> = {
@@ -47,7 +51,12 @@ export class NotificationRepository {
     )) as [number, number?];
     if (r[0] !== 1) return null;
     const deliveriesAffected = Number(r[1] ?? 0);
-    await this.redis.hset(this.keys.notification(notification.id), 'deliveriesAffected', deliveriesAffected);
+    await this.redis
+      .multi()
+      .hset(this.keys.notification(notification.id), 'deliveriesAffected', deliveriesAffected)
+      .incr(this.keys.orgVersion(input.endpoint.orgId))
+      .exec()
+      .then(assertExec);
     return { ...notification, deliveriesAffected };
   }
 
