@@ -50,7 +50,7 @@ export function isRedisUnreachable(err: unknown, redis: Redis): boolean {
 export function errorHandler(deps: { redis: Redis; logger: Logger }): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const e = err as { type?: string; status?: number; message?: string };
-    // pino-http's per-request logger carries the request id.
+    // The request's logger (see requestLogging) carries the request id.
     const logger = (req as { log?: Logger }).log ?? deps.logger;
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
