@@ -16,6 +16,18 @@ interface StoredAnswer {
 }
 
 /**
+ * Adds the jobs of new deliveries. One job goes in with `add`: `addBulk` builds an ioredis pipeline,
+ * and every pipeline copies each of the dozens of scripts BullMQ defines on its connection, which
+ * costs more than the one command it would carry.
+ */
+async function queueJobs(queue: AppDeps['queue'], jobs: ReturnType<typeof deliveryJobs>): Promise<void> {
+  if (jobs.length === 0) return;
+  const [only] = jobs;
+  if (jobs.length === 1 && only) await queue.add(only.name, only.data, only.opts);
+  else await queue.addBulk(jobs);
+}
+
+/**
  * Whether an endpoint gets a delivery of a new event: active ones do; a paused or disabled one
  * does only when its policy holds deliveries while inactive (standard, seeds 002 and 003: they are
  * replayed on resume). Its job then finds the endpoint inactive and holds the delivery without
@@ -87,13 +99,13 @@ export async function acceptEvent(
     }
     // The first request may have died between writing and queueing. Re-adding is safe: a job id
     // that exists is ignored, and a job for a finished delivery ends without sending anything.
-    await deps.queue.addBulk(deliveryJobs(stored.body.deliveries, () => 1));
+    await queueJobs(deps.queue, deliveryJobs(stored.body.deliveries, () => 1));
     return { replayed: true, answer: stored.body };
   }
 
   const maxAttemptsOf = new Map(targets.map((e) => [e.id, e.policy.maxAttempts]));
   try {
-    await deps.queue.addBulk(deliveryJobs(deliveries, (id) => maxAttemptsOf.get(id) ?? 1));
+    await queueJobs(deps.queue, deliveryJobs(deliveries, (id) => maxAttemptsOf.get(id) ?? 1));
   } catch (err) {
     // Best effort: if Redis is gone this fails too, and the reconciler queues the deliveries later.
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);

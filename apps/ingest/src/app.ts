@@ -54,9 +54,10 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use('/v1', requireApiKey(deps, lookups));
   app.use(jsonBody(deps.config.maxBodyBytes));
+  // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
+  app.use(eventRoutes(deps));
   app.use(apiKeyRoutes(deps));
   app.use(endpointRoutes(deps));
-  app.use(eventRoutes(deps));
   app.use(deliveryRoutes(deps));
   app.use(redeliveryRoutes(deps));
   app.use(notificationRoutes(deps));
