@@ -5,7 +5,11 @@ export const DEFAULT_LOOKUP_CACHE_TTL_MS = 10_000;
 /** Default of `LOOKUP_CACHE_MAX_ENTRIES`: how many API keys the cache holds at most. */
 export const DEFAULT_LOOKUP_CACHE_MAX_ENTRIES = 10_000;
 
-/** An API key's lookup as of its org's version: the org, the key and the org's parsed endpoints. */
+/**
+ * An API key's lookup as of its org's version: the org, the key and the org's parsed endpoints.
+ * The endpoints' health counters (`consecutiveFailures`, `lastSuccessAt`…) are as of the read: the
+ * sender changes them without a version bump, so they are for fan-out only, never for an answer.
+ */
 export interface KeyLookup extends OrgSnapshot {
   /** The org the key belongs to. */
   orgId: string;
