@@ -1,15 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+const REQUEST_ID_KEY = Symbol('postern.requestId');
+
+/**
+ * A logger for lines about one request (the error handler's): a child of `logger` with the
+ * request's `requestId`, made on demand; `logger` itself for a request {@link requestLogging} did
+ * not see.
+ */
+export function requestLogger(req: Request, logger: Logger): Logger {
+  const requestId = (req as unknown as Record<symbol, string | undefined>)[REQUEST_ID_KEY];
+  return requestId === undefined ? logger : logger.child({ requestId });
+}
 
 /**
  * One JSON log line per API request, keyed by a request id: the caller's `X-Request-Id` when it
  * is 1–100 safe characters, else a fresh `req_<uuid>`. The id is echoed in the `X-Request-Id`
- * answer header, is `requestId` on the request's line and on every line logged through `req.log`
- * (a child logger made only when something logs through it, such as the error handler).
+ * answer header and is `requestId` on the request's line and on every line logged through
+ * {@link requestLogger} (a child logger made only when something logs about the request, such as
+ * the error handler; none is made per request).
  *
  * The line is `{requestId, req: {method, url}, res: {statusCode}, responseTime}` (ms) with the
  * message `request completed`, `request aborted` or, for answers ≥ 500, `request errored`: never
@@ -23,8 +35,7 @@ export function requestLogging(logger: Logger): RequestHandler {
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
     res.setHeader('x-request-id', requestId);
-    let child: Logger | undefined;
-    Object.defineProperty(req, 'log', { get: () => (child ??= logger.child({ requestId })), configurable: true });
+    (req as unknown as Record<symbol, string>)[REQUEST_ID_KEY] = requestId;
 
     // Read now: routers rewrite req.url for what they mount.
     const { method, url } = req;
