@@ -314,8 +314,11 @@ export async function scalePoint(redis: BenchRedis, p: PosternProcesses, receive
   const store = createStore({ redis: connection, prefix: p.prefix });
   const queue = createDeliveryQueue(connection, store.keys.queuePrefix);
   const HOUR_MS = 3_600_000;
-  // acceptEvent queues through deps.queue.addBulk; here each job waits an hour, like a pending retry.
-  const delayedQueue = { addBulk: (jobs: { name: string; data: unknown; opts?: object }[]) => queue.addBulk(jobs.map((j) => ({ ...j, opts: { ...j.opts, delay: HOUR_MS } })) as never) };
+  // acceptEvent queues through deps.queue.add (one job) or addBulk; here each job waits an hour, like a pending retry.
+  const delayedQueue = {
+    add: (name: string, data: unknown, opts?: object) => queue.add(name, data as never, { ...opts, delay: HOUR_MS }),
+    addBulk: (jobs: { name: string; data: unknown; opts?: object }[]) => queue.addBulk(jobs.map((j) => ({ ...j, opts: { ...j.opts, delay: HOUR_MS } })) as never),
+  };
   const deps = {
     redis: connection,
     store,

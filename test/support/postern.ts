@@ -34,6 +34,8 @@ export interface PosternOptions {
   logger?: Logger;
   /** Bull Board read-only (default true, as in production). */
   bullBoardReadOnly?: boolean;
+  /** Ingest's lookup cache TTL, ms (default: the app's, 10 s). */
+  lookupCacheTtlMs?: number;
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -66,14 +68,18 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const prefix = `test:${randomBytes(6).toString('hex')}`;
   const allowList = options.allowList ?? ['127.0.0.1', '::1'];
   const apiRedis = createRedisConnection(TEST_REDIS_URL, 'api');
+  // Ingest's queue has its own connection, as in main.ts.
+  const queueRedis = createRedisConnection(TEST_REDIS_URL, 'api');
   const workerRedis = createRedisConnection(TEST_REDIS_URL, 'worker');
-  await apiRedis.ping().catch(async () => {
-    await new Promise((r) => apiRedis.once('ready', r));
-  });
+  for (const connection of [apiRedis, queueRedis]) {
+    await connection.ping().catch(async () => {
+      await new Promise((r) => connection.once('ready', r));
+    });
+  }
   const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const ingestRegistry = new Registry();
   const store = createStore({ redis: apiRedis, prefix });
-  const queue = createDeliveryQueue(apiRedis, store.keys.queuePrefix);
+  const queue = createDeliveryQueue(queueRedis, store.keys.queuePrefix);
   const app = createApp({
     redis: apiRedis,
     store,
@@ -82,7 +88,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     ids: createIdFactory(),
     logger,
     registry: ingestRegistry,
-    config: { bullBoardReadOnly: options.bullBoardReadOnly ?? true, adminToken: TEST_ADMIN_TOKEN, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, allowList, secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000 },
+    config: { bullBoardReadOnly: options.bullBoardReadOnly ?? true, adminToken: TEST_ADMIN_TOKEN, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, allowList, secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000, lookupCacheTtlMs: options.lookupCacheTtlMs },
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -166,6 +172,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       await workerQueue.close();
       await deleteByPrefix(apiRedis, prefix);
       await apiRedis.quit();
+      await queueRedis.quit();
       await workerRedis.quit();
     },
   };

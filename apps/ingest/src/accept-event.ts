@@ -16,6 +16,18 @@ interface StoredAnswer {
 }
 
 /**
+ * Adds the jobs of new deliveries. One job goes in with `add`: `addBulk` builds an ioredis pipeline,
+ * and every pipeline copies each of the dozens of scripts BullMQ defines on its connection, which
+ * costs more than the one command it would carry.
+ */
+async function queueJobs(queue: AppDeps['queue'], jobs: ReturnType<typeof deliveryJobs>): Promise<void> {
+  if (jobs.length === 0) return;
+  const [only] = jobs;
+  if (jobs.length === 1 && only) await queue.add(only.name, only.data, only.opts);
+  else await queue.addBulk(jobs);
+}
+
+/**
  * Whether an endpoint gets a delivery of a new event: active ones do; a paused or disabled one
  * does only when its policy holds deliveries while inactive (standard, seeds 002 and 003: they are
  * replayed on resume). Its job then finds the endpoint inactive and holds the delivery without
@@ -34,17 +46,20 @@ function receivesWhileInactive(endpoint: EndpointRecord): boolean {
  *
  * With an idempotency key, a repeat within 24 h returns the first answer; a repeat with a
  * different type or data is refused with 409 `idempotency_key_reused`.
+ *
+ * `endpoints` is every endpoint of the org as the request's lookup found it (see `LookupCache`);
+ * when absent they are read from the store.
  */
 export async function acceptEvent(
   deps: AppDeps,
-  input: { orgId: string; type: string; dataJson: string; idempotencyKey: string | null; onlyEndpoint?: EndpointRecord },
+  input: { orgId: string; type: string; dataJson: string; idempotencyKey: string | null; onlyEndpoint?: EndpointRecord; endpoints?: readonly EndpointRecord[] },
 ): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
   const now = deps.clock.now();
   const eventId = deps.ids('evt', now);
   const envelope = buildEnvelope({ id: eventId, type: input.type, timestampMs: now, dataJson: input.dataJson });
   const targets = input.onlyEndpoint
     ? [input.onlyEndpoint]
-    : (await deps.store.endpoints.listAll(input.orgId)).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type));
+    : (input.endpoints ?? (await deps.store.endpoints.listAll(input.orgId))).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type));
 
   const deliveries: DeliveryRecord[] = targets.map((endpoint) =>
     newPendingDelivery({
@@ -66,15 +81,16 @@ export async function acceptEvent(
     idempotencyKey: input.idempotencyKey,
     deliveryIds: deliveries.map((d) => d.id),
   };
-  const fingerprint = createHash('sha256').update(input.type).update('\0').update(input.dataJson).digest('hex');
   const answer: AcceptedEvent = { id: eventId, deliveries: deliveries.map((d) => ({ id: d.id, endpointId: d.endpointId })) };
+  // Hashed and stored only for a request that can be repeated: one with an idempotency key.
   const keyHash = input.idempotencyKey ? createHash('sha256').update(input.idempotencyKey).digest('hex') : null;
+  const fingerprint = keyHash ? createHash('sha256').update(input.type).update('\0').update(input.dataJson).digest('hex') : '';
 
   const written = await deps.store.events.createWithDeliveries({
     event,
     deliveries,
     idempotencyKeyHash: keyHash,
-    answer: JSON.stringify({ fingerprint, body: answer } satisfies StoredAnswer),
+    answer: keyHash ? JSON.stringify({ fingerprint, body: answer } satisfies StoredAnswer) : '',
   });
   if (!written.created) {
     const stored = JSON.parse(written.answer) as StoredAnswer;
@@ -83,12 +99,12 @@ export async function acceptEvent(
     }
     // The first request may have died between writing and queueing. Re-adding is safe: a job id
     // that exists is ignored, and a job for a finished delivery ends without sending anything.
-    await deps.queue.addBulk(deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId }))));
+    await queueJobs(deps.queue, deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId }))));
     return { replayed: true, answer: stored.body };
   }
 
   try {
-    await deps.queue.addBulk(deliveryJobs(deliveries));
+    await queueJobs(deps.queue, deliveryJobs(deliveries));
   } catch (err) {
     // Best effort: if Redis is gone this fails too, and the reconciler queues the deliveries later.
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { requestLogger } from './request-logging.js';
 import type { z } from 'zod';
 
 /**
@@ -50,8 +51,7 @@ export function isRedisUnreachable(err: unknown, redis: Redis): boolean {
 export function errorHandler(deps: { redis: Redis; logger: Logger }): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const e = err as { type?: string; status?: number; message?: string };
-    // pino-http's per-request logger carries the request id.
-    const logger = (req as { log?: Logger }).log ?? deps.logger;
+    const logger = requestLogger(req, deps.logger);
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
     else if (e.type === 'entity.too.large') apiError = new ApiError(413, 'payload_too_large', 'request body is larger than the limit (MAX_BODY_BYTES)');

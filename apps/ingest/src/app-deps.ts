@@ -7,9 +7,13 @@ import type { DeliveryJobData, Store } from '@postern/store';
 
 /** Everything `createApp` needs; `main.ts` (or a test) builds it. */
 export interface AppDeps {
-  /** API connection (fails fast: `enableOfflineQueue: false`). */
+  /** API connection (fails fast: `enableOfflineQueue: false`), the store's. */
   redis: Redis;
   store: Store;
+  /**
+   * The deliveries queue, on a connection of its own (also failing fast): ioredis copies every
+   * script defined on a connection into each pipeline made on it, and BullMQ defines dozens.
+   */
   queue: Queue<DeliveryJobData>;
   clock: { now(): number };
   ids: IdFactory;
@@ -30,5 +34,13 @@ export interface AppDeps {
     secretRotationGraceMs: number;
     /** Bull Board at `/admin/queues` shows but cannot change jobs (`BULL_BOARD_READ_ONLY`); default true. */
     bullBoardReadOnly?: boolean;
+    /**
+     * How long an API key's cached lookup (its org, the org's endpoints) is used before it is read
+     * again, ms (`LOOKUP_CACHE_TTL_MS`); changes made through Postern are seen at once whatever
+     * this is. 0 = no cache. Default 10 000.
+     */
+    lookupCacheTtlMs?: number;
+    /** Most API keys the lookup cache holds (`LOOKUP_CACHE_MAX_ENTRIES`); default 10 000. */
+    lookupCacheMaxEntries?: number;
   };
 }

@@ -10,6 +10,7 @@ import { ApiError, errorHandler } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 import { requireApiKey } from './auth.js';
 import { jsonBody } from './json-body.js';
+import { DEFAULT_LOOKUP_CACHE_MAX_ENTRIES, DEFAULT_LOOKUP_CACHE_TTL_MS, LookupCache } from './lookup-cache.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { endpointRoutes } from './routes/endpoints.js';
@@ -47,11 +48,16 @@ export function createApp(deps: AppDeps): Express {
   // token) gets 401 whatever it sent, and its body is never read. The policies are public.
   app.use(policyRoutes());
   app.use(orgRoutes(deps));
-  app.use('/v1', requireApiKey(deps));
+  const lookups = new LookupCache(deps, {
+    ttlMs: deps.config.lookupCacheTtlMs ?? DEFAULT_LOOKUP_CACHE_TTL_MS,
+    maxEntries: deps.config.lookupCacheMaxEntries ?? DEFAULT_LOOKUP_CACHE_MAX_ENTRIES,
+  });
+  app.use('/v1', requireApiKey(deps, lookups));
   app.use(jsonBody(deps.config.maxBodyBytes));
+  // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
+  app.use(eventRoutes(deps));
   app.use(apiKeyRoutes(deps));
   app.use(endpointRoutes(deps));
-  app.use(eventRoutes(deps));
   app.use(deliveryRoutes(deps));
   app.use(redeliveryRoutes(deps));
   app.use(notificationRoutes(deps));

@@ -3,6 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { API_KEY_SCOPES, type ApiKeyScope } from '@postern/shared';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
+import type { LookupCache } from './lookup-cache.js';
 
 /** SHA-256 hex of an API key: the only form in which keys are stored. */
 export function hashApiKey(apiKey: string): string {
@@ -43,26 +44,27 @@ export function apiKeyPrefix(apiKey: string): string {
 
 /**
  * Requires `Authorization: Bearer <API key>` of an active org and puts the org id in
- * `res.locals.orgId`, the key's record in `res.locals.apiKey` and its scopes in
- * `res.locals.scopes`; 401 for a missing, unknown or revoked key, 403 `org_suspended` for a
- * suspended org. A key without a record yet (made before keys had scopes) gets one on first use,
- * with every scope, so it keeps working and can be listed and revoked.
+ * `res.locals.orgId`, the key's record in `res.locals.apiKey`, its scopes in `res.locals.scopes`
+ * and the org's endpoints (parsed, current as of this request) in `res.locals.orgEndpoints`; 401
+ * for a missing, unknown or revoked key, 403 `org_suspended` for a suspended org. Lookups come
+ * from `lookups` (one Redis round trip when the key is cached). A key without a record yet (made
+ * before keys had scopes) gets one on first use, with every scope, so it keeps working and can be
+ * listed and revoked.
  */
-export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>): RequestHandler {
+export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>, lookups: LookupCache): RequestHandler {
   const { store } = deps;
   return (req, res, next) => {
     const token = bearer(req.headers.authorization);
     if (!token) return next(new ApiError(401, 'unauthorized', 'API key required: Authorization: Bearer <API key>'));
     const keyHash = hashApiKey(token);
-    store.apiKeys
-      .authenticate(keyHash)
-      .then(async (match) => {
-        if (!match) throw new ApiError(401, 'unauthorized', 'API key is not valid');
-        const org = await store.orgs.get(match.orgId);
-        if (!org) throw new ApiError(401, 'unauthorized', 'API key is not valid');
+    lookups
+      .lookup(keyHash)
+      .then(async (found) => {
+        const org = found?.org;
+        if (!found?.apiKey || !org) throw new ApiError(401, 'unauthorized', 'API key is not valid');
         if (org.status === 'suspended') throw new ApiError(403, 'org_suspended', 'this org is suspended');
         const key =
-          match.key ??
+          found.apiKey.key ??
           (await store.apiKeys.adopt({
             id: deps.ids('key', deps.clock.now()),
             orgId: org.id,
@@ -77,6 +79,7 @@ export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>): R
         res.locals.orgId = org.id;
         res.locals.apiKey = key;
         res.locals.scopes = key.scopes;
+        res.locals.orgEndpoints = found.endpoints;
         next();
       })
       .catch(next);

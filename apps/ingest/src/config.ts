@@ -9,6 +9,8 @@ export const ingestConfigSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters'),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   BULL_BOARD_READ_ONLY: z.stringbool({ error: 'must be true or false' }).default(true),
+  LOOKUP_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
+  LOOKUP_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
 });
 
 /** Parsed ingest settings, plus the allow-list as entries. */

@@ -19,7 +19,10 @@ const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL));
 const redis = createRedisConnection(config.REDIS_URL, 'api');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 const store = createStore({ redis, prefix: config.REDIS_PREFIX });
-const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
+// Its own connection: every pipeline the store makes would otherwise copy BullMQ's scripts.
+const queueRedis = createRedisConnection(config.REDIS_URL, 'api');
+queueRedis.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue redis connection error'));
+const queue = createDeliveryQueue(queueRedis, store.keys.queuePrefix);
 queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
 
 // Default process metrics (CPU, memory, event-loop lag, GC) next to ingest's own, on one registry.
@@ -40,6 +43,8 @@ const app = createApp({
     maxBodyBytes: config.MAX_BODY_BYTES,
     allowList: config.allowList,
     secretRotationGraceMs: 24 * 60 * 60 * 1000,
+    lookupCacheTtlMs: config.LOOKUP_CACHE_TTL_MS,
+    lookupCacheMaxEntries: config.LOOKUP_CACHE_MAX_ENTRIES,
   },
 });
 
@@ -60,7 +65,10 @@ server.listen(config.PORT, config.HOST, () => {
 function shutdown(signal: string): void {
   logger.info({ signal }, 'ingest stopping');
   server.close(() => {
-    void queue.close().finally(() => redis.quit().finally(() => process.exit(0)));
+    void queue
+      .close()
+      .finally(() => Promise.allSettled([queueRedis.quit(), redis.quit()]))
+      .finally(() => process.exit(0));
   });
   setTimeout(() => process.exit(0), 10_000).unref();
 }

@@ -1,43 +1,58 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+const REQUEST_ID_KEY = Symbol('postern.requestId');
 
 /**
- * One JSON log line per API request (pino-http), keyed by a request id: the caller's
- * `X-Request-Id` when it is 1–100 safe characters, else a fresh `req_<uuid>`. The id is echoed in
- * the `X-Request-Id` answer header and is `requestId` on every line logged through `req.log`.
+ * A logger for lines about one request (the error handler's): a child of `logger` with the
+ * request's `requestId`, made on demand; `logger` itself for a request {@link requestLogging} did
+ * not see.
+ */
+export function requestLogger(req: Request, logger: Logger): Logger {
+  const requestId = (req as unknown as Record<symbol, string | undefined>)[REQUEST_ID_KEY];
+  return requestId === undefined ? logger : logger.child({ requestId });
+}
+
+/**
+ * One JSON log line per API request, keyed by a request id: the caller's `X-Request-Id` when it
+ * is 1–100 safe characters, else a fresh `req_<uuid>`. The id is echoed in the `X-Request-Id`
+ * answer header and is `requestId` on the request's line and on every line logged through
+ * {@link requestLogger} (a child logger made only when something logs about the request, such as
+ * the error handler; none is made per request).
  *
- * Only method, URL and status are logged: never headers (API keys, the admin token) or bodies
- * (payloads, secrets); the root logger's redaction is the second guard. Probes and scrapes
- * (`/healthz`, `/readyz`, `/metrics`) are not logged. 503 (Redis unavailable) logs at `warn`,
- * other answers ≥ 500 at `error`, without a stack: the error handler logs the cause.
+ * The line is `{requestId, req: {method, url}, res: {statusCode}, responseTime}` (ms) with the
+ * message `request completed`, `request aborted` or, for answers ≥ 500, `request errored`: never
+ * headers (API keys, the admin token) or bodies (payloads, secrets); the root logger's redaction
+ * is the second guard. Probes and scrapes (`/healthz`, `/readyz`, `/metrics`) are not logged. 503
+ * (Redis unavailable) logs at `warn`, other answers ≥ 500 at `error`, without a stack: the error
+ * handler logs the cause under the same request id.
  */
 export function requestLogging(logger: Logger): RequestHandler {
-  const middleware = pinoHttp({
-    logger,
-    genReqId(req: IncomingMessage, res: ServerResponse) {
-      const given = req.headers['x-request-id'];
-      const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
-      res.setHeader('x-request-id', id);
-      return id;
-    },
-    // req.log is a child with just the request id (not the whole request) as `requestId`.
-    quietReqLogger: true,
-    customAttributeKeys: { reqId: 'requestId' },
-    serializers: {
-      req: (req: { method?: string; url?: string }) => ({ method: req.method, url: req.url }),
-      res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-    },
-    autoLogging: { ignore: (req) => QUIET_PATHS.has((req.url ?? '').split('?', 1)[0] ?? '') },
-    customLogLevel: (_req, res, err) => (res.statusCode === 503 ? 'warn' : err || res.statusCode >= 500 ? 'error' : 'info'),
-    // For a 5xx pino-http would attach a made-up "failed with status code" error and its stack;
-    // the error handler has already logged the real cause under the same request id.
-    customErrorObject: (_req, _res, _err, val: Record<string, unknown>) => ({ res: val.res, responseTime: val.responseTime }),
-  });
-  return middleware as unknown as RequestHandler;
+  return (req, res, next) => {
+    const given = req.headers['x-request-id'];
+    const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
+    res.setHeader('x-request-id', requestId);
+    (req as unknown as Record<symbol, string>)[REQUEST_ID_KEY] = requestId;
+
+    // Read now: routers rewrite req.url for what they mount.
+    const { method, url } = req;
+    const queryAt = url.indexOf('?');
+    if (QUIET_PATHS.has(queryAt < 0 ? url : url.slice(0, queryAt))) return next();
+    const startedMs = Date.now();
+    const done = () => {
+      res.removeListener('finish', done);
+      res.removeListener('close', done);
+      const statusCode = res.statusCode;
+      const line = { requestId, req: { method, url }, res: { statusCode }, responseTime: Date.now() - startedMs };
+      if (statusCode === 503) logger.warn(line, 'request errored');
+      else if (statusCode >= 500) logger.error(line, 'request errored');
+      else logger.info(line, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
+    };
+    res.on('finish', done);
+    res.on('close', done);
+    next();
+  };
 }

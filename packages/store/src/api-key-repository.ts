@@ -80,8 +80,9 @@ export class ApiKeyRepository {
   }
 
   /**
-   * Revokes a key: marks the record and removes both lookups in one transaction, so the next
-   * request with the key is refused. Returns the record as revoked; revoking twice keeps the first time.
+   * Revokes a key: marks the record, removes both lookups and bumps the org's version in one
+   * transaction, so the next request with the key is refused (ingest's lookup cache included).
+   * Returns the record as revoked; revoking twice keeps the first time.
    */
   async revoke(key: ApiKeyRecord, nowMs: number): Promise<ApiKeyRecord> {
     const revokedAt = key.revokedAt ?? nowMs;
@@ -90,6 +91,7 @@ export class ApiKeyRepository {
       .hset(this.keys.apiKeyRecord(key.id), 'revokedAt', revokedAt)
       .del(this.keys.apiKey(key.keyHash))
       .del(this.keys.apiKeyIdByHash(key.keyHash))
+      .incr(this.keys.orgVersion(key.orgId))
       .exec()
       .then(assertExec);
     return { ...key, revokedAt };

@@ -4,14 +4,18 @@ import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
 import { parseEndpoint, toHashFields, type EndpointRecord } from './records.js';
 
-const updateIfExists = LuaScript.load('update-if-exists');
+const updateEndpointScript = LuaScript.load('update-endpoint');
 
 /** Fields of an endpoint that the API may change. */
 export type EndpointPatch = Partial<
   Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt'>
 >;
 
-/** Endpoints of orgs, with their health counters (updated by the sender's Lua scripts). */
+/**
+ * Endpoints of orgs, with their health counters (updated by the sender's Lua scripts). Every
+ * change here that decides where events go (create, update, delete) bumps the org's version in
+ * the same step.
+ */
 export class EndpointRepository {
   constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
 
@@ -22,6 +26,7 @@ export class EndpointRepository {
       .hset(this.keys.endpoint(endpoint.id), ...toHashFields(endpoint))
       .zadd(this.keys.orgEndpoints(endpoint.orgId), 0, endpoint.id)
       .zadd(this.keys.allEndpoints(), 0, endpoint.id)
+      .incr(this.keys.orgVersion(endpoint.orgId))
       .exec()
       .then(assertExec);
   }
@@ -65,10 +70,16 @@ export class EndpointRepository {
     return this.redis.zrangebylex(this.keys.allEndpoints(), opts.cursor ? `(${opts.cursor}` : '-', '+', 'LIMIT', 0, opts.limit);
   }
 
-  /** Applies a patch; returns the updated endpoint, or null when it does not exist. */
-  async update(endpointId: string, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
-    const updated = await updateIfExists.run(this.redis, [this.keys.endpoint(endpointId)], toHashFields({ ...patch, updatedAt: nowMs }));
-    return updated === 1 ? this.get(endpointId) : null;
+  /**
+   * Applies a patch and bumps the org's version; returns the updated endpoint, or null when it
+   * does not exist. Given only an id, the endpoint's org is read first (one more round trip).
+   */
+  async update(endpoint: string | Pick<EndpointRecord, 'id' | 'orgId'>, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
+    const id = typeof endpoint === 'string' ? endpoint : endpoint.id;
+    const orgId = typeof endpoint === 'string' ? await this.redis.hget(this.keys.endpoint(id), 'orgId') : endpoint.orgId;
+    if (!orgId) return null;
+    const updated = await updateEndpointScript.run(this.redis, [this.keys.endpoint(id), this.keys.orgVersion(orgId)], toHashFields({ ...patch, updatedAt: nowMs }));
+    return updated === 1 ? this.get(id) : null;
   }
 
   /**
@@ -83,6 +94,7 @@ export class EndpointRepository {
         .zrem(this.keys.orgEndpoints(endpoint.orgId), endpoint.id)
         .zrem(this.keys.allEndpoints(), endpoint.id)
         .zadd(this.keys.deletedEndpoints(), 0, endpoint.id)
+        .incr(this.keys.orgVersion(endpoint.orgId))
         .exec(),
     );
     return results[0]?.[1] === 1;

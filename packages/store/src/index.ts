@@ -27,6 +27,7 @@ export {
 } from './records.js';
 export { NotificationRepository, type TripInput } from './notification-repository.js';
 export { OrgRepository } from './org-repository.js';
+export { OrgSnapshotRepository, type OrgSnapshot } from './org-snapshot-repository.js';
 export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';

@@ -14,6 +14,13 @@ export interface KeySchema {
   readonly queuePrefix: string;
   /** Hash: one org. */
   org(orgId: string): string;
+  /**
+   * String (integer): the org's version, incremented in the same transaction as every change that
+   * decides what an API request of the org may do or where its events go (org status, an API key
+   * revoked, an endpoint created, changed, paused, resumed, rotated, deleted or tripped). Ingest's
+   * lookup cache compares it on every request. Absent = 0.
+   */
+  orgVersion(orgId: string): string;
   /** String: the org id that an API key's SHA-256 (hex) belongs to. */
   apiKey(keyHash: string): string;
   /** String: the `key_…` id of the API key whose SHA-256 (hex) this is; absent for keys older than scopes. */
@@ -78,6 +85,7 @@ export function createKeySchema(prefix: string): KeySchema {
     prefix: p,
     queuePrefix: `${p}:q`,
     org: (id) => `${p}:org:${id}`,
+    orgVersion: (id) => `${p}:org:${id}:version`,
     apiKey: (hash) => `${p}:apikey:${hash}`,
     apiKeyIdByHash: (hash) => `${p}:apikey-id:${hash}`,
     apiKeyRecord: (id) => `${p}:key:${id}`,

@@ -31,7 +31,8 @@ export class NotificationRepository {
    * Trips the endpoint's breaker atomically: sets its status, settles its pending deliveries as
    * `pendingOnTrip` says (cancel: `cancelled`/`breaker_tripped`; fail: `failed`/`endpoint_inactive`;
    * hold: kept `pending` and held), and records one notification. Only an `active` endpoint
-   * trips, so concurrent failures trip once. The trip itself is atomic; its pending deliveries are
+   * trips, so concurrent failures trip once. The trip itself is atomic, and bumps the org's
+   * version in the same step (so ingest's lookup cache sees it at once); its pending deliveries are
    * settled right after it in bounded batches (one in flight meanwhile finds the endpoint inactive
    * at its next claim). Returns the notification, or null when it did not trip.
    */
@@ -49,7 +50,7 @@ export class NotificationRepository {
     const k = this.keys;
     const tripped = await tripBreakerScript.run(
       this.redis,
-      [k.endpoint(input.endpoint.id), k.orgNotifications(input.endpoint.orgId), k.notification(notification.id)],
+      [k.endpoint(input.endpoint.id), k.orgNotifications(input.endpoint.orgId), k.notification(notification.id), k.orgVersion(input.endpoint.orgId)],
       [input.nowMs, input.status, input.reason, notification.id, JSON.stringify(toHashFields(notification)), input.recreateRequired ? '1' : '0'],
     );
     if (tripped !== 1) return null;

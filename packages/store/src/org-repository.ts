@@ -26,9 +26,12 @@ export class OrgRepository {
     return this.redis.get(this.keys.apiKey(apiKeyHash));
   }
 
-  /** Sets an org's status (`suspended` stops every delivery of the org before its next attempt). */
+  /**
+   * Sets an org's status (`suspended` stops every delivery of the org before its next attempt) and
+   * bumps the org's version in the same transaction, so ingest's next request of the org sees it.
+   */
   async setStatus(orgId: string, status: OrgRecord['status']): Promise<void> {
-    await this.redis.hset(this.keys.org(orgId), 'status', status);
+    await this.redis.multi().hset(this.keys.org(orgId), 'status', status).incr(this.keys.orgVersion(orgId)).exec().then(assertExec);
   }
 }
 

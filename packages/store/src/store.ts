@@ -8,11 +8,14 @@ import { createKeySchema, type KeySchema } from './keys.js';
 import { NotificationRepository } from './notification-repository.js';
 import { LeaseRepository } from './lease-repository.js';
 import { OrgRepository } from './org-repository.js';
+import { OrgSnapshotRepository } from './org-snapshot-repository.js';
 
 /** Every repository over one Redis connection and key prefix. */
 export interface Store {
   readonly keys: KeySchema;
   readonly orgs: OrgRepository;
+  /** Consistent reads of an org, an API key and the org's endpoints, with the org's version (ingest's lookup cache). */
+  readonly orgSnapshots: OrgSnapshotRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly endpoints: EndpointRepository;
   readonly events: EventRepository;
@@ -29,6 +32,7 @@ export function createStore(deps: { redis: Redis; prefix: string }): Store {
   return {
     keys,
     orgs: new OrgRepository(deps.redis, keys),
+    orgSnapshots: new OrgSnapshotRepository(deps.redis, keys),
     apiKeys: new ApiKeyRepository(deps.redis, keys),
     endpoints: new EndpointRepository(deps.redis, keys),
     events: new EventRepository(deps.redis, keys),

@@ -153,7 +153,7 @@ export function endpointRoutes(deps: AppDeps): Router {
       patch.policy = resolved.policy;
       patch.policyName = resolved.presetName;
     }
-    const updated = await deps.store.endpoints.update(endpoint.id, patch, deps.clock.now());
+    const updated = await deps.store.endpoints.update(endpoint, patch, deps.clock.now());
     if (!updated) throw notFound('endpoint');
     res.json(endpointJson(updated));
   });
@@ -171,7 +171,7 @@ export function endpointRoutes(deps: AppDeps): Router {
       // Pausing would turn a breaker's `disabled` into a `paused` that resume re-enables.
       throw new ApiError(409, 'endpoint_disabled', 'the endpoint was disabled by its breaker; resume it (or re-create it, if its policy says so) instead of pausing');
     }
-    const updated = await deps.store.endpoints.update(endpoint.id, { status: 'paused' }, deps.clock.now());
+    const updated = await deps.store.endpoints.update(endpoint, { status: 'paused' }, deps.clock.now());
     if (!updated) throw notFound('endpoint');
     res.json(endpointJson(updated));
   });
@@ -184,7 +184,7 @@ export function endpointRoutes(deps: AppDeps): Router {
       throw new ApiError(409, 'recreate_required', 'this policy does not re-enable a disabled endpoint: delete it and create it again (a new secret is issued)');
     }
     const updated = await deps.store.endpoints.update(
-      endpoint.id,
+      endpoint,
       { status: 'active', disabledAt: null, disabledReason: null, consecutiveFailures: 0, failureStreakStartedAt: null },
       deps.clock.now(),
     );
@@ -204,7 +204,7 @@ export function endpointRoutes(deps: AppDeps): Router {
       .filter((s) => s.expiresAt === null || s.expiresAt > now)
       .map((s) => ({ secret: s.secret, expiresAt: s.expiresAt ?? now + deps.config.secretRotationGraceMs }))
       .slice(0, MAX_PREVIOUS_SECRETS);
-    await deps.store.endpoints.update(endpoint.id, { secrets: [{ secret, expiresAt: null }, ...kept] }, now);
+    await deps.store.endpoints.update(endpoint, { secrets: [{ secret, expiresAt: null }, ...kept] }, now);
     res.json({ secret, previousSecretValidUntil: new Date(now + deps.config.secretRotationGraceMs).toISOString() });
   });
 

@@ -1,4 +1,5 @@
 import { extractRawField, OPERATIONAL_EVENT_TYPES, TEST_EVENT_TYPE } from '@postern/shared';
+import type { EndpointRecord } from '@postern/store';
 import { Router } from 'express';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import { acceptEvent } from '../accept-event.js';
@@ -37,7 +38,13 @@ export function eventRoutes(deps: AppDeps): Router {
       throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be 1 to 200 characters');
     }
     const idempotencyKey = body.data.idempotencyKey ?? headerKey ?? null;
-    const { replayed, answer } = await acceptEvent(deps, { orgId: res.locals.orgId as string, type: body.data.type, dataJson, idempotencyKey });
+    const { replayed, answer } = await acceptEvent(deps, {
+      orgId: res.locals.orgId as string,
+      type: body.data.type,
+      dataJson,
+      idempotencyKey,
+      endpoints: res.locals.orgEndpoints as readonly EndpointRecord[],
+    });
     if (replayed) res.setHeader('idempotent-replayed', 'true');
     res.status(202).json(answer);
   });
