@@ -128,12 +128,16 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
   return plan.next.status === 'pending' ? { kind: 'retry', nextAttemptAt: plan.next.nextAttemptAt } : { kind: 'done', status: plan.next.status };
 }
 
+/** How long a delivery the claim refused, but the rules would send, waits before it looks again, ms. */
+const BLOCKED_RECHECK_MS = 1_000;
+
 /** Carries out `planBeforeAttempt` for a delivery the claim did not begin. */
 async function settleBlocked(deps: DeliverDeps, ids: AttemptIds, claim: Extract<Awaited<ReturnType<Store['attempts']['claim']>>, { kind: 'blocked' }>): Promise<AttemptRun> {
   const { store, clock } = deps;
   const plan = planBeforeAttempt(claim);
-  // The claim found something in the way; should it have cleared since, the job simply runs again.
-  if (plan.kind === 'send') return { kind: 'retry', nextAttemptAt: clock.now() };
+  // The claim found something in the way that the rules do not (a record it could not read as
+  // written): look again shortly rather than at once, so such a delivery never spins.
+  if (plan.kind === 'send') return { kind: 'retry', nextAttemptAt: clock.now() + BLOCKED_RECHECK_MS };
   const status = await store.attempts.settle(ids, plan.outcome, plan.reason, clock.now());
   if (status === 'cancelled' || status === 'failed') {
     (deps.metrics ?? NO_DELIVERY_OBSERVER).deliveryFinished({ outcome: status, error: plan.reason });
