@@ -134,7 +134,7 @@ function announceReady() {
  * @param {(line: string) => void} [onLine]  called with each line it prints
  */
 function startApp(name, onLine) {
-  const child = spawn(process.execPath, ['--import', 'tsx', `apps/${name}/src/main.ts`], {
+  const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', `apps/${name}/src/main.ts`], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
