@@ -1,7 +1,6 @@
 import {
   ERROR_CODES,
   countsAgainstEndpoint,
-  errorCodeWithDetail,
   errorFamily,
   httpStatusCode,
   isRetried,
@@ -109,15 +108,10 @@ describe('isValidErrorCode and errorFamily', () => {
     expect(errorFamily(code)).toBe('delivery_failed');
   });
 
-  it('builds http codes and detailed codes without leaking messages', () => {
+  it('builds http codes; detailed codes are valid', () => {
     expect(httpStatusCode(503)).toBe('http_503');
     expect(() => httpStatusCode(42)).toThrow(RangeError);
     expect(() => httpStatusCode(200.5)).toThrow(RangeError);
-    expect(errorCodeWithDetail('connection_failed', 'ECONNRESET')).toBe('connection_failed:ECONNRESET');
-    expect(errorCodeWithDetail('connection_failed', 'connect to 10.0.0.1')).toBe('connection_failed');
-    expect(errorCodeWithDetail('tls_error', undefined)).toBe('tls_error');
-    expect(errorCodeWithDetail('unsafe_url', undefined)).toBe('unsafe_url:unknown');
-    expect(errorCodeWithDetail('internal', 'bad reason!')).toBe('internal:unknown');
     for (const code of ['connection_failed:ECONNRESET', 'unsafe_url:unknown', 'internal:unknown']) {
       expect(isValidErrorCode(code)).toBe(true);
     }

@@ -122,24 +122,6 @@ export function httpStatusCode(status: number): string {
   return `http_${status}`;
 }
 
-/**
- * A code with an optional detail, dropping a detail that is missing or has
- * characters outside `[A-Za-z0-9_]` (so a message or an address never leaks
- * into the log). `unsafe_url` and `internal` need a detail: without a usable
- * one they get `unknown`.
- *
- * @param family - `connection_failed`, `tls_error`, `dns_lookup_failed`, `unsafe_url` or `internal`.
- * @param detail - e.g. `err.code` (`ECONNREFUSED`, `CERT_HAS_EXPIRED`) or a reason.
- */
-export function errorCodeWithDetail(
-  family: 'connection_failed' | 'tls_error' | 'dns_lookup_failed' | 'unsafe_url' | 'internal',
-  detail: unknown,
-): string {
-  const usable = typeof detail === 'string' && new RegExp(`^${DETAIL}$`).test(detail) && detail.length <= 64;
-  if (usable) return `${family}:${detail}`;
-  return family === 'unsafe_url' || family === 'internal' ? `${family}:unknown` : family;
-}
-
 const NEVER_RETRIED: ReadonlySet<ErrorFamily> = new Set([
   'payload_too_large',
   'endpoint_inactive',

@@ -377,15 +377,3 @@ export function resolvePolicy(input: unknown): PolicyResolution {
   const presetName = deepEqual(policy, base) ? baseName : (PRESET_NAMES.find((name) => deepEqual(policy, PRESETS[name].policy)) ?? null);
   return { ok: true, policy, presetName, basePresetName: baseName };
 }
-
-/**
- * Validates a complete policy (no preset, no merging), e.g. one read back
- * from the store.
- *
- * @returns the same result shape as {@link resolvePolicy}'s failure, or the
- *   parsed policy.
- */
-export function parsePolicy(input: unknown): { ok: true; policy: Policy } | { ok: false; issues: PolicyIssue[] } {
-  const parsed = policySchema.safeParse(input);
-  return parsed.success ? { ok: true, policy: parsed.data } : { ok: false, issues: toIssues(parsed.error) };
-}

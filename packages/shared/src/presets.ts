@@ -239,12 +239,3 @@ export interface PresetListing extends PresetInfo {
 export function listPresets(): PresetListing[] {
   return (Object.keys(PRESETS) as PresetName[]).map((name) => ({ name, ...PRESETS[name] }));
 }
-
-/**
- * The one-line description of a preset.
- *
- * @param name - one of {@link PRESET_NAMES}.
- */
-export function presetSummary(name: PresetName): string {
-  return PRESETS[name].summary;
-}

@@ -3,9 +3,6 @@ import type { Policy } from './policy.js';
 /** A source of uniform random numbers in [0, 1), like `Math.random`. Injected so jitter is testable. */
 export type RandomFn = () => number;
 
-/** HTTP statuses whose Retry-After a policy with `retryAfter: 'honour'` takes into account. */
-export const RETRY_AFTER_STATUSES: readonly number[] = Object.freeze([429, 503]);
-
 /** Input of {@link retryDelayMs}. */
 export interface RetryDelayInput {
   policy: Policy;
@@ -15,7 +12,7 @@ export interface RetryDelayInput {
   random?: RandomFn;
   /**
    * The endpoint's Retry-After, ms from now (see {@link parseRetryAfterMs}).
-   * Pass it only for statuses in {@link RETRY_AFTER_STATUSES}.
+   * The sender passes it for 429 and 503 answers only.
    */
   retryAfterMs?: number;
 }
