@@ -27,7 +27,7 @@ const apps: SpawnedApp[] = [];
 
 beforeAll(async () => {
   await promisify(execFile)('npx', ['turbo', 'run', 'build', '--output-logs=errors-only'], { cwd: REPO_ROOT, timeout: 180_000 });
-  redis = createRedisConnection(TEST_REDIS_URL, 'api');
+  redis = createRedisConnection(TEST_REDIS_URL, 'worker');
   receiver = await startReceiver(() => 200);
 }, 200_000);
 
@@ -36,7 +36,7 @@ afterAll(async () => {
   await receiver?.close();
   if (redis) {
     await deleteByPrefix(redis, prefix);
-    redis.disconnect();
+    await redis.quit();
   }
 });
 

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createIdFactory, loggerOptions } from '@postern/shared';
+import { createIdFactory, httpServerOptions, loggerOptions } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -44,7 +44,8 @@ const app = createApp({
 });
 
 // Not app.listen: express 5 calls its callback on a listen error too, which would log "listening".
-const server = createServer(app);
+// Header, request and keep-alive timeouts: a stalled client gets 408 and loses its connection.
+const server = createServer(httpServerOptions(config), app);
 server.on('error', (err) => {
   console.error(`postern-ingest: cannot listen on ${config.HOST}:${config.PORT}: ${err.message}`);
   process.exit(1);

@@ -1,4 +1,4 @@
-import { classifyAddress, loggerOptions } from '@postern/shared';
+import { classifyAddress, httpServerOptions, loggerOptions } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -53,7 +53,7 @@ const sender = createSender({
 logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList }, 'sender started');
 
 // /healthz, /readyz and /metrics for probes and Prometheus; a port that cannot be had stops start-up.
-const http = createSenderHttp({ registry, redis, worker: sender.worker });
+const http = createSenderHttp({ registry, redis, worker: sender.worker, timeouts: httpServerOptions(config) });
 http.listen(config.SENDER_PORT, config.SENDER_HOST, () => {
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : config.SENDER_PORT;

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { HttpServerTimeoutOptions } from '@postern/shared';
 import type { Redis } from 'ioredis';
 import { redisAnswers } from '@postern/store';
 import type { Registry } from 'prom-client';
@@ -16,6 +17,8 @@ export interface SenderHttpDeps {
   worker: { isRunning(): boolean };
   /** Redis PING deadline, ms (default {@link SENDER_READY_TIMEOUT_MS}). */
   readyTimeoutMs?: number;
+  /** Header, request and keep-alive timeouts (`httpServerOptions(config)`); Node's defaults when absent. */
+  timeouts?: HttpServerTimeoutOptions;
 }
 
 /**
@@ -32,7 +35,7 @@ export function createSenderHttp(deps: SenderHttpDeps): Server {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
     res.end(JSON.stringify(body));
   };
-  return createServer((req, res) => {
+  return createServer(deps.timeouts ?? {}, (req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
