@@ -1,0 +1,3 @@
+// Types of start-env.mjs, for TypeScript callers (the tests).
+export const DEVELOPMENT_ALLOWED_ADDRESSES: string;
+export function startEnvironment(processEnv: Record<string, string | undefined>): Record<string, string | undefined>;
