@@ -35,3 +35,10 @@ export {
   type FinishAttemptResult,
 } from './delivery-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';
+export {
+  ACTION_CLAIM_TTL_MS,
+  ACTION_IDEMPOTENCY_TTL_MS,
+  ActionIdempotencyRepository,
+  type ActionClaim,
+  type ActionIdempotencyRecord,
+} from './action-idempotency-repository.js';

@@ -40,6 +40,13 @@ export interface KeySchema {
   event(eventId: string): string;
   /** String (JSON): the first 202 answer for an idempotency key, kept 24 h. */
   idempotency(orgId: string, keyHash: string): string;
+  /**
+   * String (JSON): an action call's `Idempotency-Key` claim, per org and per route — first an
+   * in-progress marker (short expiry), then the answer, kept 24 h.
+   */
+  actionIdempotency(orgId: string, route: string, keyHash: string): string;
+  /** String (JSON `{createdAt}`): written once, at the first start against this Redis and prefix; see docs/architecture.md. */
+  instanceMarker(): string;
   /** Hash: one delivery. */
   delivery(deliveryId: string): string;
   /** Hash: attempt number → JSON attempt record. */
@@ -91,6 +98,8 @@ export function createKeySchema(prefix: string): KeySchema {
     endpointHeld: (id) => `${p}:endpoint:${id}:held`,
     event: (id) => `${p}:event:${id}`,
     idempotency: (orgId, hash) => `${p}:idem:${orgId}:${hash}`,
+    actionIdempotency: (orgId, route, hash) => `${p}:action-idem:${orgId}:${route}:${hash}`,
+    instanceMarker: () => `${p}:instance`,
     delivery: (id) => `${p}:delivery:${id}`,
     deliveryAttempts: (id) => `${p}:delivery:${id}:attempts`,
     unfinishedDeliveries: () => `${p}:deliveries:unfinished`,

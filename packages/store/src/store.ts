@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { ActionIdempotencyRepository } from './action-idempotency-repository.js';
 import { ApiKeyRepository } from './api-key-repository.js';
 import { DeliveryRepository } from './delivery-repository.js';
 import { EndpointRepository } from './endpoint-repository.js';
@@ -18,6 +19,7 @@ export interface Store {
   readonly deliveries: DeliveryRepository;
   readonly notifications: NotificationRepository;
   readonly leases: LeaseRepository;
+  readonly actionIdempotency: ActionIdempotencyRepository;
 }
 
 /** Builds the store. `prefix` is `REDIS_PREFIX`; the connection is owned (and closed) by the caller. */
@@ -32,5 +34,6 @@ export function createStore(deps: { redis: Redis; prefix: string }): Store {
     deliveries: new DeliveryRepository(deps.redis, keys),
     notifications: new NotificationRepository(deps.redis, keys),
     leases: new LeaseRepository(deps.redis, keys),
+    actionIdempotency: new ActionIdempotencyRepository(deps.redis, keys),
   };
 }

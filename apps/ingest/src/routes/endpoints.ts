@@ -7,6 +7,7 @@ import type { AppDeps } from '../app-deps.js';
 import { endpointJson } from '../serializers.js';
 import { createEndpointBody, pageQuery, updateEndpointBody } from '../schemas.js';
 import { requireScope } from '../auth.js';
+import { actionIdempotency } from '../action-idempotency.js';
 
 const URL_REASONS: Record<string, string> = {
   invalid_url: 'url must be an absolute http(s) URL',
@@ -81,7 +82,7 @@ function assertEmptyBody(body: unknown): void {
   throw new ApiError(400, 'invalid_request', 'body: this action takes no fields (send no body or {})');
 }
 
-/** Endpoint CRUD, pause/resume, secret read and rotation, policy timeline. Mounted behind API-key auth. */
+/** Endpoint CRUD, pause/resume, secret read and rotation (the actions take `Idempotency-Key`), policy timeline. Mounted behind API-key auth. */
 export function endpointRoutes(deps: AppDeps): Router {
   const router = Router();
 
@@ -164,7 +165,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.status(204).end();
   });
 
-  router.post('/v1/endpoints/:id/pause', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/endpoints/:id/pause', requireScope('webhooks:write'), actionIdempotency(deps, 'pause'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     assertEmptyBody(req.body);
     if (endpoint.status === 'disabled') {
@@ -176,7 +177,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.json(endpointJson(updated));
   });
 
-  router.post('/v1/endpoints/:id/resume', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/endpoints/:id/resume', requireScope('webhooks:write'), actionIdempotency(deps, 'resume'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     assertEmptyBody(req.body);
     // The flag is set at the trip, so changing the policy afterwards does not open a way back.
@@ -193,7 +194,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.json({ ...endpointJson(updated), requeued: held });
   });
 
-  router.post('/v1/endpoints/:id/rotate-secret', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/endpoints/:id/rotate-secret', requireScope('webhooks:write'), actionIdempotency(deps, 'rotate-secret'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     assertEmptyBody(req.body);
     const now = deps.clock.now();
