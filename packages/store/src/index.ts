@@ -2,6 +2,15 @@ export { createStore, type Store } from './store.js';
 export { createKeySchema, type KeySchema } from './keys.js';
 export { createRedisConnection, redisAnswers } from './redis-connection.js';
 export {
+  DATA_CHECK_INTERVAL_MS,
+  DATA_LOSS_MESSAGE,
+  DataLossMonitor,
+  type DataCheck,
+  type DataLoss,
+  type DataLossMonitorOptions,
+  type InstanceMarker,
+} from './data-loss-monitor.js';
+export {
   DELIVERY_QUEUE_NAME,
   createDeliveryQueue,
   deliveryJobDataSchema,
