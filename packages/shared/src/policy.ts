@@ -268,6 +268,11 @@ export type PolicyResolution =
       presetName: PresetName | null;
       /** The preset the input started from (`standard` when none was named). */
       basePresetName: PresetName;
+      /**
+       * Rules an override left in place that will surprise (see {@link overrideWarnings}), as
+       * sentences naming the field; empty when there are none.
+       */
+      warnings: string[];
     }
   | { ok: false; issues: PolicyIssue[] };
 
@@ -375,5 +380,31 @@ export function resolvePolicy(input: unknown): PolicyResolution {
   if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
   const policy: Policy = parsed.data;
   const presetName = deepEqual(policy, base) ? baseName : (PRESET_NAMES.find((name) => deepEqual(policy, PRESETS[name].policy)) ?? null);
-  return { ok: true, policy, presetName, basePresetName: baseName };
+  return { ok: true, policy, presetName, basePresetName: baseName, warnings: overrideWarnings(overrides, policy, baseName) };
+}
+
+/** Below this, a streak the breaker waits for is short enough not to warn about, ms. */
+const NOTABLE_STREAK_MS = 60 * 60 * 1000;
+
+function formatDurationMs(ms: number): string {
+  const hours = ms / 3_600_000;
+  return hours >= 48 ? `${Math.round(hours / 24)} days` : `${Math.round(hours)} h`;
+}
+
+/**
+ * Overrides merge field by field into their base preset (nested objects too: `{"breaker":
+ * {"threshold": 3}}` changes the threshold and keeps every other breaker field of the preset).
+ * This names the case where that hides a rule: a breaker override that leaves the preset's
+ * `minStreakMs` of an hour or more, so a lowered threshold does not make the breaker trip sooner.
+ */
+export function overrideWarnings(overrides: Record<string, unknown>, policy: Policy, baseName: PresetName): string[] {
+  const warnings: string[] = [];
+  const breaker = overrides.breaker;
+  if (isPlainObject(breaker) && !('minStreakMs' in breaker) && policy.breaker && policy.breaker.minStreakMs >= NOTABLE_STREAK_MS) {
+    warnings.push(
+      `breaker.minStreakMs: ${policy.breaker.minStreakMs} (${formatDurationMs(policy.breaker.minStreakMs)}) is kept from the "${baseName}" preset: ` +
+        `the breaker trips only after failures have gone on that long, whatever breaker.threshold says; set breaker.minStreakMs too to change it`,
+    );
+  }
+  return warnings;
 }
