@@ -2,6 +2,30 @@
 
 import { DEFAULT_REDIS_URL } from './redis-util.mjs';
 
+/**
+ * The lines `npm start` prints once ingest answers: where the API, the dashboard and the
+ * operations pages are, and in development how to create the first org.
+ *
+ * @param {number} apiPort
+ * @param {Record<string, string | undefined>} env  the apps' environment ({@link startEnvironment})
+ * @returns {string[]}
+ */
+export function readyBanner(apiPort, env) {
+  const base = `http://127.0.0.1:${apiPort}`;
+  const lines = [
+    `Postern API: ${base}   (health: /healthz, metrics: /metrics, queues: /admin/queues)`,
+    `Dashboard:   ${base}/dashboard/   (paste an API key of your org)`,
+  ];
+  if (env.NODE_ENV === 'development' && env.ADMIN_TOKEN) {
+    const token = env.ADMIN_TOKEN.replace(/'/g, `'\\''`);
+    lines.push(
+      'create an org (the answer holds its API key, shown once):',
+      `  curl -s -X POST localhost:${apiPort}/v1/orgs -H 'authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"name":"acme"}'`,
+    );
+  }
+  return lines;
+}
+
 /** Loopback, IPv4 and IPv6: what `npm start` lets endpoints reach in development. */
 export const DEVELOPMENT_ALLOWED_ADDRESSES = '127.0.0.1,::1';
 

@@ -19,7 +19,7 @@ import {
   startLocalRedis,
   stopRedis,
 } from './redis-util.mjs';
-import { DEVELOPMENT_ALLOWED_ADDRESSES, startEnvironment } from './start-env.mjs';
+import { DEVELOPMENT_ALLOWED_ADDRESSES, readyBanner, startEnvironment } from './start-env.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const APP_STOP_TIMEOUT_MS = 35_000; // the sender's SHUTDOWN_GRACE_MS defaults to 30 s
@@ -108,13 +108,9 @@ let announced = false;
 function announceReady() {
   if (announced || stopping) return;
   announced = true;
-  say(`Postern API: http://127.0.0.1:${apiPort}   (health: /healthz, metrics: /metrics, queues: /admin/queues)`);
-  if (isDevelopment) {
-    const token = env.ADMIN_TOKEN.replace(/'/g, `'\\''`);
-    say('create an org (the answer holds its API key, shown once):');
-    console.log(
-      `  curl -s -X POST localhost:${apiPort}/v1/orgs -H 'authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"name":"acme"}'`,
-    );
+  for (const line of readyBanner(apiPort, env)) {
+    if (line.startsWith('  ')) console.log(line);
+    else say(line);
   }
 }
 

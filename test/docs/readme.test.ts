@@ -32,3 +32,27 @@ test("README's preset table names every preset and its attempt count", () => {
   const cells = attemptsRow.split('|').slice(2, -1).map((c) => Number(c.trim()));
   expect(cells).toEqual(PRESET_NAMES.map((n) => PRESETS[n].policy.maxAttempts));
 });
+
+/** The numbered walkthrough step that starts with `n.`, up to the next step or section. */
+function walkthroughStep(n: number): string {
+  const start = readme.indexOf('## Walkthrough with curl');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 5));
+  const from = section.indexOf(`\n${n}. `);
+  expect(from).toBeGreaterThan(-1);
+  const next = section.indexOf(`\n${n + 1}. `, from);
+  return section.slice(from, next === -1 ? undefined : next);
+}
+
+test('the walkthrough shows a retry in seconds: step 5 sets a fixed schedule of seconds before stopping the receiver', () => {
+  const step = walkthroughStep(5);
+  const body = /-d '(\{"policy":.*\})'/.exec(step)?.[1];
+  expect(body).toBeDefined();
+  const policy = JSON.parse(body!).policy as { schedule: { kind: string; waitsMs: number[] } };
+  expect(policy.schedule.kind).toBe('fixed');
+  expect(Math.max(...policy.schedule.waitsMs)).toBeLessThanOrEqual(10_000);
+  expect(step.indexOf('PATCH')).toBeLessThan(step.indexOf('Stop the receiver'));
+});
+
+test('the walkthrough points at the dashboard', () => {
+  expect(walkthroughStep(6)).toContain('http://localhost:3000/dashboard/');
+});

@@ -1,4 +1,4 @@
-import { DEVELOPMENT_ALLOWED_ADDRESSES, startEnvironment } from '../../scripts/start-env.mjs';
+import { DEVELOPMENT_ALLOWED_ADDRESSES, readyBanner, startEnvironment } from '../../scripts/start-env.mjs';
 
 /**
  * Issue 11 item 3: under `npm start`, only an unset `ALLOWED_ADDRESSES` gets the development
@@ -20,4 +20,12 @@ test('a given ALLOWED_ADDRESSES is kept, and production gets no development defa
   const production = startEnvironment({ NODE_ENV: 'production' });
   expect(production.ALLOWED_ADDRESSES).toBeUndefined();
   expect(production.ADMIN_TOKEN).toBeUndefined();
+});
+
+test('the ready banner names the API and the dashboard, and in development how to create an org', () => {
+  const lines = readyBanner(3000, startEnvironment({ ADMIN_TOKEN: "it's-a-token-0123456789" }));
+  expect(lines[0]).toContain('http://127.0.0.1:3000');
+  expect(lines.some((l) => l.includes('http://127.0.0.1:3000/dashboard/'))).toBe(true);
+  expect(lines.find((l) => l.includes('/v1/orgs'))).toContain(`Bearer it'\\''s-a-token-0123456789'`);
+  expect(readyBanner(3000, startEnvironment({ NODE_ENV: 'production' })).some((l) => l.includes('/v1/orgs'))).toBe(false);
 });
