@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { ERROR_CODES, PRESETS, PRESET_NAMES } from '@postern/shared';
 
@@ -55,4 +56,21 @@ test('the walkthrough shows a retry in seconds: step 5 sets a fixed schedule of 
 
 test('the walkthrough points at the dashboard', () => {
   expect(walkthroughStep(6)).toContain('http://localhost:3000/dashboard/');
+});
+
+test('code cites docs/architecture.md and preset names, never DESIGN.md or the seed documents', () => {
+  const architecture = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
+  for (const section of ['## Parts', '## Data flow', '## Key layout', '## Guarantees, and why they hold', '## Policies and presets', '## Error codes', '## Data loss']) {
+    expect(architecture).toContain(section);
+  }
+  const root = new URL('../../', import.meta.url).pathname;
+  // Files being rewritten elsewhere keep their comments until then.
+  const pending = ['apps/sender/src/deliver.ts', 'apps/sender/src/sender.ts', 'apps/sender/src/concurrency-gate.ts', 'apps/sender/src/http-transport.ts', 'apps/ingest/src/accept-event.ts', 'apps/ingest/src/auth.ts', 'packages/store/src/delivery-repository.ts', 'packages/store/src/lease-repository.ts', 'packages/store/src/delivery-queue.ts'];
+  let hits = '';
+  try {
+    hits = execFileSync('git', ['grep', '-n', '-I', '-E', 'DESIGN\\.md|[Ss]eeds? 00[0-4]', '--', 'apps', 'packages', 'test', 'scripts', 'docker-compose.yml', ':!*.lua', ...pending.map((p) => `:!${p}`)], { cwd: root, encoding: 'utf8' });
+  } catch {
+    // git grep exits 1 when nothing matches
+  }
+  expect(hits.split('\n').filter(Boolean).filter((l) => !l.startsWith('test/docs/readme.test.ts'))).toEqual([]);
 });

@@ -14,7 +14,7 @@ export class ApiError extends Error {
   }
 }
 
-/** 404 that does not say whether the id exists in another org (DESIGN.md: never 403). */
+/** 404 that does not say whether the id exists in another org (docs/architecture.md: never 403). */
 export function notFound(what: string): ApiError {
   return new ApiError(404, 'not_found', `${what} not found`);
 }

@@ -10,7 +10,7 @@ export const systemLookupAll: LookupAll = async (hostname) => (await dnsLookup(h
 /**
  * Checks where an attempt would go before any byte is sent: a fresh DNS lookup, then the address
  * rules on every answer. The request-filtering agent checks again at connect time, so a DNS answer
- * that changes in between is still caught. Seeds 000–004: unsafe destinations are refused;
+ * that changes in between is still caught. every preset: unsafe destinations are refused;
  * whether that is permanent is the policy's `unsafeUrl`.
  *
  * @returns null when every address is allowed, else an error code: `unsafe_url:<reason>` or

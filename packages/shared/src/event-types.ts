@@ -3,7 +3,7 @@ import { z } from 'zod';
 /** Longest event type name, in characters. */
 export const MAX_EVENT_TYPE_LENGTH = 200;
 
-/** The event type of `POST /v1/endpoints/:id/test` deliveries (seed 004's test event). */
+/** The event type of `POST /v1/endpoints/:id/test` deliveries (vestiarion's test event). */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
 /** The filter entry that subscribes an endpoint to every event type. */

@@ -32,7 +32,7 @@ describe('presets', () => {
     });
   });
 
-  it('encodes the headline rules of DESIGN.md\'s table', () => {
+  it('encodes the headline rules of docs/architecture.md\'s table', () => {
     const p = (name: keyof typeof PRESETS) => PRESETS[name].policy;
     expect(PRESET_NAMES.map((n) => p(n).maxAttempts)).toEqual([8, 8, 8, 6, 6, 7]);
     expect(p('custral').breaker).toBeNull();

@@ -73,13 +73,13 @@ export function waitBoundsMs(policy: Policy, failedAttemptNumber: number): WaitB
 
 /**
  * How long to wait, after failed attempt `failedAttemptNumber`, before the
- * next attempt. The wait counts from the failure, as in seed 000.
+ * next attempt. The wait counts from the failure, as in custral.
  *
  * - `fixed`: `waitsMs[n-1] * (1 + jitterRatio * (2r - 1))`, rounded; with
  *   r = 0.5 or `jitterRatio` 0 it is the table value exactly.
- * - `random-up-to`: uniform whole ms in `[floorMs, max(floorMs, capsMs[n-1])]` (seed 001).
+ * - `random-up-to`: uniform whole ms in `[floorMs, max(floorMs, capsMs[n-1])]` (jitter-45h).
  * - `exponential-full-jitter`: uniform whole ms in
- *   `[0, min(capMs, baseMs * 2^(n-1))]` (seed 003).
+ *   `[0, min(capMs, baseMs * 2^(n-1))]` (kestrel).
  *
  * With `retryAfter: 'honour'` and `retryAfterMs` given, the result is
  * `retryAfterMs` clamped to `[wait, 2 × wait]`: a server may ask for more

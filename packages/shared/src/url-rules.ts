@@ -11,7 +11,7 @@ export type UrlRejection = 'invalid_url' | 'too_long' | 'unsupported_scheme' | '
  * `https:`, no user name or password (they would be sent to whoever answers,
  * and logged), a host, at most {@link MAX_URL_LENGTH} characters. It does not
  * look at addresses: resolve the host and run {@link classifyAddress} on every
- * address, at registration and again before each attempt (seed 001 resolves
+ * address, at registration and again before each attempt (jitter-45h resolves
  * again every time), since DNS can change.
  *
  * @returns `{ok: true, url}` with the parsed (normalised) URL, or
@@ -82,7 +82,7 @@ function matchesEntry(address: Parsed, entry: string): boolean {
 }
 
 /**
- * Decides whether Postern may connect to an address (DESIGN.md, "Outbound
+ * Decides whether Postern may connect to an address (docs/architecture.md, "Outbound
  * address safety"; the same rule request-filtering-agent applies at connect
  * time: only what ipaddr.js calls `unicast` is public).
  *

@@ -45,7 +45,7 @@ export interface KeySchema {
    * in-progress marker (short expiry), then the answer, kept 24 h.
    */
   actionIdempotency(orgId: string, route: string, keyHash: string): string;
-  /** String (JSON `{createdAt}`): written once, at the first start against this Redis and prefix; see docs/architecture.md. */
+  /** String (JSON `{id, createdAt}`): the instance marker, written once by the first process to start against this Redis and prefix (docs/architecture.md, "Data loss"). */
   instanceMarker(): string;
   /** Hash: one delivery. */
   delivery(deliveryId: string): string;
@@ -67,7 +67,7 @@ export interface KeySchema {
   endpointParked(endpointId: string): string;
   /** Sorted set (score = the delivery's createdAt ms): deliveries waiting for a slot of this org. */
   orgParked(orgId: string): string;
-  /** String (PX = lease): the delivery whose attempt of this event to this endpoint is in flight (seed 002: one claim at a time). */
+  /** String (PX = lease): the delivery whose attempt of this event to this endpoint is in flight (tourical: one claim at a time). */
   eventClaim(endpointId: string, eventId: string): string;
   /** Set: deliveries of this event to this endpoint waiting for {@link eventClaim}'s holder to finish. */
   eventClaimWaiters(endpointId: string, eventId: string): string;

@@ -47,7 +47,7 @@ export async function ownEndpoint(deps: AppDeps, res: Response, id: string): Pro
 }
 
 /**
- * Sends an endpoint's held deliveries on their way again, oldest first (seeds 002, 003): a job still
+ * Sends an endpoint's held deliveries on their way again, oldest first (tourical and kestrel): a job still
  * waiting out a retry delay is promoted to run now, a delivery without a job gets one. Returns how
  * many were re-queued.
  */
