@@ -29,7 +29,9 @@ COPY packages/store/package.json packages/store/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
 COPY apps/dashboard/package.json apps/dashboard/
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# --omit=optional too: typescript is an optional peer of valibot (via @bull-board/api) and would
+# come along otherwise; msgpackr-extract, BullMQ's optional native speed-up, is left out with it.
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 # The compiled code (the store's Lua scripts are copied into its dist/ by its build) and the
 # dashboard's static files, which ingest serves from apps/dashboard/public.
 COPY --from=build /app/packages/shared/dist packages/shared/dist
