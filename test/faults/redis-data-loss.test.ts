@@ -27,7 +27,7 @@ function start(app: 'ingest' | 'sender'): SpawnedApp {
 }
 
 async function readyz(port: number): Promise<{ status: number; body: any }> {
-  const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+  const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(5000) });
   return { status: res.status, body: await res.json() };
 }
 

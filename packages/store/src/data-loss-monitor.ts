@@ -60,10 +60,24 @@ export class DataLossMonitor {
 
   /**
    * Reads (first time: writes if absent) the marker and compares it with the one seen before.
-   * Never throws; `unknown` at once while the connection is not ready.
+   * Never throws; `unknown` at once while the connection is not ready, and after `timeoutMs`
+   * (default 1 s) when Redis does not answer (a connection that broke a moment ago may still
+   * say `ready`, and a worker connection then holds the command until Redis is back).
    */
-  async check(): Promise<DataCheck> {
+  async check(timeoutMs = 1000): Promise<DataCheck> {
     if (this.lostState) return 'lost';
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<DataCheck>((resolve) => {
+      timer = setTimeout(() => resolve('unknown'), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.compare(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async compare(): Promise<DataCheck> {
     const { redis, keys } = this.options;
     // A worker connection queues commands while disconnected: asking now would wait out the outage.
     if (redis.status !== 'ready') return 'unknown';
