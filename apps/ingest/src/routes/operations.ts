@@ -42,12 +42,12 @@ export function operationsRoutes(deps: { redis: Redis; registry: Registry; dataL
 }
 
 /** `/readyz`'s word for a data check: `unknown` (Redis could not be asked) fails nothing by itself. */
-export function dataCheckStatus(check: 'ok' | 'lost' | 'unknown'): 'ok' | 'failing' | 'unknown' {
+function dataCheckStatus(check: 'ok' | 'lost' | 'unknown'): 'ok' | 'failing' | 'unknown' {
   return check === 'lost' ? 'failing' : check;
 }
 
 /** `postern_redis_data_lost`: 1 once the monitor saw Redis lose its data, else 0. */
-export function registerDataLossGauge(registry: Registry, monitor: DataLossMonitor): void {
+function registerDataLossGauge(registry: Registry, monitor: DataLossMonitor): void {
   new Gauge({
     name: 'postern_redis_data_lost',
     help: 'Whether this process saw Redis lose its data (instance marker gone or replaced): 1 until the process restarts, else 0',
