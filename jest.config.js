@@ -1,16 +1,30 @@
 /**
- * One jest run for the whole monorepo (ESM via --experimental-vm-modules, TypeScript via @swc/jest).
- * Workspace packages export their TypeScript source, so no build step is needed before testing.
+ * One jest run for the whole monorepo (ESM via --experimental-vm-modules, TypeScript via @swc/jest,
+ * which strips types without checking them: `npm run typecheck` does that).
+ * Workspace packages export their TypeScript source under the `development` export condition
+ * (compiled `dist/` is the default), so tests need no build step.
+ *
+ * Two projects: `unit` (pure code, next to it in `packages/` and `apps/`; no Redis, no network) and
+ * `e2e` (`test/`: real Redis, real HTTP receivers, child processes). `npm run test:unit` runs the
+ * first only (`--selectProjects unit`).
  */
 const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'es6' } }];
 
-/** @type {import('jest').Config} */
-export default {
+/** Settings both projects share. */
+const common = {
   testEnvironment: 'node',
+  testEnvironmentOptions: { customExportConditions: ['development', 'node', 'node-addons'] },
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/apps/*/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   testTimeout: 30000,
+};
+
+/** @type {import('jest').Config} */
+export default {
   maxWorkers: 2,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/apps/*/src/**/*.test.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.test.ts'] },
+  ],
 };

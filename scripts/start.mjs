@@ -12,7 +12,6 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 import {
-  DEFAULT_REDIS_URL,
   findRedisServer,
   isLoopbackHost,
   parseRedisUrl,
@@ -20,6 +19,7 @@ import {
   startLocalRedis,
   stopRedis,
 } from './redis-util.mjs';
+import { DEVELOPMENT_ALLOWED_ADDRESSES, readyBanner, startEnvironment } from './start-env.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const APP_STOP_TIMEOUT_MS = 35_000; // the sender's SHUTDOWN_GRACE_MS defaults to 30 s
@@ -32,19 +32,8 @@ const warn = (message) => console.error(`[start] ${message}`);
 
 // ---- environment ---------------------------------------------------------
 
-const env = { ...process.env };
-env.NODE_ENV ||= 'development';
-env.REDIS_URL ||= DEFAULT_REDIS_URL;
+const env = startEnvironment(process.env);
 const isDevelopment = env.NODE_ENV === 'development';
-if (isDevelopment) {
-  // A well-known admin token is fine on a laptop, never in production: there
-  // the app's own config check refuses to start without one.
-  env.ADMIN_TOKEN ||= 'dev-admin-token-local'; // ingest wants ≥ 16 characters
-  env.ALLOWED_ADDRESSES ||= '127.0.0.1,::1';
-  // A published admin token and loopback delivery must not be reachable from the network.
-  env.HOST ||= '127.0.0.1';
-  env.SENDER_HOST ||= '127.0.0.1';
-}
 const apiPort = Number(env.PORT || 3000);
 
 // ---- Redis ---------------------------------------------------------------
@@ -119,13 +108,9 @@ let announced = false;
 function announceReady() {
   if (announced || stopping) return;
   announced = true;
-  say(`Postern API: http://127.0.0.1:${apiPort}   (health: /healthz, metrics: /metrics, queues: /admin/queues)`);
-  if (isDevelopment) {
-    const token = env.ADMIN_TOKEN.replace(/'/g, `'\\''`);
-    say('create an org (the answer holds its API key, shown once):');
-    console.log(
-      `  curl -s -X POST localhost:${apiPort}/v1/orgs -H 'authorization: Bearer ${token}' -H 'content-type: application/json' -d '{"name":"acme"}'`,
-    );
+  for (const line of readyBanner(apiPort, env)) {
+    if (line.startsWith('  ')) console.log(line);
+    else say(line);
   }
 }
 
@@ -134,7 +119,7 @@ function announceReady() {
  * @param {(line: string) => void} [onLine]  called with each line it prints
  */
 function startApp(name, onLine) {
-  const child = spawn(process.execPath, ['--import', 'tsx', `apps/${name}/src/main.ts`], {
+  const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', `apps/${name}/src/main.ts`], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -229,8 +214,8 @@ process.on('exit', () => {
   if (redisChild && redisChild.exitCode === null && redisChild.signalCode === null) redisChild.kill('SIGTERM');
 });
 
-if (isDevelopment && env.ALLOWED_ADDRESSES === '127.0.0.1,::1' && !process.env.ALLOWED_ADDRESSES) {
-  warn('warning: ALLOWED_ADDRESSES=127.0.0.1,::1 — deliveries to loopback are allowed for local testing (development only)');
+if (isDevelopment && process.env.ALLOWED_ADDRESSES === undefined) {
+  warn(`warning: ALLOWED_ADDRESSES=${DEVELOPMENT_ALLOWED_ADDRESSES} — deliveries to loopback are allowed for local testing (development only; set ALLOWED_ADDRESSES= to allow none)`);
 }
 startApp('ingest', (line) => {
   if (/listening/i.test(line)) announceReady();

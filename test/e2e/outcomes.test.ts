@@ -4,7 +4,7 @@ import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * What one attempt records for each way a receiver can answer (or not): DESIGN.md's error codes,
+ * What one attempt records for each way a receiver can answer (or not): docs/architecture.md's error codes,
  * seen through the API a user reads (`GET /v1/deliveries/:id`).
  */
 

@@ -121,7 +121,7 @@ test('under a policy that retries unsafe URLs, every attempt is made and refused
     [2, 'unsafe_url:loopback'],
     [3, 'unsafe_url:loopback'],
   ]);
-  // Seed 001: re-resolved before each attempt.
+  // jitter-45h: re-resolved before each attempt.
   expect(lookups.slice(lookupsBefore).filter((h) => h === 'localhost')).toHaveLength(3);
   expect(receiver.requests).toHaveLength(0);
 });

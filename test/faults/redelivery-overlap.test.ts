@@ -3,7 +3,7 @@ import { startReceiver, type ReceivedRequest, type TestReceiver } from '../suppo
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * Issue 5 and seed 002 ("a delivery is claimed atomically by one worker"): a redelivery made while
+ * Issue 5 and tourical ("a delivery is claimed atomically by one worker"): a redelivery made while
  * the original waits for its scheduled retry never has a request in flight at the same time as
  * that retry; the later one waits for the earlier to finish. Both still succeed.
  */

@@ -3,7 +3,7 @@ import { startReceiver, type ReceivedRequest, type TestReceiver } from '../suppo
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * Endpoint health and breakers end to end, one test per seed's breaker (DESIGN.md breaker and
+ * Endpoint health and breakers end to end, one test per preset's breaker (docs/architecture.md breaker and
  * "back on" rows) with thresholds compressed to a few failures and streak times of 0.
  */
 

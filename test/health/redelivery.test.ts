@@ -3,7 +3,7 @@ import { startReceiver, type ReceivedRequest, type TestReceiver } from '../suppo
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * Redelivery (DESIGN.md redelivery row): a new delivery of the same event, attempt 1 again, the
+ * Redelivery (docs/architecture.md redelivery row): a new delivery of the same event, attempt 1 again, the
  * original untouched; the 409 codes; recovery since a point in time.
  */
 

@@ -5,7 +5,7 @@ import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * Retention (DESIGN.md "log kept" row): the janitor keeps the newest N finished deliveries of an
+ * Retention (docs/architecture.md "log kept" row): the janitor keeps the newest N finished deliveries of an
  * endpoint, or those finished within N days; attempts and events go with them; queued deliveries
  * are never removed, so Redis memory stays flat under a steady stream.
  */

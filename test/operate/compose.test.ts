@@ -42,7 +42,7 @@ test('ingest listens on 3000, waits for a healthy redis, and its health check as
   expect(env.REDIS_URL).toBe('redis://redis:6379');
   expect(env.ADMIN_TOKEN).toMatch(/^\$\{ADMIN_TOKEN:\?/);
   expect(ingest.ports).toContain('3000:3000');
-  expect(ingest.command.join(' ')).toContain('apps/ingest/src/main.ts');
+  expect(ingest.command).toEqual(['node', 'apps/ingest/dist/main.js']);
   expect(ingest.depends_on.redis.condition).toBe('service_healthy');
   expect(healthcheckOf(ingest)).toContain('http://127.0.0.1:3000/readyz');
 });
@@ -53,7 +53,7 @@ test('the sender serves health and metrics on SENDER_PORT 3001 inside the networ
   expect(env.SENDER_PORT).toBe('3001');
   expect(env.REDIS_URL).toBe('redis://redis:6379');
   expect(sender.expose.map(String)).toContain('3001');
-  expect(sender.command.join(' ')).toContain('apps/sender/src/main.ts');
+  expect(sender.command).toEqual(['node', 'apps/sender/dist/main.js']);
   expect(sender.depends_on.redis.condition).toBe('service_healthy');
   expect(healthcheckOf(sender)).toContain('http://127.0.0.1:3001/readyz');
   // Long enough for SHUTDOWN_GRACE_MS (30 s by default) to run out before a SIGKILL.
@@ -76,4 +76,18 @@ test('prometheus scrapes /metrics of both apps on the ports they listen on', () 
   const target = (job: any) => ({ path: job.metrics_path ?? '/metrics', names: job.dns_sd_configs[0].names, port: job.dns_sd_configs[0].port });
   expect(target(jobs['postern-ingest'])).toEqual({ path: '/metrics', names: ['ingest'], port: Number(envOf(services.ingest).PORT) });
   expect(target(jobs['postern-sender'])).toEqual({ path: '/metrics', names: ['sender'], port: Number(envOf(services.sender).SENDER_PORT) });
+});
+
+test('the Dockerfile is multi-stage: it builds in one stage and runs compiled code on production dependencies in the last', () => {
+  const dockerfile = readFileSync(path.join(REPO_ROOT, 'Dockerfile'), 'utf8');
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+  expect(stages.length).toBeGreaterThanOrEqual(2);
+  expect(stages[0]).toMatch(/RUN npm ci\b/);
+  expect(stages[0]).toMatch(/RUN npm run build/);
+  const last = stages.at(-1)!;
+  expect(last).toMatch(/RUN npm ci --omit=dev/);
+  expect(last).not.toMatch(/tsx|src\/main\.ts|npm run build/);
+  for (const pkg of ['packages/shared', 'packages/store', 'apps/ingest', 'apps/sender', 'apps/dashboard']) expect(last).toContain(`COPY --from=build /app/${pkg}/dist ${pkg}/dist`);
+  expect(last).toContain('COPY apps/dashboard/public apps/dashboard/public');
+  expect(last).toMatch(/CMD \["node", "apps\/ingest\/dist\/main\.js"\]/);
 });

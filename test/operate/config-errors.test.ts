@@ -27,6 +27,7 @@ const CASES: { app: 'ingest' | 'sender'; env: Record<string, string | undefined>
   { app: 'sender', env: { SENDER_CONCURRENCY: '0' }, line: /^postern-sender: invalid configuration: SENDER_CONCURRENCY: / },
   { app: 'sender', env: { SENDER_PORT: '70000' }, line: /^postern-sender: invalid configuration: SENDER_PORT: / },
   { app: 'sender', env: { REDIS_URL: 'http://127.0.0.1:6379' }, line: /^postern-sender: invalid configuration: REDIS_URL: must start with redis:\/\/ or rediss:\/\/$/ },
+  { app: 'sender', env: { HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '1000' }, line: /^postern-sender: invalid configuration: HTTP_HEADERS_TIMEOUT_MS: must not be longer than HTTP_REQUEST_TIMEOUT_MS$/ },
 ];
 
 test.each(CASES)('$app with $env stops with exit code 1 and one line naming the setting', async ({ app, env, line }) => {

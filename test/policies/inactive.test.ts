@@ -3,9 +3,9 @@ import { startReceiver, type ReceiverBehaviour, type TestReceiver } from '../sup
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * An endpoint paused between attempts, under each `onEndpointInactive`: seed 001 cancels the
- * delivery and keeps the reason, seed 000 fails it (`endpoint_inactive`), and standard (like
- * seed 002) holds it pending until the endpoint is resumed, then drains the held ones oldest first.
+ * An endpoint paused between attempts, under each `onEndpointInactive`: jitter-45h cancels the
+ * delivery and keeps the reason, custral fails it (`endpoint_inactive`), and standard (like
+ * tourical) holds it pending until the endpoint is resumed, then drains the held ones oldest first.
  *
  * The receiver pauses its own endpoint while answering the first request, so the pause lands
  * before the retry without any timing assumption. One attempt at a time (sender concurrency 1),

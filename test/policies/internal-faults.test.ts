@@ -3,7 +3,7 @@ import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * Postern's own faults (seed 004, "Failures on Vestiarion's side"): an endpoint secret that no
+ * Postern's own faults (vestiarion, "Failures on Vestiarion's side"): an endpoint secret that no
  * longer reads, or a stored URL that no longer parses. They are retried on the policy's schedule
  * and still end the delivery failed after the last attempt, but nothing is sent and they are
  * never held against the endpoint, even under vestiarion's breaker, which counts everything else.

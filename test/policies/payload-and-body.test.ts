@@ -4,7 +4,7 @@ import { waitUntil } from '../support/wait-until.js';
 
 /**
  * Size limits on both sides of a request: an envelope over `maxPayloadBytes` is never sent
- * (seed 002), and at most `maxResponseBytesRead` of an answer is read (seed 004: ≤ 1 KB), so a
+ * (tourical), and at most `maxResponseBytesRead` of an answer is read (vestiarion: ≤ 1 KB), so a
  * receiver streaming a huge body neither slows the attempt down nor gets read to the end.
  */
 

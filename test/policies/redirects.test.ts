@@ -5,8 +5,8 @@ import { startReceiver, type TestReceiver, type ReceivedRequest } from '../suppo
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * Redirects under a following policy (seed 002: up to 3 hops, each target re-checked, loops and
- * the hop limit are failures) and under the default, which never follows (seed 000).
+ * Redirects under a following policy (tourical: up to 3 hops, each target re-checked, loops and
+ * the hop limit are failures) and under the default, which never follows (custral).
  *
  * Only 127.0.0.1 is allowed; a hop to 127.0.0.2 (also loopback on Linux) must be refused.
  */

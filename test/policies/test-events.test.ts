@@ -3,7 +3,7 @@ import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * `POST /v1/endpoints/:id/test`: a `webhook.test` delivery to that endpoint only. Seed 004 never
+ * `POST /v1/endpoints/:id/test`: a `webhook.test` delivery to that endpoint only. vestiarion never
  * retries it and counts its failure toward the breaker; the standard policy retries it like any
  * other delivery and leaves it out of the breaker's count.
  */

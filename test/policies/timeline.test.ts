@@ -1,28 +1,28 @@
 import { startPostern, type TestPostern } from '../support/postern.js';
 
 /**
- * The presets' public timelines against the seed documents. Every expected value is computed here
- * from the seeds' wait tables written out as data, never from Postern's own schedule code.
+ * The presets' public timelines against the rules they reproduce. Every expected value is computed
+ * here from those rules' wait tables written out as data, never from Postern's own schedule code.
  */
 
 const S = 1000;
 const M = 60 * S;
 const H = 60 * M;
 
-/** Seed 000: the wait after each failure, and its "roughly this long after the first attempt" column. */
+/** custral: the wait after each failure, and its "roughly this long after the first attempt" column. */
 const CUSTRAL_WAITS = [5 * S, 30 * S, 2 * M, 10 * M, 1 * H, 5 * H, 18 * H];
 const CUSTRAL_ROUGHLY = [0, 5 * S, 35 * S, 2 * M + 35 * S, 12 * M + 35 * S, 1 * H + 13 * M, 6 * H + 13 * M, 24 * H + 13 * M];
-/** Seed 002: the cascade and the times it says an endpoint down since t=0 sees. */
+/** tourical: the cascade and the times it says an endpoint down since t=0 sees. */
 const TOURICAL_WAITS = [1 * M, 5 * M, 30 * M, 2 * H, 12 * H];
 const TOURICAL_SEEN_AT = [0, 1 * M, 6 * M, 36 * M, 2 * H + 36 * M, 14 * H + 36 * M];
-/** Seed 003: nominal delays are upper bounds (full jitter), base 2 s doubling to a 32 s cap. */
+/** kestrel: nominal delays are upper bounds (full jitter), base 2 s doubling to a 32 s cap. */
 const KESTREL_NOMINAL = [2 * S, 4 * S, 8 * S, 16 * S, 32 * S];
-/** Seed 001: never less than 30 s; caps from DESIGN.md (the seed omits its table). */
+/** jitter-45h: never less than 30 s; caps from docs/architecture.md (its source rules give no table). */
 const JITTER45_FLOOR = 30 * S;
 const JITTER45_CAPS = [1 * M, 5 * M, 30 * M, 2 * H, 6 * H, 12 * H, 24 * H];
-/** Seed 004 omits its table; DESIGN.md assumes these. */
+/** vestiarion omits its table; docs/architecture.md assumes these. */
 const VESTIARION_WAITS = [1 * M, 5 * M, 30 * M, 2 * H, 6 * H, 12 * H];
-/** DESIGN.md: standard waits, ±20 % jitter. */
+/** docs/architecture.md: standard waits, ±20 % jitter. */
 const STANDARD_WAITS = [5 * S, 5 * M, 30 * M, 2 * H, 5 * H, 10 * H, 10 * H];
 
 /** Running sums starting at 0: the start of each attempt relative to the first. */

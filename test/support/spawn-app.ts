@@ -20,14 +20,31 @@ export interface SpawnedApp {
 }
 
 /**
- * Spawns `node --import tsx apps/<app>/src/main.ts` with the test's environment plus `env`
- * (without the test runner's NODE_OPTIONS, so the child prints nothing of its own). `nodeArgs`
- * go before the script, e.g. `--cpu-prof`.
+ * How an app runs: `source` is `node --conditions=development --import tsx apps/<app>/src/main.ts`
+ * (as `npm start` runs it), `compiled` is `node apps/<app>/dist/main.js` (as production runs it,
+ * after `npm run build`; no TypeScript loader, workspace packages resolved to their `dist/`).
  */
-export function spawnApp(app: 'ingest' | 'sender', env: Record<string, string | undefined>, nodeArgs: readonly string[] = []): SpawnedApp {
+export type AppMode = 'source' | 'compiled';
+
+/** The node arguments that run `app` in `mode` (after any of the caller's own node flags). */
+export function appEntryArgs(app: 'ingest' | 'sender', mode: AppMode): string[] {
+  return mode === 'compiled' ? [`apps/${app}/dist/main.js`] : ['--conditions=development', '--import', 'tsx', `apps/${app}/src/main.ts`];
+}
+
+/**
+ * Spawns an app (see {@link AppMode}; default `source`, or `POSTERN_APP_MODE=compiled`) with the
+ * test's environment plus `env` (without the test runner's NODE_OPTIONS, so the child prints
+ * nothing of its own). `nodeArgs` go before the script, e.g. `--cpu-prof`.
+ */
+export function spawnApp(
+  app: 'ingest' | 'sender',
+  env: Record<string, string | undefined>,
+  nodeArgs: readonly string[] = [],
+  mode: AppMode = process.env.POSTERN_APP_MODE === 'compiled' ? 'compiled' : 'source',
+): SpawnedApp {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: undefined, ...env };
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', `apps/${app}/src/main.ts`], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, ...appEntryArgs(app, mode)], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout: string[] = [];
   const stderr: string[] = [];
   const collect = (into: string[]) => {

@@ -29,7 +29,7 @@ async function queueJobs(queue: AppDeps['queue'], jobs: ReturnType<typeof delive
 
 /**
  * Whether an endpoint gets a delivery of a new event: active ones do; a paused or disabled one
- * does only when its policy holds deliveries while inactive (standard, seeds 002 and 003: they are
+ * does only when its policy holds deliveries while inactive (standard, tourical and kestrel: they are
  * replayed on resume). Its job then finds the endpoint inactive and holds the delivery without
  * sending anything, so no attempt reaches an inactive endpoint.
  */

@@ -15,15 +15,19 @@ export class ApiError extends Error {
   }
 }
 
-/** 404 that does not say whether the id exists in another org (DESIGN.md: never 403). */
+/** 404 that does not say whether the id exists in another org (docs/architecture.md: never 403). */
 export function notFound(what: string): ApiError {
   return new ApiError(404, 'not_found', `${what} not found`);
 }
 
-/** 400 naming the first bad field of a zod failure, e.g. `url: must be an http(s) URL`. */
+/**
+ * 400 naming the first bad field of a zod failure, e.g. `url: url is required`. A field the
+ * schema does not know reads `body: unknown field "colour"`, the wording every route uses.
+ */
 export function invalidRequest(error: z.ZodError, prefix = ''): ApiError {
   const issue = error.issues[0];
   const path = [prefix, ...(issue?.path ?? []).map(String)].filter(Boolean).join('.');
+  if (issue?.code === 'unrecognized_keys') return new ApiError(400, 'invalid_request', `${path || 'body'}: unknown field "${issue.keys[0] ?? ''}"`);
   return new ApiError(400, 'invalid_request', `${path || 'body'}: ${issue?.message ?? 'invalid'}`);
 }
 
@@ -48,13 +52,15 @@ export function isRedisUnreachable(err: unknown, redis: Redis): boolean {
  * path as 400; anything else is logged and answered 503 when Redis is unreachable, else 500 —
  * never a stack trace.
  */
-export function errorHandler(deps: { redis: Redis; logger: Logger }): ErrorRequestHandler {
+export function errorHandler(deps: { redis: Redis; logger: Logger; config?: { maxBodyBytes?: number } }): ErrorRequestHandler {
+  const limit = deps.config?.maxBodyBytes;
+  const tooLarge = limit === undefined ? 'request body is larger than the limit (MAX_BODY_BYTES)' : `request body is larger than the limit of ${limit} bytes (MAX_BODY_BYTES)`;
   return (err: unknown, req, res, _next) => {
     const e = err as { type?: string; status?: number; message?: string };
     const logger = requestLogger(req, deps.logger);
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
-    else if (e.type === 'entity.too.large') apiError = new ApiError(413, 'payload_too_large', 'request body is larger than the limit (MAX_BODY_BYTES)');
+    else if (e.type === 'entity.too.large') apiError = new ApiError(413, 'payload_too_large', tooLarge);
     else if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') apiError = new ApiError(415, 'unsupported_media_type', 'body must be UTF-8 JSON');
     else if (e.type === 'request.aborted') apiError = new ApiError(400, 'request_aborted', 'request body was not received in full');
     // Express's own 4xx: a path parameter with bad percent-encoding, a body that fails to inflate.

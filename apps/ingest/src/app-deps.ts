@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { IdFactory } from '@postern/shared';
-import type { DeliveryJobData, Store } from '@postern/store';
+import type { DataLossMonitor, DeliveryJobData, Store } from '@postern/store';
 
 /** Everything `createApp` needs; `main.ts` (or a test) builds it. */
 export interface AppDeps {
@@ -24,6 +24,8 @@ export interface AppDeps {
    * global registry.
    */
   registry?: Registry;
+  /** Notices Redis losing its data (`/readyz` check `redis_data`, metric `postern_redis_data_lost`); none in most tests. */
+  dataLossMonitor?: DataLossMonitor;
   config: {
     adminToken: string;
     /** Largest request body accepted, bytes (`MAX_BODY_BYTES`). */

@@ -37,7 +37,7 @@ export function createApp(deps: AppDeps): Express {
   let matchRoute: ReturnType<typeof routeMatcher> | undefined;
   app.use(metrics.middleware((method, path) => (matchRoute ??= routeMatcher(listRoutes(app)))(method, path)));
   app.use(requestLogging(deps.logger));
-  app.use(operationsRoutes({ redis: deps.redis, registry }));
+  app.use(operationsRoutes({ redis: deps.redis, registry, dataLossMonitor: deps.dataLossMonitor }));
   // Before the JSON body parser: Bull Board reads its own request bodies.
   mountBullBoard(app, { queue: deps.queue, adminToken: deps.config.adminToken, readOnly: deps.config.bullBoardReadOnly ?? true });
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createIdFactory, loggerOptions } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
+import { createIdFactory, httpServerOptions, jsonConsole, loggerOptions } from '@postern/shared';
+import { createDeliveryQueue, createRedisConnection, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
@@ -16,6 +16,14 @@ try {
 }
 
 const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL));
+// Every line on stdout one JSON object: what libraries print goes through the logger, and a crash
+// is logged as one line before the exit.
+Object.assign(console, jsonConsole(logger));
+process.on('uncaughtException', (err) => {
+  logger.fatal({ err }, 'uncaught exception; exiting');
+  process.exit(1);
+});
+process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 const redis = createRedisConnection(config.REDIS_URL, 'api');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 const store = createStore({ redis, prefix: config.REDIS_PREFIX });
@@ -29,8 +37,18 @@ queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
+// Redis losing its data while ingest runs fails /readyz, logs at error level and sets a gauge.
+const dataLossMonitor = new DataLossMonitor({
+  redis,
+  keys: store.keys,
+  onLost: (loss) => logger.error({ check: 'redis_data', expectedInstance: loss.expected.id, foundInstance: loss.found?.id ?? null }, DATA_LOSS_MESSAGE),
+});
+void dataLossMonitor.check();
+setInterval(() => void dataLossMonitor.check(), DATA_CHECK_INTERVAL_MS).unref();
+
 const app = createApp({
   redis,
+  dataLossMonitor,
   store,
   queue,
   clock: { now: () => Date.now() },
@@ -49,9 +67,11 @@ const app = createApp({
 });
 
 // Not app.listen: express 5 calls its callback on a listen error too, which would log "listening".
-const server = createServer(app);
+// Header, request and keep-alive timeouts: a stalled client gets 408 and loses its connection.
+const server = createServer(httpServerOptions(config), app);
 server.on('error', (err) => {
-  console.error(`postern-ingest: cannot listen on ${config.HOST}:${config.PORT}: ${err.message}`);
+  // One plain line on stderr, as for a configuration error (console now writes JSON to stdout).
+  process.stderr.write(`postern-ingest: cannot listen on ${config.HOST}:${config.PORT}: ${err.message}\n`);
   process.exit(1);
 });
 server.listen(config.PORT, config.HOST, () => {

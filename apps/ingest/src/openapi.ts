@@ -74,6 +74,17 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/v1/notifications', tag: 'notifications', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: 'Endpoints paused or disabled by their breaker, newest first', responses: { 200: '`{data, nextCursor}`' } }),
 ];
 
+/** Action routes that take `Idempotency-Key` (apps/ingest/src/action-idempotency.ts). */
+const IDEMPOTENT_ACTIONS = new Set([
+  'post /v1/deliveries/:id/redeliver',
+  'post /v1/endpoints/:id/redeliver-failed',
+  'post /v1/endpoints/:id/recover',
+  'post /v1/endpoints/:id/pause',
+  'post /v1/endpoints/:id/resume',
+  'post /v1/endpoints/:id/rotate-secret',
+  'post /v1/endpoints/:id/test',
+]);
+
 const ERROR_SCHEMA = {
   type: 'object',
   required: ['error'],
@@ -162,7 +173,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
     ...pathParams.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
     ...(route.query ? queryParameters(route.query) : []),
   ];
-  if (route.path === '/v1/events') {
+  if (route.path === '/v1/events' || IDEMPOTENT_ACTIONS.has(`${route.method} ${route.path}`)) {
     parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } as never });
   }
   if (parameters.length > 0) op.parameters = parameters;

@@ -2,19 +2,19 @@ import { deliveryJobs, newPendingDelivery, type DeliveryRecord, type EndpointRec
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 
-/** Bulk redelivery takes at most this many deliveries per call (seed 001: 500). */
+/** Bulk redelivery takes at most this many deliveries per call (jitter-45h: 500). */
 export const BULK_REDELIVERY_LIMIT = 500;
 
 /**
  * A new delivery of the same event to the same endpoint: fresh id, attempt 1, fresh schedule,
- * `redeliveredFromId` pointing at the original, which is never changed (seed 002).
+ * `redeliveredFromId` pointing at the original, which is never changed (tourical).
  */
 export function newRedelivery(deps: AppDeps, original: DeliveryRecord, nowMs: number): DeliveryRecord {
   return newPendingDelivery({ ...original, id: deps.ids('dlv', nowMs), nowMs, redeliveredFromId: original.id });
 }
 
 /**
- * Checks that the endpoint may receive redeliveries: its policy offers them (seeds 000 and 004 do
+ * Checks that the endpoint may receive redeliveries: its policy offers them (custral and vestiarion do
  * not: 409 `redelivery_not_offered`) and it is active (409 `endpoint_inactive`).
  */
 export function assertRedeliverable(endpoint: EndpointRecord | null): asserts endpoint is EndpointRecord {

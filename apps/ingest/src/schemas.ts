@@ -1,18 +1,24 @@
 import { API_KEY_SCOPES, eventTypeFilterSchema, eventTypeSchema } from '@postern/shared';
 import { DELIVERY_STATUSES } from '@postern/store';
 import { z } from 'zod';
+import { ApiError, invalidRequest } from './api-error.js';
+
+/** A zod error message that says `<field> is required` when the field is absent, else `otherwise`. */
+function requiredOr(field: string, otherwise: string) {
+  return (issue: { input?: unknown }) => (issue.input === undefined ? `${field} is required` : otherwise);
+}
 
 /** `POST /v1/orgs` body. The name is trimmed; control characters (U+0000–U+001F, U+007F) are refused. */
 export const createOrgBody = z.strictObject({
   name: z
-    .string({ error: 'name must be a string of 1 to 200 characters' })
+    .string({ error: requiredOr('name', 'name must be a string of 1 to 200 characters') })
     .regex(/^[^\u0000-\u001f\u007f]*$/, 'name must not contain control characters')
     .trim()
     .min(1, 'name must be a string of 1 to 200 characters')
     .max(200, 'name must be a string of 1 to 200 characters'),
 });
 
-const urlField = z.string({ error: 'url must be a string' }).max(2048, 'url must be at most 2048 characters');
+const urlField = z.string({ error: requiredOr('url', 'url must be a string') }).max(2048, 'url must be at most 2048 characters');
 const descriptionField = z
   .string({ error: 'description must be a string' })
   .max(500, 'description must be at most 500 characters')
@@ -53,13 +59,35 @@ export const deliveryListQuery = pageQuery.extend({
   status: z.enum(DELIVERY_STATUSES as [string, ...string[]], { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
 });
 
+/**
+ * Parses a list route's query with `schema` ({@link pageQuery} or an extension of it), stricter
+ * than the schema alone: `limit` must be written as plain decimal digits (`10`, not `1e1` or
+ * `0x10`), and `cursor` must be an id of the listed kind (`cursorKind`, e.g. `ep` for endpoints),
+ * since a cursor is the last id of the previous page of the same list.
+ *
+ * @throws ApiError 400 `invalid_request` naming `limit`, `cursor` or the schema's first bad field.
+ */
+export function parseListQuery<S extends typeof pageQuery>(schema: S, query: unknown, cursorKind: 'ep' | 'dlv' | 'key' | 'ntf'): z.infer<S> {
+  const raw = (query ?? {}) as Record<string, unknown>;
+  if (raw.limit !== undefined && !(typeof raw.limit === 'string' && /^[0-9]+$/.test(raw.limit))) {
+    throw new ApiError(400, 'invalid_request', 'limit: limit must be an integer from 1 to 100');
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw invalidRequest(parsed.error);
+  const cursor = parsed.data.cursor;
+  if (cursor !== undefined && !cursor.startsWith(`${cursorKind}_`)) {
+    throw new ApiError(400, 'invalid_request', `cursor: cursor must be an id from a previous page of this list (${cursorKind}_…)`);
+  }
+  return parsed.data as z.infer<S>;
+}
+
 const SCOPES_MESSAGE = `scopes must be a non-empty list of ${API_KEY_SCOPES.join(', ')}`;
 
 /** `POST /v1/api-keys` body: a name for people and the scopes the key holds. */
 export const createApiKeyBody = z.strictObject({
-  name: z.string({ error: 'name must be a string of 1 to 100 characters' }).trim().min(1, 'name must be a string of 1 to 100 characters').max(100, 'name must be a string of 1 to 100 characters'),
+  name: z.string({ error: requiredOr('name', 'name must be a string of 1 to 100 characters') }).trim().min(1, 'name must be a string of 1 to 100 characters').max(100, 'name must be a string of 1 to 100 characters'),
   scopes: z
-    .array(z.enum(API_KEY_SCOPES as [string, ...string[]], { error: SCOPES_MESSAGE }), { error: SCOPES_MESSAGE })
+    .array(z.enum(API_KEY_SCOPES as [string, ...string[]], { error: SCOPES_MESSAGE }), { error: requiredOr('scopes', SCOPES_MESSAGE) })
     .min(1, SCOPES_MESSAGE)
     .transform((scopes) => API_KEY_SCOPES.filter((s) => scopes.includes(s))),
 });

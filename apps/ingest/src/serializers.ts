@@ -27,7 +27,7 @@ export function endpointJson(e: EndpointRecord) {
   };
 }
 
-/** A delivery row of the log (DESIGN.md's delivery fields). */
+/** A delivery row of the log (docs/architecture.md's delivery fields). */
 export function deliveryJson(d: DeliveryRecord) {
   return {
     id: d.id,

@@ -16,7 +16,7 @@ export const systemLookupAll: LookupAll = async (hostname) => (await dnsLookup(h
  * DNS cache's `lookupAll`, whose answers last their TTL), then the address rules on every answer.
  * The transport's agents check again at connect time with the same `classifyAddress` on the same
  * answer (address-guard.ts), so a DNS answer that changes in between is still caught, with the
- * same reason. Seeds 000–004: unsafe destinations are refused; whether that is permanent is the
+ * same reason. Every preset refuses unsafe destinations; whether that is permanent is the
  * policy's `unsafeUrl`.
  *
  * @param url the endpoint URL (parsed by `validateEndpointUrl`)

@@ -53,7 +53,7 @@ interface Entry {
  * A DNS cache that honours TTLs: an answer is reused until the smallest TTL of its records runs
  * out (capped at `maxTtlMs`), so the check before an attempt and the socket's own lookup get one
  * answer, and a sender at full speed does not ask DNS for the same endpoint on every attempt.
- * Seed 001's "resolve again before every attempt" holds in DNS terms: an answer is used only as
+ * jitter-45h's "resolve again before every attempt" holds in DNS terms: an answer is used only as
  * long as its owner said it may be. Caching never weakens address safety: the connect-time guard
  * (`address-guard.ts`) classifies every address the socket may dial, cached or not.
  *

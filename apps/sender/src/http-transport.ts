@@ -70,7 +70,7 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
  * 0}` (BullMQ owns retries), `throwHttpErrors: false`, `decompress: false` and the redirect hook
  * are merged once.
  *
- * Timeouts (seed 003 vs the others): `whole-response` puts a hard deadline on the whole exchange,
+ * Timeouts (kestrel vs the other presets): `whole-response` puts a hard deadline on the whole exchange,
  * redirect hops included; `response-headers` counts from when the request is written until the
  * status line and headers arrive. In that mode each phase before it (DNS lookup, connect, TLS
  * handshake, writing the request) gets the same limit too, so a peer that accepts a connection and
@@ -100,7 +100,7 @@ export function createGotTransport(opts: GotTransportOptions): DeliveryTransport
     decompress: false,
     hooks: {
       // Every hop is the same signed POST: got turns a 303 into a body-less GET, which a receiver
-      // could answer 2xx without ever seeing the event (seed 002 follows 3xx). The body is the
+      // could answer 2xx without ever seeing the event (tourical follows 3xx). The body is the
       // one the previous hop sent (`response.request.options`, not yet replaced by `options`).
       beforeRedirect: [(options, response) => void Object.assign(options, { method: 'POST', body: response.request.options.body })],
     },
@@ -170,7 +170,7 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
       let bytes = 0;
       stream.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
-        // The receiver has answered; more of its body changes nothing (seed 004: read ≤ 1 KB).
+        // The receiver has answered; more of its body changes nothing (vestiarion: read ≤ 1 KB).
         if (bytes > request.maxResponseBytesRead) finish(answer(Math.min(bytes, request.maxResponseBytesRead)));
       });
       stream.on('end', () => finish(answer(bytes)));

@@ -19,10 +19,10 @@ export interface Janitor {
 }
 
 /**
- * Retention as the policy says (DESIGN.md "log kept" row): `{days}` removes finished deliveries
- * that finished more than that long ago (seed 001: 30 days); `{lastPerEndpoint}` keeps only the
- * newest N finished ones (seed 000: 100). Attempts go with their delivery, and an event goes with
- * its last delivery. Queued and in-flight deliveries are never removed (seed 001).
+ * Retention as the policy says (docs/architecture.md "log kept" row): `{days}` removes finished deliveries
+ * that finished more than that long ago (jitter-45h: 30 days); `{lastPerEndpoint}` keeps only the
+ * newest N finished ones (custral: 100). Attempts go with their delivery, and an event goes with
+ * its last delivery. Queued and in-flight deliveries are never removed (jitter-45h).
  */
 export function createJanitor(deps: { store: Store; clock: { now(): number }; logger: Logger }): Janitor {
   let cursor: string | undefined;

@@ -1,5 +1,5 @@
-import { classifyAddress, loggerOptions } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
+import { classifyAddress, httpServerOptions, jsonConsole, loggerOptions } from '@postern/shared';
+import { createDeliveryQueue, createRedisConnection, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadSenderConfig, type SenderConfig } from './config.js';
@@ -19,10 +19,20 @@ try {
 }
 
 const logger = pino(loggerOptions('postern-sender', config.LOG_LEVEL));
+// Every line on stdout one JSON object: what libraries print goes through the logger, and a crash
+// is logged as one line before the exit.
+Object.assign(console, jsonConsole(logger));
+process.on('uncaughtException', (err) => {
+  logger.fatal({ err }, 'uncaught exception; exiting');
+  process.exit(1);
+});
+process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
 const redis = createRedisConnection(config.REDIS_URL, 'worker');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 const store = createStore({ redis, prefix: config.REDIS_PREFIX });
 const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
+// Without a listener BullMQ prints the error itself, as a multi-line stack trace.
+queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
 const allowList = config.allowList;
 const classify = (address: string) => classifyAddress(address, allowList);
 // One DNS cache for the pre-send check and the sockets' own lookups: one answer serves both.
@@ -56,15 +66,26 @@ const sender = createSender({
 });
 logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList }, 'sender started');
 
+// Redis losing its data while the sender runs fails /readyz, logs at error level and sets a gauge.
+const dataLossMonitor = new DataLossMonitor({
+  redis,
+  keys: store.keys,
+  onLost: (loss) => logger.error({ check: 'redis_data', expectedInstance: loss.expected.id, foundInstance: loss.found?.id ?? null }, DATA_LOSS_MESSAGE),
+});
+void dataLossMonitor.check();
+const dataCheckTimer = setInterval(() => void dataLossMonitor.check(), DATA_CHECK_INTERVAL_MS);
+dataCheckTimer.unref();
+
 // /healthz, /readyz and /metrics for probes and Prometheus; a port that cannot be had stops start-up.
-const http = createSenderHttp({ registry, redis, worker: sender.worker });
+const http = createSenderHttp({ registry, redis, worker: sender.worker, timeouts: httpServerOptions(config), dataLossMonitor });
 http.listen(config.SENDER_PORT, config.SENDER_HOST, () => {
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : config.SENDER_PORT;
   logger.info({ port, host: config.SENDER_HOST }, `sender health and metrics on http://${config.SENDER_HOST === '0.0.0.0' ? '127.0.0.1' : config.SENDER_HOST}:${port}`);
 });
 http.on('error', (err) => {
-  console.error(`postern-sender: cannot listen on ${config.SENDER_HOST}:${config.SENDER_PORT}: ${err.message}`);
+  // One plain line on stderr, as for a configuration error (console now writes JSON to stdout).
+  process.stderr.write(`postern-sender: cannot listen on ${config.SENDER_HOST}:${config.SENDER_PORT}: ${err.message}\n`);
   process.exit(1);
 });
 

@@ -3,7 +3,7 @@ import { unsafeAddressReason } from './address-guard.js';
 /**
  * Maps a failed HTTP request to Postern's closed set of error codes, never to a message: a
  * message can carry an internal address. Node/OpenSSL codes are kept after a colon
- * (`connection_failed:ECONNREFUSED`) because receivers use them to debug. Seed 000's code table.
+ * (`connection_failed:ECONNREFUSED`) because receivers use them to debug. custral's code table.
  */
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'EADDRNOTAVAIL', 'ENETDOWN', 'EHOSTDOWN',

@@ -12,7 +12,7 @@ export interface Reconciler {
 }
 
 /**
- * The safety net behind DESIGN.md's "nothing lost": a job removed by hand, a Redis restored from
+ * The safety net behind docs/architecture.md's "nothing lost": a job removed by hand, a Redis restored from
  * an older snapshot, or an ingest that died between writing a delivery and queueing it. It never
  * creates a second job for a delivery that has one (the job id is the delivery id), skips held
  * deliveries while their endpoint is paused or disabled, and leaves deliveries younger than `graceMs` alone.

@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
+import type { HttpServerTimeoutOptions } from '@postern/shared';
 import type { Redis } from 'ioredis';
-import { redisAnswers } from '@postern/store';
-import type { Registry } from 'prom-client';
+import { redisAnswers, type DataLossMonitor } from '@postern/store';
+import { Gauge, type Registry } from 'prom-client';
 
 /** How long `/readyz` waits for Redis to answer PING before naming it failing, ms. */
 export const SENDER_READY_TIMEOUT_MS = 1000;
@@ -16,6 +17,10 @@ export interface SenderHttpDeps {
   worker: { isRunning(): boolean };
   /** Redis PING deadline, ms (default {@link SENDER_READY_TIMEOUT_MS}). */
   readyTimeoutMs?: number;
+  /** Header, request and keep-alive timeouts (`httpServerOptions(config)`); Node's defaults when absent. */
+  timeouts?: HttpServerTimeoutOptions;
+  /** Notices Redis losing its data: adds the `redis_data` check and `postern_redis_data_lost`. */
+  dataLossMonitor?: DataLossMonitor;
 }
 
 /**
@@ -28,11 +33,22 @@ export interface SenderHttpDeps {
  */
 export function createSenderHttp(deps: SenderHttpDeps): Server {
   const timeoutMs = deps.readyTimeoutMs ?? SENDER_READY_TIMEOUT_MS;
+  const monitor = deps.dataLossMonitor;
+  if (monitor) {
+    new Gauge({
+      name: 'postern_redis_data_lost',
+      help: 'Whether this process saw Redis lose its data (instance marker gone or replaced): 1 until the process restarts, else 0',
+      registers: [deps.registry],
+      collect() {
+        this.set(monitor.lost ? 1 : 0);
+      },
+    });
+  }
   const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
     res.end(JSON.stringify(body));
   };
-  return createServer((req, res) => {
+  return createServer(deps.timeouts ?? {}, (req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('allow', 'GET, HEAD');
@@ -40,9 +56,11 @@ export function createSenderHttp(deps: SenderHttpDeps): Server {
     }
     if (path === '/healthz') return json(res, 200, { status: 'ok' });
     if (path === '/readyz') {
-      void redisAnswers(deps.redis, timeoutMs).then((redisOk) => {
-        const checks = { redis: redisOk ? 'ok' : 'failing', worker: deps.worker.isRunning() ? 'ok' : 'failing' };
-        const failing = Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k);
+      void Promise.all([redisAnswers(deps.redis, timeoutMs), monitor?.check()]).then(([redisOk, data]) => {
+        const checks: Record<string, string> = { redis: redisOk ? 'ok' : 'failing', worker: deps.worker.isRunning() ? 'ok' : 'failing' };
+        // `unknown` (Redis could not be asked) fails nothing by itself: the redis check says why.
+        if (data) checks.redis_data = data === 'lost' ? 'failing' : data;
+        const failing = Object.entries(checks).filter(([, v]) => v === 'failing').map(([k]) => k);
         json(res, failing.length === 0 ? 200 : 503, failing.length === 0 ? { status: 'ok', checks } : { status: 'unavailable', failing, checks });
       });
       return;

@@ -18,10 +18,10 @@ export interface HealthEffectInput {
 }
 
 /**
- * The streak rule of DESIGN.md's breaker row. Any success resets the streak (seeds 001, 002).
+ * The streak rule of docs/architecture.md's breaker row. Any success resets the streak (jitter-45h and tourical).
  * A failure counts when {@link countsAgainstEndpoint} says so (never Postern's own `internal:*`
- * faults; only 4xx under seed 002; test events only under seed 004), and, for breakers that count
- * deliveries (seed 003), only when it ended the delivery. Policies without a breaker still keep
+ * faults; only 4xx under tourical; test events only under vestiarion), and, for breakers that count
+ * deliveries (kestrel), only when it ended the delivery. Policies without a breaker still keep
  * the count, so operators see it.
  */
 export function healthEffect({ policy, error, isTestEvent, deliveryFailed }: HealthEffectInput): HealthEffect {
@@ -40,8 +40,8 @@ export interface FailureStreak {
 
 /**
  * Whether the breaker trips now: the streak has reached `threshold` failures **and** has lasted at
- * least `minStreakMs` (seed 001: 20 attempts and 72 h; seed 002: 24 × 4xx and 24 h; seeds 003 and
- * 004: the count alone). A null rule (seed 000) never trips.
+ * least `minStreakMs` (jitter-45h: 20 attempts and 72 h; tourical: 24 × 4xx and 24 h; kestrel and
+ * vestiarion: the count alone). A null rule (custral) never trips.
  *
  * @param nowMs - the current time, epoch ms
  */

@@ -3,14 +3,56 @@ import { parseAllowList } from './url-rules.js';
 
 /**
  * Settings both apps read, with the same rules: where Redis is, the key prefix they must agree on,
- * the private addresses endpoints may reach, and the log level.
+ * the private addresses endpoints may reach, the log level, and the timeouts of every HTTP server
+ * they run (ingest's API, the sender's health port), so a slow or stalled client cannot hold a
+ * connection (see {@link httpServerOptions}).
  */
 export const commonConfigShape = {
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_{}.-]+$/, 'letters, digits and :_{}.- only').default('postern'),
   ALLOWED_ADDRESSES: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Time a client has to send a request's headers, ms; then 408 and the connection is closed. */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /** Time a client has to send a whole request, body included, ms; then 408 and close. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  /** How long an idle keep-alive connection stays open after an answer, ms. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
 };
+
+/** The HTTP server timeouts of {@link commonConfigShape}, as parsed. */
+export interface HttpTimeoutSettings {
+  HTTP_HEADERS_TIMEOUT_MS: number;
+  HTTP_REQUEST_TIMEOUT_MS: number;
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: number;
+}
+
+/** Options for `http.createServer` (Node's names and units: ms). */
+export interface HttpServerTimeoutOptions {
+  headersTimeout: number;
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  /** How often Node looks for requests past their timeouts, ms. */
+  connectionsCheckingInterval: number;
+}
+
+/**
+ * The options every Postern HTTP server is created with: `createServer(httpServerOptions(config),
+ * handler)`. Node answers a request whose headers (or whole request) did not arrive in time with
+ * 408 and closes the connection; it looks every `connectionsCheckingInterval` ms (a tenth of the
+ * shorter timeout, 100 ms to 1 s; Node's own default is 30 s), so a stalled client is cut off
+ * within its limit plus at most that interval. Node's defaults (headers 60 s, request 300 s) let
+ * one client hold a connection for minutes.
+ */
+export function httpServerOptions(config: HttpTimeoutSettings): HttpServerTimeoutOptions {
+  const shorter = Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS);
+  return {
+    headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(shorter / 10))),
+  };
+}
 
 /**
  * Parses an app's environment with its zod schema (which must include {@link commonConfigShape})
@@ -19,7 +61,7 @@ export const commonConfigShape = {
  * @throws Error whose message is one line naming the bad or missing setting, e.g.
  *   `invalid configuration: ADMIN_TOKEN: is required`.
  */
-export function parseEnvConfig<S extends z.ZodType<{ ALLOWED_ADDRESSES: string }>>(
+export function parseEnvConfig<S extends z.ZodType<{ ALLOWED_ADDRESSES: string } & HttpTimeoutSettings>>(
   schema: S,
   env: Record<string, string | undefined>,
 ): z.infer<S> & { allowList: string[] } {
@@ -29,6 +71,10 @@ export function parseEnvConfig<S extends z.ZodType<{ ALLOWED_ADDRESSES: string }
     const name = issue?.path.join('.') ?? '?';
     const message = issue?.code === 'invalid_type' && env[name] === undefined ? 'is required' : (issue?.message ?? 'invalid');
     throw new Error(`invalid configuration: ${name}: ${message}`);
+  }
+  // Node refuses a headers timeout longer than the whole-request timeout.
+  if (parsed.data.HTTP_HEADERS_TIMEOUT_MS > parsed.data.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new Error('invalid configuration: HTTP_HEADERS_TIMEOUT_MS: must not be longer than HTTP_REQUEST_TIMEOUT_MS');
   }
   let allowList: string[];
   try {

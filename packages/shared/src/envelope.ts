@@ -15,7 +15,7 @@ export interface EnvelopeInput {
  * `{"id":…,"type":…,"timestamp":"<ISO 8601 UTC>","data":<dataJson>}`.
  *
  * The envelope is built once, at ingest, and its bytes never change across
- * attempts and redeliveries (DESIGN.md, "The request Postern sends"). `data`
+ * attempts and redeliveries (docs/architecture.md, "The request Postern sends"). `data`
  * is spliced in verbatim rather than re-serialised, so numbers such as
  * `1.0` or `12345678901234567890123`, escapes and whitespace reach the
  * receiver exactly as the producer wrote them.

@@ -1,7 +1,6 @@
 import {
   ERROR_CODES,
   countsAgainstEndpoint,
-  errorCodeWithDetail,
   errorFamily,
   httpStatusCode,
   isRetried,
@@ -16,7 +15,7 @@ const live = { isTestEvent: false };
 const test = { isTestEvent: true };
 
 describe('ERROR_CODES', () => {
-  // DESIGN.md, "Error codes", as documented there.
+  // docs/architecture.md, "Error codes", as documented there.
   const documented = [
     'http_<status>',
     'redirect_not_followed',
@@ -34,7 +33,7 @@ describe('ERROR_CODES', () => {
     'delivery_failed',
   ];
 
-  it('has exactly the families DESIGN.md lists, each documented', () => {
+  it('has exactly the families docs/architecture.md lists, each documented', () => {
     expect(ERROR_CODES.map((e) => e.code)).toEqual(documented);
     expect(new Set(ERROR_CODES.map((e) => e.family)).size).toBe(documented.length);
     for (const entry of ERROR_CODES) {
@@ -109,15 +108,10 @@ describe('isValidErrorCode and errorFamily', () => {
     expect(errorFamily(code)).toBe('delivery_failed');
   });
 
-  it('builds http codes and detailed codes without leaking messages', () => {
+  it('builds http codes; detailed codes are valid', () => {
     expect(httpStatusCode(503)).toBe('http_503');
     expect(() => httpStatusCode(42)).toThrow(RangeError);
     expect(() => httpStatusCode(200.5)).toThrow(RangeError);
-    expect(errorCodeWithDetail('connection_failed', 'ECONNRESET')).toBe('connection_failed:ECONNRESET');
-    expect(errorCodeWithDetail('connection_failed', 'connect to 10.0.0.1')).toBe('connection_failed');
-    expect(errorCodeWithDetail('tls_error', undefined)).toBe('tls_error');
-    expect(errorCodeWithDetail('unsafe_url', undefined)).toBe('unsafe_url:unknown');
-    expect(errorCodeWithDetail('internal', 'bad reason!')).toBe('internal:unknown');
     for (const code of ['connection_failed:ECONNRESET', 'unsafe_url:unknown', 'internal:unknown']) {
       expect(isValidErrorCode(code)).toBe(true);
     }
@@ -149,7 +143,7 @@ describe('isRetried', () => {
     }
   });
 
-  it('never retries a test event under vestiarion (seed 004), and does elsewhere', () => {
+  it('never retries a test event under vestiarion, and does elsewhere', () => {
     expect(isRetried('http_500', P.vestiarion, test)).toBe(false);
     expect(isRetried('internal:x', P.vestiarion, test)).toBe(false);
     expect(isRetried('http_500', P.standard, test)).toBe(true);
@@ -166,7 +160,7 @@ describe('countsAgainstEndpoint', () => {
     }
   });
 
-  it('counts only 4xx under tourical (seed 002)', () => {
+  it('counts only 4xx under tourical', () => {
     expect(countsAgainstEndpoint('http_404', P.tourical)).toBe(true);
     expect(countsAgainstEndpoint('http_499', P.tourical)).toBe(true);
     expect(countsAgainstEndpoint('http_500', P.tourical)).toBe(false);
@@ -182,14 +176,14 @@ describe('countsAgainstEndpoint', () => {
     }
   });
 
-  it('counts unsafe URLs only under vestiarion (seed 004)', () => {
+  it('counts unsafe URLs only under vestiarion', () => {
     expect(countsAgainstEndpoint('unsafe_url:private', P.vestiarion)).toBe(true);
     for (const name of ['standard', 'custral', 'jitter-45h', 'kestrel'] as const) {
       expect(countsAgainstEndpoint('unsafe_url:private', P[name])).toBe(false);
     }
   });
 
-  it('counts test events only where the breaker says so (seed 004)', () => {
+  it('counts test events only where the breaker says so (vestiarion)', () => {
     expect(countsAgainstEndpoint('http_500', P.vestiarion, test)).toBe(true);
     expect(countsAgainstEndpoint('http_500', P.standard, test)).toBe(false);
     expect(countsAgainstEndpoint('http_500', P.custral, test)).toBe(false);

@@ -2,7 +2,7 @@ import type { Policy } from './policy.js';
 
 /**
  * A failed attempt's error code: one of the closed set below, never a message
- * or an address (DESIGN.md, "Error codes"). Shapes:
+ * or an address (docs/architecture.md, "Error codes"). Shapes:
  * `http_<status>` · `redirect_not_followed` · `too_many_redirects` · `timeout` ·
  * `connection_failed[:<ECODE>]` · `tls_error[:<CODE>]` ·
  * `dns_lookup_failed[:<ECODE>]` · `unsafe_url:<reason>` · `payload_too_large` ·
@@ -42,7 +42,7 @@ export interface ErrorCodeInfo {
   /**
    * Whether another attempt follows (while attempts remain). Apart from the
    * permanent codes, a `webhook.test` delivery is not retried when the
-   * policy's `retryTestEvents` is false (seed 004).
+   * policy's `retryTestEvents` is false (vestiarion).
    */
   retried: ErrorRule;
   /** Whether the failure extends the endpoint's failure streak (the breaker's count). */
@@ -53,8 +53,8 @@ export interface ErrorCodeInfo {
  * The one table of delivery error codes: meaning, retried, counted against
  * the endpoint. README's table is checked against it. `policy` in
  * `countsAgainstEndpoint` means: counted, except that a breaker with
- * `of: '4xx'` counts only `http_4xx` (seed 002), and `unsafe_url` counts only
- * with `unsafeUrlCountsAgainstEndpoint` (seed 004).
+ * `of: '4xx'` counts only `http_4xx` (tourical), and `unsafe_url` counts only
+ * with `unsafeUrlCountsAgainstEndpoint` (vestiarion).
  */
 export const ERROR_CODES: readonly ErrorCodeInfo[] = Object.freeze(
   (
@@ -122,24 +122,6 @@ export function httpStatusCode(status: number): string {
   return `http_${status}`;
 }
 
-/**
- * A code with an optional detail, dropping a detail that is missing or has
- * characters outside `[A-Za-z0-9_]` (so a message or an address never leaks
- * into the log). `unsafe_url` and `internal` need a detail: without a usable
- * one they get `unknown`.
- *
- * @param family - `connection_failed`, `tls_error`, `dns_lookup_failed`, `unsafe_url` or `internal`.
- * @param detail - e.g. `err.code` (`ECONNREFUSED`, `CERT_HAS_EXPIRED`) or a reason.
- */
-export function errorCodeWithDetail(
-  family: 'connection_failed' | 'tls_error' | 'dns_lookup_failed' | 'unsafe_url' | 'internal',
-  detail: unknown,
-): string {
-  const usable = typeof detail === 'string' && new RegExp(`^${DETAIL}$`).test(detail) && detail.length <= 64;
-  if (usable) return `${family}:${detail}`;
-  return family === 'unsafe_url' || family === 'internal' ? `${family}:unknown` : family;
-}
-
 const NEVER_RETRIED: ReadonlySet<ErrorFamily> = new Set([
   'payload_too_large',
   'endpoint_inactive',
@@ -159,7 +141,7 @@ export interface ErrorRuleOptions {
  *
  * In order: `payload_too_large`, `endpoint_inactive`, `endpoint_deleted` and
  * `org_suspended` never; a test event never when `retryTestEvents` is false
- * (seed 004); `unsafe_url:*` only when `unsafeUrl` is `retry` (seed 000
+ * (vestiarion); `unsafe_url:*` only when `unsafeUrl` is `retry` (custral
  * fails it at once; 001 to 004 retry); everything else, `internal:*`
  * included, yes.
  */
@@ -175,12 +157,12 @@ export function isRetried(code: string, policy: Policy, opts: ErrorRuleOptions):
  * Whether a failed attempt with this code extends the endpoint's failure
  * streak.
  *
- * Never for `internal:*` (Postern's fault; seed 004) or for
+ * Never for `internal:*` (Postern's fault; vestiarion) or for
  * `payload_too_large`, `endpoint_inactive`, `endpoint_deleted` and
  * `org_suspended`. With a breaker whose `of` is `4xx`, only `http_4xx` counts
- * (seed 002). `unsafe_url:*` counts only when `unsafeUrlCountsAgainstEndpoint`
- * (seed 004). A test event counts only when the breaker's `countTestEvents`
- * is set (seed 004), and never without a breaker. Everything else counts.
+ * (tourical). `unsafe_url:*` counts only when `unsafeUrlCountsAgainstEndpoint`
+ * (vestiarion). A test event counts only when the breaker's `countTestEvents`
+ * is set (vestiarion), and never without a breaker. Everything else counts.
  *
  * @param opts - optional; without it the attempt is not a test event.
  */

@@ -27,7 +27,12 @@ describe('eventTypeFilterSchema', () => {
 
   it('drops duplicates, keeping the order of first occurrences', () => {
     expect(eventTypeFilterSchema.parse(['b.x', 'a.x', 'b.x', '*', 'a.x', '*'])).toEqual(['b.x', 'a.x', '*']);
-    expect(eventTypeFilterSchema.parse([])).toEqual([]);
+  });
+
+  it('refuses an empty list, which would subscribe to nothing, silently', () => {
+    const result = eventTypeFilterSchema.safeParse([]);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toBe('eventTypes must list at least one event type, or ["*"] for every type');
   });
 });
 

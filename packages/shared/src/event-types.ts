@@ -3,7 +3,7 @@ import { z } from 'zod';
 /** Longest event type name, in characters. */
 export const MAX_EVENT_TYPE_LENGTH = 200;
 
-/** The event type of `POST /v1/endpoints/:id/test` deliveries (seed 004's test event). */
+/** The event type of `POST /v1/endpoints/:id/test` deliveries (vestiarion's test event). */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
 /** The filter entry that subscribes an endpoint to every event type. */
@@ -31,15 +31,16 @@ export const DEFAULT_EVENT_TYPE_FILTER: readonly string[] = Object.freeze([ALL_E
 export const MAX_EVENT_TYPE_FILTER_ENTRIES = 100;
 
 /**
- * zod schema for an endpoint's `eventTypes` filter: up to 100 entries, each
- * an event type or `*`. An empty list subscribes to nothing (see
- * {@link matchesEventTypes}); the API's default is `["*"]`. Duplicates are
- * dropped, keeping each entry's first position.
+ * zod schema for an endpoint's `eventTypes` filter: 1 to 100 entries, each
+ * an event type or `*`. An empty list is refused: it would subscribe to
+ * nothing, silently; the API's default is `["*"]`. Duplicates are dropped,
+ * keeping each entry's first position.
  */
 export const eventTypeFilterSchema = z
   .array(z.union([z.literal(ALL_EVENT_TYPES), eventTypeSchema], { error: `each entry must be "*" or a valid event type` }), {
     error: 'eventTypes must be an array of event types',
   })
+  .min(1, { error: 'eventTypes must list at least one event type, or ["*"] for every type' })
   .max(MAX_EVENT_TYPE_FILTER_ENTRIES, { error: `eventTypes must have at most ${MAX_EVENT_TYPE_FILTER_ENTRIES} entries` })
   .transform((types) => [...new Set(types)]);
 

@@ -2,7 +2,7 @@
  * `@postern/shared`: the pure delivery domain (no I/O). Everything public is
  * listed here by name; what is not exported is internal.
  */
-export { ID_PREFIXES, createIdFactory, idTimeMs, isId, newId } from './ids.js';
+export { ID_PREFIXES, createIdFactory, isId, newId } from './ids.js';
 export type { IdFactory, IdPrefix, RandomBytes } from './ids.js';
 
 export { buildEnvelope, extractRawField } from './envelope.js';
@@ -26,7 +26,6 @@ export type { InvalidSecretReason, SignInput, SignatureHeaderInput, VerifyInput 
 export {
   ERROR_CODES,
   countsAgainstEndpoint,
-  errorCodeWithDetail,
   errorFamily,
   httpStatusCode,
   isRetried,
@@ -34,13 +33,13 @@ export {
 } from './error-codes.js';
 export type { ErrorCode, ErrorCodeInfo, ErrorFamily, ErrorRule, ErrorRuleOptions } from './error-codes.js';
 
-export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, parsePolicy, policySchema, resolvePolicy } from './policy.js';
+export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, policySchema, resolvePolicy } from './policy.js';
 export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, Schedule } from './policy.js';
 
-export { PRESETS, listPresets, presetSummary } from './presets.js';
+export { PRESETS, listPresets } from './presets.js';
 export type { PresetInfo, PresetListing } from './presets.js';
 
-export { RETRY_AFTER_STATUSES, parseRetryAfterMs, policyTimeline, retryDelayMs, waitBoundsMs } from './retry-schedule.js';
+export { parseRetryAfterMs, policyTimeline, retryDelayMs } from './retry-schedule.js';
 export type { RandomFn, RetryDelayInput, TimelineEntry, WaitBounds } from './retry-schedule.js';
 
 export { MAX_URL_LENGTH, classifyAddress, hostAddress, parseAllowList, validateEndpointUrl } from './url-rules.js';
@@ -67,4 +66,7 @@ export { API_KEY_SCOPES, isApiKeyScope } from './api-key-scopes.js';
 export type { ApiKeyScope } from './api-key-scopes.js';
 
 export { LOG_REDACT_CENSOR, LOG_REDACT_PATHS, loggerOptions } from './log-redaction.js';
-export { commonConfigShape, parseEnvConfig } from './env-config.js';
+export { jsonConsole } from './console-logging.js';
+export type { ConsoleMethods, FieldLogger } from './console-logging.js';
+export { commonConfigShape, httpServerOptions, parseEnvConfig } from './env-config.js';
+export type { HttpServerTimeoutOptions, HttpTimeoutSettings } from './env-config.js';

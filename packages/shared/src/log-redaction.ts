@@ -1,5 +1,5 @@
 /**
- * Log fields that pino must never write (DESIGN.md: logs carry no secrets, API keys or payloads).
+ * Log fields that pino must never write (docs/architecture.md: logs carry no secrets, API keys or payloads).
  * Pino `redact` paths, for both apps' root loggers: credentials in request headers, any
  * `secret`/`apiKey` field at the top level or one level down, and payload-bearing fields.
  * A redacted value is written as `[redacted]`.

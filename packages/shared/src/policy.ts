@@ -5,10 +5,10 @@ import { PRESETS } from './presets.js';
  * How long to wait after a failed attempt before the next one.
  *
  * - `fixed`: `waitsMs[i]` is the wait after failed attempt `i + 1`, before
- *   `jitterRatio` is applied (seeds 000, 002, 004).
- * - `random-up-to`: uniform in `[floorMs, max(floorMs, capsMs[i])]` (seed 001).
+ *   `jitterRatio` is applied (custral, tourical and vestiarion).
+ * - `random-up-to`: uniform in `[floorMs, max(floorMs, capsMs[i])]` (jitter-45h).
  * - `exponential-full-jitter`: uniform in `[0, min(capMs, baseMs * 2^(n-1))]`,
- *   `n` the failed attempt number (seed 003).
+ *   `n` the failed attempt number (kestrel).
  *
  * Every wait is whole milliseconds, 0..30 days. Waits of a few milliseconds
  * are allowed so integration tests run fast.
@@ -23,27 +23,27 @@ export type Schedule =
  * A success resets the streak.
  */
 export interface BreakerRule {
-  /** What a streak is made of: failed attempts (seeds 001, 002, 004) or failed deliveries (seed 003). */
+  /** What a streak is made of: failed attempts (jitter-45h, tourical and vestiarion) or failed deliveries (kestrel). */
   counts: 'attempts' | 'deliveries';
-  /** Which failures extend the streak: all, or only HTTP 4xx answers (seed 002). */
+  /** Which failures extend the streak: all, or only HTTP 4xx answers (tourical). */
   of: 'all' | '4xx';
   /** Consecutive failures that trip the breaker, integer 1..10000. */
   threshold: number;
-  /** The streak must also span at least this long, ms, 0..365 days (seed 001: 72 h; seed 002: 24 h). */
+  /** The streak must also span at least this long, ms, 0..365 days (jitter-45h: 72 h; tourical: 24 h). */
   minStreakMs: number;
-  /** Endpoint status after a trip: `disabled` or `paused` (seed 002). */
+  /** Endpoint status after a trip: `disabled` or `paused` (tourical). */
   action: 'disable' | 'pause';
   /** Pending deliveries on a trip: cancelled (001), held for later (002, 003) or failed (004). */
   pendingOnTrip: 'cancel' | 'hold' | 'fail';
-  /** How an operator brings it back: resume in place, or delete and re-create with a new secret (seed 004). */
+  /** How an operator brings it back: resume in place, or delete and re-create with a new secret (vestiarion). */
   reenable: 'resume' | 'recreate';
-  /** Whether failures of `webhook.test` events extend the streak (seed 004: they do). */
+  /** Whether failures of `webhook.test` events extend the streak (vestiarion: they do). */
   countTestEvents: boolean;
 }
 
 /**
- * The rules for one endpoint's deliveries (DESIGN.md, "Policies"). Presets in
- * `presets.ts` encode each seed; {@link resolvePolicy} turns API input into one.
+ * The rules for one endpoint's deliveries (docs/architecture.md, "Policies"). Presets in
+ * `presets.ts` encode each preset; {@link resolvePolicy} turns API input into one.
  */
 export interface Policy {
   /** Total attempts, the first included, integer 1..100. */
@@ -57,14 +57,14 @@ export interface Policy {
   /**
    * Per-attempt timeout, `ms` integer 1..120000. `whole-response`: until the
    * body is read, across redirect hops; `response-headers`: from the request
-   * being written until headers arrive (seed 003).
+   * being written until headers arrive (kestrel).
    */
   timeout: { ms: number; measures: 'whole-response' | 'response-headers' };
-  /** 3xx handling: a failure (`redirect_not_followed`), or followed up to `maxHops` 1..10 (seed 002: 3). */
+  /** 3xx handling: a failure (`redirect_not_followed`), or followed up to `maxHops` 1..10 (tourical: 3). */
   redirects: { follow: false } | { follow: true; maxHops: number };
-  /** A URL or resolved address that fails the safety rules: final at once (seed 000) or retried. */
+  /** A URL or resolved address that fails the safety rules: final at once (custral) or retried. */
   unsafeUrl: 'fail-permanently' | 'retry';
-  /** Whether an `unsafe_url:*` failure counts toward the breaker (seed 004: yes). */
+  /** Whether an `unsafe_url:*` failure counts toward the breaker (vestiarion: yes). */
   unsafeUrlCountsAgainstEndpoint: boolean;
   /** Envelope bytes above this are never sent (`payload_too_large`, final); integer 1..64 MiB, or null for no limit. */
   maxPayloadBytes: number | null;
@@ -72,19 +72,19 @@ export interface Policy {
   maxResponseBytesRead: number;
   /** An endpoint paused or disabled before an attempt: cancel the delivery, hold it pending, or fail it. */
   onEndpointInactive: 'cancel' | 'hold' | 'fail';
-  /** Auto-disable rule, or null for none (seed 000). */
+  /** Auto-disable rule, or null for none (custral). */
   breaker: BreakerRule | null;
-  /** Whether failed `webhook.test` deliveries are retried (seed 004: never). */
+  /** Whether failed `webhook.test` deliveries are retried (vestiarion: never). */
   retryTestEvents: boolean;
   /** How long finished deliveries are kept: `days` 1..3650, or the newest `lastPerEndpoint` 1..100000. */
   retention: { days: number } | { lastPerEndpoint: number };
-  /** Attempts in flight at once: `perEndpoint` 1..1000, `perOrg` 1..10000 (seed 001: 4 and 20). */
+  /** Attempts in flight at once: `perEndpoint` 1..1000, `perOrg` 1..10000 (jitter-45h: 4 and 20). */
   concurrency: { perEndpoint: number; perOrg: number };
   /** Whether operators may redeliver, and whether a delivery still pending may be redelivered. */
   redelivery: { allowed: boolean; whilePending: boolean };
 }
 
-/** Names of the built-in presets: Postern's `standard` and one per seed. */
+/** Names of the built-in presets: Postern's `standard` and the five that reproduce other senders' rules. */
 export const PRESET_NAMES = ['standard', 'custral', 'jitter-45h', 'tourical', 'kestrel', 'vestiarion'] as const;
 
 /** One of {@link PRESET_NAMES}. */
@@ -268,6 +268,11 @@ export type PolicyResolution =
       presetName: PresetName | null;
       /** The preset the input started from (`standard` when none was named). */
       basePresetName: PresetName;
+      /**
+       * Rules an override left in place that will surprise (see {@link overrideWarnings}), as
+       * sentences naming the field; empty when there are none.
+       */
+      warnings: string[];
     }
   | { ok: false; issues: PolicyIssue[] };
 
@@ -375,17 +380,31 @@ export function resolvePolicy(input: unknown): PolicyResolution {
   if (!parsed.success) return { ok: false, issues: toIssues(parsed.error) };
   const policy: Policy = parsed.data;
   const presetName = deepEqual(policy, base) ? baseName : (PRESET_NAMES.find((name) => deepEqual(policy, PRESETS[name].policy)) ?? null);
-  return { ok: true, policy, presetName, basePresetName: baseName };
+  return { ok: true, policy, presetName, basePresetName: baseName, warnings: overrideWarnings(overrides, policy, baseName) };
+}
+
+/** Below this, a streak the breaker waits for is short enough not to warn about, ms. */
+const NOTABLE_STREAK_MS = 60 * 60 * 1000;
+
+function formatDurationMs(ms: number): string {
+  const hours = ms / 3_600_000;
+  return hours >= 48 ? `${Math.round(hours / 24)} days` : `${Math.round(hours)} h`;
 }
 
 /**
- * Validates a complete policy (no preset, no merging), e.g. one read back
- * from the store.
- *
- * @returns the same result shape as {@link resolvePolicy}'s failure, or the
- *   parsed policy.
+ * Overrides merge field by field into their base preset (nested objects too: `{"breaker":
+ * {"threshold": 3}}` changes the threshold and keeps every other breaker field of the preset).
+ * This names the case where that hides a rule: a breaker override that leaves the preset's
+ * `minStreakMs` of an hour or more, so a lowered threshold does not make the breaker trip sooner.
  */
-export function parsePolicy(input: unknown): { ok: true; policy: Policy } | { ok: false; issues: PolicyIssue[] } {
-  const parsed = policySchema.safeParse(input);
-  return parsed.success ? { ok: true, policy: parsed.data } : { ok: false, issues: toIssues(parsed.error) };
+export function overrideWarnings(overrides: Record<string, unknown>, policy: Policy, baseName: PresetName): string[] {
+  const warnings: string[] = [];
+  const breaker = overrides.breaker;
+  if (isPlainObject(breaker) && !('minStreakMs' in breaker) && policy.breaker && policy.breaker.minStreakMs >= NOTABLE_STREAK_MS) {
+    warnings.push(
+      `breaker.minStreakMs: ${policy.breaker.minStreakMs} (${formatDurationMs(policy.breaker.minStreakMs)}) is kept from the "${baseName}" preset: ` +
+        `the breaker trips only after failures have gone on that long, whatever breaker.threshold says; set breaker.minStreakMs too to change it`,
+    );
+  }
+  return warnings;
 }

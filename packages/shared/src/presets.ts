@@ -6,7 +6,7 @@ export interface PresetInfo {
   seed: string | null;
   /** One line for an API listing or a dashboard. */
   summary: string;
-  /** Values the seed does not state, and where the preset's value comes from instead. */
+  /** Values the reproduced rules do not state, and where the preset's value comes from instead. */
   assumptions: readonly string[];
   /** The policy itself (deep-frozen; {@link resolvePolicy} hands out copies). */
   policy: Policy;
@@ -25,7 +25,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Postern's default; also supplies every value a seed leaves open. */
+/** Postern's default; also supplies every value a preset's source rules leave open. */
 const standard: Policy = {
   maxAttempts: 8,
   schedule: { kind: 'fixed', waitsMs: [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] },
@@ -55,10 +55,12 @@ const standard: Policy = {
 };
 
 /**
- * The built-in presets: Postern's `standard` and one per seed document, with
- * the seed's rules as data. Values a seed leaves open come from `standard`
- * unless `assumptions` says otherwise. The seeds describe exact schedules, so
- * their presets use `jitterRatio: 0` and ignore Retry-After.
+ * The built-in presets: Postern's `standard` and five that reproduce the
+ * documented delivery rules of five webhook senders (custral 000, jitter-45h
+ * 001, tourical 002, kestrel 003, vestiarion 004; docs/architecture.md,
+ * "Policies and presets"), as data. Values those rules leave open come from
+ * `standard` unless `assumptions` says otherwise. They describe exact
+ * schedules, so their presets use `jitterRatio: 0` and ignore Retry-After.
  *
  * Deep-frozen: use {@link resolvePolicy} to get a copy to keep or change.
  */
@@ -76,7 +78,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
     summary:
       '8 attempts on fixed waits spanning about a day, 10 s timeout, status-only success, unsafe URLs and inactive ' +
       'endpoints fail at once, no auto-disable, no redelivery, log keeps the last 100 per endpoint.',
-    assumptions: ['Concurrency is not stated in seed 000: standard 4 per endpoint, 20 per org.'],
+    assumptions: ['Concurrency is not stated in the rules custral reproduces: standard 4 per endpoint, 20 per org.'],
     policy: {
       ...standard,
       schedule: { kind: 'fixed', waitsMs: [5 * SECOND, 30 * SECOND, 2 * MINUTE, 10 * MINUTE, HOUR, 5 * HOUR, 18 * HOUR] },
@@ -96,7 +98,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
       '8 attempts, each wait random between 30 s and a growing cap (about 45 hours in all), 10 s timeout, ' +
       'inactive endpoints cancel deliveries, disabled after 20 failed attempts over 72 hours.',
     assumptions: [
-      'Seed 001 omits its cap table: caps 1m, 5m, 30m, 2h, 6h, 12h, 24h are DESIGN.md values.',
+      'The rules jitter-45h reproduces give no cap table: caps 1m, 5m, 30m, 2h, 6h, 12h, 24h are Postern\'s assumption (docs/architecture.md).',
       'Body reading is not stated beyond success being the status: 0 bytes read.',
     ],
     policy: {
@@ -130,9 +132,9 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
       '6 attempts on a fixed cascade over about 14.5 hours, 15 s timeout, redirects followed up to 3 hops, ' +
       'payloads over 1 MB refused, paused after 24 consecutive 4xx over 24 hours with deliveries kept pending.',
     assumptions: [
-      'Seed 002 keeps finished deliveries indefinitely for auditing: retention 3650 days.',
+      'The rules tourical reproduces keep finished deliveries indefinitely for auditing: retention 3650 days.',
       'Jitter and Retry-After are not mentioned; the cascade is exact, so neither applies.',
-      'Seed 002 claims one delivery per worker and gives no limits: standard 4 per endpoint, 20 per org.',
+      'The rules tourical reproduces claim one delivery per worker and give no limits: standard 4 per endpoint, 20 per org.',
     ],
     policy: {
       ...standard,
@@ -164,8 +166,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
       '6 attempts with exponential backoff and full jitter (2 s base, 32 s cap, about a minute in all), ' +
       '10 s to response headers, disabled after 20 consecutive failed deliveries with queued ones held.',
     assumptions: [
-      'Seed 003 ties retention to a per-plan window it does not size: 30 days.',
-      'Concurrency and body reading are not stated in seed 003: standard values.',
+      'The rules kestrel reproduces tie retention to a per-plan window they do not size: 30 days.',
+      'Concurrency and body reading are not stated in the rules kestrel reproduces: standard values.',
       'Retry-After is not mentioned; the backoff formula alone sets the wait.',
     ],
     policy: {
@@ -196,8 +198,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
       'disabled after 20 failed attempts (tests and unsafe URLs included) with pending deliveries failed; ' +
       're-create to re-enable.',
     assumptions: [
-      'Seed 004 omits its wait table: 1m, 5m, 30m, 2h, 6h, 12h are DESIGN.md values.',
-      'Retention and concurrency are not stated in seed 004: standard values.',
+      'The rules vestiarion reproduces give no wait table: 1m, 5m, 30m, 2h, 6h, 12h are Postern\'s assumption (docs/architecture.md).',
+      'Retention and concurrency are not stated in the rules vestiarion reproduces: standard values.',
       'Response headers are not inspected, so Retry-After is ignored; waits are exact (no jitter).',
     ],
     policy: {
@@ -238,13 +240,4 @@ export interface PresetListing extends PresetInfo {
  */
 export function listPresets(): PresetListing[] {
   return (Object.keys(PRESETS) as PresetName[]).map((name) => ({ name, ...PRESETS[name] }));
-}
-
-/**
- * The one-line description of a preset.
- *
- * @param name - one of {@link PRESET_NAMES}.
- */
-export function presetSummary(name: PresetName): string {
-  return PRESETS[name].summary;
 }

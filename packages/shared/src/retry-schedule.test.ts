@@ -7,13 +7,13 @@ const M = 60 * S;
 const H = 60 * M;
 const half = () => 0.5;
 
-/** The waits each seed's table gives, read off the seed documents (or DESIGN.md where a seed lost its table). */
+/** The waits each preset's source rules give, read off their tables (or docs/architecture.md where the rules give none). */
 const SEED_WAITS: Record<'custral' | 'tourical' | 'vestiarion', number[]> = {
-  // Seed 000's wait column.
+  // custral's wait column.
   custral: [5 * S, 30 * S, 2 * M, 10 * M, 1 * H, 5 * H, 18 * H],
-  // Seed 002: t=0, +1m, +6m, +36m, +2h36m, +14h36m, as gaps.
+  // tourical: t=0, +1m, +6m, +36m, +2h36m, +14h36m, as gaps.
   tourical: [1 * M, 6 * M - 1 * M, 36 * M - 6 * M, (2 * H + 36 * M) - 36 * M, (14 * H + 36 * M) - (2 * H + 36 * M)],
-  // Seed 004 has no table; DESIGN.md's assumed one.
+  // vestiarion has no table; docs/architecture.md's assumed one.
   vestiarion: [1 * M, 5 * M, 30 * M, 2 * H, 6 * H, 12 * H],
 };
 
@@ -35,7 +35,7 @@ describe('fixed schedules reproduce the seed tables', () => {
     expect(delays(policy, () => 0.999)).toEqual(waits);
   });
 
-  it("seed 000's elapsed-time column comes out", () => {
+  it("custral's elapsed-time column comes out", () => {
     const starts = cumulative(delays(PRESETS.custral.policy, half));
     // The seed rounds to whole minutes past the first hour: 1h13m is 1h12m35s, and so on.
     const seedColumn = [0, 5 * S, 35 * S, 2 * M + 35 * S, 12 * M + 35 * S, 1 * H + 13 * M, 6 * H + 13 * M, 24 * H + 13 * M];
@@ -45,7 +45,7 @@ describe('fixed schedules reproduce the seed tables', () => {
     expect(starts[5]).toBe((5 + 30 + 120 + 600 + 3600) * S);
   });
 
-  it("seed 002's cascade t+1m, 6m, 36m, 2h36m, 14h36m comes out exactly", () => {
+  it("tourical's cascade t+1m, 6m, 36m, 2h36m, 14h36m comes out exactly", () => {
     expect(cumulative(delays(PRESETS.tourical.policy, half))).toEqual([0, 1 * M, 6 * M, 36 * M, 2 * H + 36 * M, 14 * H + 36 * M]);
   });
 });
@@ -93,7 +93,7 @@ describe('random schedules', () => {
     return { lo, hi };
   }
 
-  it('jitter-45h (seed 001): between 30 s and each cap', () => {
+  it('jitter-45h: between 30 s and each cap', () => {
     const policy = PRESETS['jitter-45h'].policy;
     const caps = [1 * M, 5 * M, 30 * M, 2 * H, 6 * H, 12 * H, 24 * H];
     caps.forEach((cap, i) => {
@@ -103,11 +103,11 @@ describe('random schedules', () => {
       expect(lo - 30 * S).toBeLessThan((cap - 30 * S) * 0.01);
       expect(cap - hi).toBeLessThan((cap - 30 * S) * 0.01);
     });
-    // Seed 001's total: under about 45 h.
+    // jitter-45h's total: under about 45 h.
     expect(policyTimeline(policy).at(-1)?.latestMs).toBeLessThanOrEqual(45 * H);
   });
 
-  it('kestrel (seed 003): full jitter up to 2, 4, 8, 16, 32 s', () => {
+  it('kestrel: full jitter up to 2, 4, 8, 16, 32 s', () => {
     const policy = PRESETS.kestrel.policy;
     [2, 4, 8, 16, 32].forEach((capS, i) => {
       const { lo, hi } = drawBounds(policy, i + 1);

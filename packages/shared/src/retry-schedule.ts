@@ -3,9 +3,6 @@ import type { Policy } from './policy.js';
 /** A source of uniform random numbers in [0, 1), like `Math.random`. Injected so jitter is testable. */
 export type RandomFn = () => number;
 
-/** HTTP statuses whose Retry-After a policy with `retryAfter: 'honour'` takes into account. */
-export const RETRY_AFTER_STATUSES: readonly number[] = Object.freeze([429, 503]);
-
 /** Input of {@link retryDelayMs}. */
 export interface RetryDelayInput {
   policy: Policy;
@@ -15,7 +12,7 @@ export interface RetryDelayInput {
   random?: RandomFn;
   /**
    * The endpoint's Retry-After, ms from now (see {@link parseRetryAfterMs}).
-   * Pass it only for statuses in {@link RETRY_AFTER_STATUSES}.
+   * The sender passes it for 429 and 503 answers only.
    */
   retryAfterMs?: number;
 }
@@ -76,13 +73,13 @@ export function waitBoundsMs(policy: Policy, failedAttemptNumber: number): WaitB
 
 /**
  * How long to wait, after failed attempt `failedAttemptNumber`, before the
- * next attempt. The wait counts from the failure, as in seed 000.
+ * next attempt. The wait counts from the failure, as in custral.
  *
  * - `fixed`: `waitsMs[n-1] * (1 + jitterRatio * (2r - 1))`, rounded; with
  *   r = 0.5 or `jitterRatio` 0 it is the table value exactly.
- * - `random-up-to`: uniform whole ms in `[floorMs, max(floorMs, capsMs[n-1])]` (seed 001).
+ * - `random-up-to`: uniform whole ms in `[floorMs, max(floorMs, capsMs[n-1])]` (jitter-45h).
  * - `exponential-full-jitter`: uniform whole ms in
- *   `[0, min(capMs, baseMs * 2^(n-1))]` (seed 003).
+ *   `[0, min(capMs, baseMs * 2^(n-1))]` (kestrel).
  *
  * With `retryAfter: 'honour'` and `retryAfterMs` given, the result is
  * `retryAfterMs` clamped to `[wait, 2 × wait]`: a server may ask for more

@@ -11,7 +11,7 @@ export type UrlRejection = 'invalid_url' | 'too_long' | 'unsupported_scheme' | '
  * `https:`, no user name or password (they would be sent to whoever answers,
  * and logged), a host, at most {@link MAX_URL_LENGTH} characters. It does not
  * look at addresses: resolve the host and run {@link classifyAddress} on every
- * address, at registration and again before each attempt (seed 001 resolves
+ * address, at registration and again before each attempt (jitter-45h resolves
  * again every time), since DNS can change.
  *
  * @returns `{ok: true, url}` with the parsed (normalised) URL, or
@@ -82,10 +82,10 @@ function matchesEntry(address: Parsed, entry: string): boolean {
 }
 
 /**
- * Decides whether Postern may connect to an address (DESIGN.md, "Outbound
- * address safety": only what ipaddr.js calls `unicast` is public, and not
- * `::a.b.c.d`). The sender applies it twice with the same allow-list: before
- * an attempt, and at connect time to every address a socket may dial
+ * Decides whether Postern may connect to an address (docs/architecture.md,
+ * "Outbound address safety": only what ipaddr.js calls `unicast` is public,
+ * and not `::a.b.c.d`). The sender applies it twice with the same allow-list:
+ * before an attempt, and at connect time to every address a socket may dial
  * (apps/sender address-guard.ts), so both refuse the same addresses.
  *
  * @param ip - an IPv4 or IPv6 address as text (brackets allowed), e.g. a DNS

@@ -2,6 +2,15 @@ export { createStore, type Store } from './store.js';
 export { createKeySchema, type KeySchema } from './keys.js';
 export { createRedisConnection, redisAnswers } from './redis-connection.js';
 export {
+  DATA_CHECK_INTERVAL_MS,
+  DATA_LOSS_MESSAGE,
+  DataLossMonitor,
+  type DataCheck,
+  type DataLoss,
+  type DataLossMonitorOptions,
+  type InstanceMarker,
+} from './data-loss-monitor.js';
+export {
   DELIVERY_QUEUE_NAME,
   createDeliveryQueue,
   deliveryJobData,
@@ -34,3 +43,10 @@ export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './ev
 export { DeliveryRepository } from './delivery-repository.js';
 export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';
+export {
+  ACTION_CLAIM_TTL_MS,
+  ACTION_IDEMPOTENCY_TTL_MS,
+  ActionIdempotencyRepository,
+  type ActionClaim,
+  type ActionIdempotencyRecord,
+} from './action-idempotency-repository.js';

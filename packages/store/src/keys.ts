@@ -47,6 +47,13 @@ export interface KeySchema {
   event(eventId: string): string;
   /** String (JSON): the first 202 answer for an idempotency key, kept 24 h. */
   idempotency(orgId: string, keyHash: string): string;
+  /**
+   * String (JSON): an action call's `Idempotency-Key` claim, per org and per route — first an
+   * in-progress marker (short expiry), then the answer, kept 24 h.
+   */
+  actionIdempotency(orgId: string, route: string, keyHash: string): string;
+  /** String (JSON `{id, createdAt}`): the instance marker, written once by the first process to start against this Redis and prefix (docs/architecture.md, "Data loss"). */
+  instanceMarker(): string;
   /** Hash: one delivery. */
   delivery(deliveryId: string): string;
   /** Hash: attempt number → JSON attempt record. */
@@ -67,7 +74,7 @@ export interface KeySchema {
   endpointParked(endpointId: string): string;
   /** Sorted set (score = the delivery's createdAt ms): deliveries waiting for a slot of this org. */
   orgParked(orgId: string): string;
-  /** String (PX = lease): the delivery whose attempt of this event to this endpoint is in flight (seed 002: one claim at a time). */
+  /** String (PX = lease): the delivery whose attempt of this event to this endpoint is in flight (tourical: one claim at a time). */
   eventClaim(endpointId: string, eventId: string): string;
   /** Set: deliveries of this event to this endpoint waiting for {@link eventClaim}'s holder to finish. */
   eventClaimWaiters(endpointId: string, eventId: string): string;
@@ -99,6 +106,8 @@ export function createKeySchema(prefix: string): KeySchema {
     endpointHeld: (id) => `${p}:endpoint:${id}:held`,
     event: (id) => `${p}:event:${id}`,
     idempotency: (orgId, hash) => `${p}:idem:${orgId}:${hash}`,
+    actionIdempotency: (orgId, route, hash) => `${p}:action-idem:${orgId}:${route}:${hash}`,
+    instanceMarker: () => `${p}:instance`,
     delivery: (id) => `${p}:delivery:${id}`,
     deliveryAttempts: (id) => `${p}:delivery:${id}:attempts`,
     unfinishedDeliveries: () => `${p}:deliveries:unfinished`,

@@ -18,9 +18,9 @@ export interface LeaseKey {
 }
 
 /**
- * Concurrency limits that hold across every sender process (seed 001: 4 per endpoint, 20 per
- * org), and one claim per event and endpoint (seed 002: a redelivery never overlaps a retry of
- * the same event): leases in Redis scored by expiry, so a crashed holder's slot comes back by
+ * Concurrency limits that hold across every sender process (every preset: 4 per endpoint, 20
+ * per org, as jitter-45h documents), and one claim per event and endpoint (tourical: a
+ * redelivery never overlaps a retry of the same event): leases in Redis scored by expiry, so a crashed holder's slot comes back by
  * itself. A refused delivery is parked, oldest first, and woken by the release that frees room.
  */
 export class LeaseRepository {

@@ -16,7 +16,7 @@ export interface TripInput {
   status: 'paused' | 'disabled';
   reason: string;
   pendingOnTrip: 'cancel' | 'hold' | 'fail';
-  /** Only deleting and re-creating the endpoint brings it back (seed 004). */
+  /** Only deleting and re-creating the endpoint brings it back (vestiarion). */
   recreateRequired?: boolean;
   consecutiveFailures: number;
   notificationId: string;

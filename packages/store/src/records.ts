@@ -185,7 +185,7 @@ export function parseDelivery(h: Record<string, string>): DeliveryRecord | null 
 
 /**
  * Reads the stored secrets leniently: a value that is not a JSON array reads as no secrets, which
- * the sender records as `internal:secret_unreadable` (seed 004) instead of every read of the
+ * the sender records as `internal:secret_unreadable` (vestiarion) instead of every read of the
  * endpoint, and so every event's fan-out to the org, throwing.
  */
 function parseSecrets(raw: string | undefined): EndpointSecret[] {

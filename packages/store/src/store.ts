@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { ActionIdempotencyRepository } from './action-idempotency-repository.js';
 import { ApiKeyRepository } from './api-key-repository.js';
 import { AttemptRepository } from './attempt-repository.js';
 import { DeliveryRepository } from './delivery-repository.js';
@@ -24,6 +25,7 @@ export interface Store {
   readonly attempts: AttemptRepository;
   readonly notifications: NotificationRepository;
   readonly leases: LeaseRepository;
+  readonly actionIdempotency: ActionIdempotencyRepository;
 }
 
 /** Builds the store. `prefix` is `REDIS_PREFIX`; the connection is owned (and closed) by the caller. */
@@ -40,5 +42,6 @@ export function createStore(deps: { redis: Redis; prefix: string }): Store {
     attempts: new AttemptRepository(deps.redis, keys),
     notifications: new NotificationRepository(deps.redis, keys),
     leases: new LeaseRepository(deps.redis, keys),
+    actionIdempotency: new ActionIdempotencyRepository(deps.redis, keys),
   };
 }

@@ -14,7 +14,7 @@ export interface AppExit {
   signal: NodeJS.Signals | null;
 }
 
-/** A Postern app (`node --import tsx apps/<app>/src/main.ts`) running as a child process. */
+/** A Postern app (`node --conditions=development --import tsx apps/<app>/src/main.ts`) running as a child process. */
 export interface AppProcess {
   readonly name: string;
   readonly pid: number;
@@ -43,7 +43,7 @@ function spawnApp(app: keyof typeof ENTRY, name: string, env: Record<string, str
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   delete childEnv.NODE_OPTIONS; // jest's --experimental-vm-modules is not for the apps
   Object.assign(childEnv, { LOG_LEVEL: 'warn', ALLOWED_ADDRESSES: '127.0.0.1,::1', ADMIN_TOKEN: TEST_ADMIN_TOKEN }, env);
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY[app]], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', ENTRY[app]], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {

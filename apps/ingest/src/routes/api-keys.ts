@@ -4,7 +4,7 @@ import { Router } from 'express';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { mintApiKey, requireScope } from '../auth.js';
-import { createApiKeyBody, pageQuery } from '../schemas.js';
+import { createApiKeyBody, pageQuery, parseListQuery } from '../schemas.js';
 import { apiKeyJson } from '../serializers.js';
 
 /**
@@ -35,9 +35,7 @@ export function apiKeyRoutes(deps: AppDeps): Router {
   });
 
   router.get('/v1/api-keys', requireScope('webhooks:read'), async (req, res) => {
-    const q = pageQuery.safeParse(req.query);
-    if (!q.success) throw invalidRequest(q.error);
-    const page = await deps.store.apiKeys.list(res.locals.orgId as string, q.data);
+    const page = await deps.store.apiKeys.list(res.locals.orgId as string, parseListQuery(pageQuery, req.query, 'key'));
     res.json({ data: page.items.map(apiKeyJson), nextCursor: page.nextCursor });
   });
 

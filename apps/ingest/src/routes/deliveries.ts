@@ -1,9 +1,9 @@
 import { Router } from 'express';
 import type { DeliveryStatus } from '@postern/store';
-import { invalidRequest, notFound } from '../api-error.js';
+import { notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { ownEndpoint } from './endpoints.js';
-import { deliveryListQuery } from '../schemas.js';
+import { deliveryListQuery, parseListQuery } from '../schemas.js';
 import { attemptJson, deliveryJson } from '../serializers.js';
 import { requireScope } from '../auth.js';
 
@@ -13,12 +13,11 @@ export function deliveryRoutes(deps: AppDeps): Router {
 
   router.get('/v1/endpoints/:id/deliveries', requireScope('webhooks:read'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
-    const q = deliveryListQuery.safeParse(req.query);
-    if (!q.success) throw invalidRequest(q.error);
+    const q = parseListQuery(deliveryListQuery, req.query, 'dlv');
     const page = await deps.store.deliveries.listByEndpoint(endpoint.id, {
-      status: q.data.status as DeliveryStatus | undefined,
-      limit: q.data.limit,
-      cursor: q.data.cursor,
+      status: q.status as DeliveryStatus | undefined,
+      limit: q.limit,
+      cursor: q.cursor,
     });
     res.json({ data: page.items.map(deliveryJson), nextCursor: page.nextCursor });
   });
@@ -27,7 +26,7 @@ export function deliveryRoutes(deps: AppDeps): Router {
     const delivery = await deps.store.deliveries.get(req.params.id);
     if (!delivery || delivery.orgId !== res.locals.orgId) throw notFound('delivery');
     const attempts = await deps.store.deliveries.getAttempts(delivery.id);
-    // DESIGN.md: the detail view's `attempts` is the list; the count stays as `attemptCount`.
+    // docs/architecture.md: the detail view's `attempts` is the list; the count stays as `attemptCount`.
     res.json({ ...deliveryJson(delivery), attemptCount: delivery.attempts, attempts: attempts.map(attemptJson) });
   });
 

@@ -5,8 +5,10 @@ import { Router, type Response } from 'express';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { endpointJson } from '../serializers.js';
-import { createEndpointBody, pageQuery, updateEndpointBody } from '../schemas.js';
+import { createEndpointBody, pageQuery, parseListQuery, updateEndpointBody } from '../schemas.js';
+import { requireEmptyBody } from '../empty-body.js';
 import { requireScope } from '../auth.js';
+import { actionIdempotency } from '../action-idempotency.js';
 
 const URL_REASONS: Record<string, string> = {
   invalid_url: 'url must be an absolute http(s) URL',
@@ -45,7 +47,7 @@ export async function ownEndpoint(deps: AppDeps, res: Response, id: string): Pro
 }
 
 /**
- * Sends an endpoint's held deliveries on their way again, oldest first (seeds 002, 003): a job still
+ * Sends an endpoint's held deliveries on their way again, oldest first (tourical and kestrel): a job still
  * waiting out a retry delay is promoted to run now, a delivery without a job gets one. Returns how
  * many were re-queued.
  */
@@ -74,14 +76,7 @@ async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<num
 /** At most this many rotated-out secrets keep signing during their grace period. */
 export const MAX_PREVIOUS_SECRETS = 2;
 
-/** Refuses a body on action routes that take none (an empty body or `{}` is fine). */
-function assertEmptyBody(body: unknown): void {
-  if (body === undefined || body === null) return;
-  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
-  throw new ApiError(400, 'invalid_request', 'body: this action takes no fields (send no body or {})');
-}
-
-/** Endpoint CRUD, pause/resume, secret read and rotation, policy timeline. Mounted behind API-key auth. */
+/** Endpoint CRUD, pause/resume, secret read and rotation (the actions take `Idempotency-Key`), policy timeline. Mounted behind API-key auth. */
 export function endpointRoutes(deps: AppDeps): Router {
   const router = Router();
 
@@ -89,7 +84,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     const body = createEndpointBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     const url = checkUrl(body.data.url, deps.config.allowList);
-    const { policy, presetName } = policyOrThrow(body.data.policy);
+    const { policy, presetName, warnings } = policyOrThrow(body.data.policy);
     if (body.data.secret !== undefined && !isValidSecret(body.data.secret)) {
       throw new ApiError(400, 'invalid_request', 'secret: must be whsec_ followed by base64 of 24 to 64 bytes');
     }
@@ -115,13 +110,12 @@ export function endpointRoutes(deps: AppDeps): Router {
       disabledReason: null,
     };
     await deps.store.endpoints.create(endpoint);
-    res.status(201).json({ ...endpointJson(endpoint), secret });
+    // The resolved policy is in the answer (`policy`), with what an override left surprising.
+    res.status(201).json({ ...endpointJson(endpoint), secret, warnings });
   });
 
   router.get('/v1/endpoints', requireScope('webhooks:read'), async (req, res) => {
-    const q = pageQuery.safeParse(req.query);
-    if (!q.success) throw invalidRequest(q.error);
-    const page = await deps.store.endpoints.list(res.locals.orgId as string, q.data);
+    const page = await deps.store.endpoints.list(res.locals.orgId as string, parseListQuery(pageQuery, req.query, 'ep'));
     res.json({ data: page.items.map(endpointJson), nextCursor: page.nextCursor });
   });
 
@@ -145,6 +139,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     const body = updateEndpointBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     const patch: Parameters<typeof deps.store.endpoints.update>[1] = {};
+    let warnings: string[] = [];
     if (body.data.url !== undefined) patch.url = checkUrl(body.data.url, deps.config.allowList);
     if (body.data.eventTypes !== undefined) patch.eventTypes = body.data.eventTypes;
     if (body.data.description !== undefined) patch.description = body.data.description;
@@ -152,10 +147,11 @@ export function endpointRoutes(deps: AppDeps): Router {
       const resolved = policyOrThrow(body.data.policy);
       patch.policy = resolved.policy;
       patch.policyName = resolved.presetName;
+      warnings = resolved.warnings;
     }
     const updated = await deps.store.endpoints.update(endpoint, patch, deps.clock.now());
     if (!updated) throw notFound('endpoint');
-    res.json(endpointJson(updated));
+    res.json({ ...endpointJson(updated), warnings });
   });
 
   router.delete('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
@@ -164,9 +160,8 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.status(204).end();
   });
 
-  router.post('/v1/endpoints/:id/pause', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/endpoints/:id/pause', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'pause'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
-    assertEmptyBody(req.body);
     if (endpoint.status === 'disabled') {
       // Pausing would turn a breaker's `disabled` into a `paused` that resume re-enables.
       throw new ApiError(409, 'endpoint_disabled', 'the endpoint was disabled by its breaker; resume it (or re-create it, if its policy says so) instead of pausing');
@@ -176,9 +171,8 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.json(endpointJson(updated));
   });
 
-  router.post('/v1/endpoints/:id/resume', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/endpoints/:id/resume', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'resume'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
-    assertEmptyBody(req.body);
     // The flag is set at the trip, so changing the policy afterwards does not open a way back.
     if (endpoint.recreateRequired || (endpoint.status === 'disabled' && endpoint.policy.breaker?.reenable === 'recreate')) {
       throw new ApiError(409, 'recreate_required', 'this policy does not re-enable a disabled endpoint: delete it and create it again (a new secret is issued)');
@@ -193,9 +187,8 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.json({ ...endpointJson(updated), requeued: held });
   });
 
-  router.post('/v1/endpoints/:id/rotate-secret', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/endpoints/:id/rotate-secret', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'rotate-secret'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
-    assertEmptyBody(req.body);
     const now = deps.clock.now();
     const secret = generateSecret();
     // Newest first; only the latest few previous secrets keep signing, so repeated rotations

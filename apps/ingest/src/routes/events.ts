@@ -9,6 +9,7 @@ import { createEventBody } from '../schemas.js';
 import { eventJson } from '../serializers.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
+import { actionIdempotency } from '../action-idempotency.js';
 
 /** `POST /v1/events`, `GET /v1/events/:id`, `POST /v1/endpoints/:id/test`. Behind API-key auth. */
 export function eventRoutes(deps: AppDeps): Router {
@@ -55,7 +56,7 @@ export function eventRoutes(deps: AppDeps): Router {
     res.type('application/json').send(eventJson(event));
   });
 
-  router.post('/v1/endpoints/:id/test', requireScope('webhooks:write'), requireEmptyBody, async (req, res) => {
+  router.post('/v1/endpoints/:id/test', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'test'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     if (endpoint.status !== 'active') throw new ApiError(409, 'endpoint_inactive', `endpoint is ${endpoint.status}; resume it first`);
     const dataJson = JSON.stringify({ endpointId: endpoint.id, message: 'This is a test event from Postern.' });

@@ -1,7 +1,6 @@
 import { Router } from 'express';
-import { invalidRequest } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
-import { pageQuery } from '../schemas.js';
+import { pageQuery, parseListQuery } from '../schemas.js';
 import { iso } from '../serializers.js';
 import { requireScope } from '../auth.js';
 
@@ -9,9 +8,7 @@ import { requireScope } from '../auth.js';
 export function notificationRoutes(deps: AppDeps): Router {
   const router = Router();
   router.get('/v1/notifications', requireScope('webhooks:read'), async (req, res) => {
-    const q = pageQuery.safeParse(req.query);
-    if (!q.success) throw invalidRequest(q.error);
-    const page = await deps.store.notifications.list(res.locals.orgId as string, q.data);
+    const page = await deps.store.notifications.list(res.locals.orgId as string, parseListQuery(pageQuery, req.query, 'ntf'));
     res.json({
       data: page.items.map((n) => ({
         id: n.id,

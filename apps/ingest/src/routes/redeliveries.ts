@@ -7,17 +7,18 @@ import { deliveryJson } from '../serializers.js';
 import { ownEndpoint } from './endpoints.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
+import { actionIdempotency } from '../action-idempotency.js';
 
 /** `POST /v1/endpoints/:id/recover` body. */
 export const recoverBody = z.strictObject({
   since: z.iso.datetime({ offset: true, error: 'since must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z' }),
 });
 
-/** Redeliver one, redeliver every failed, recover since a time. Behind API-key auth. */
+/** Redeliver one, redeliver every failed, recover since a time; each takes `Idempotency-Key`. Behind API-key auth. */
 export function redeliveryRoutes(deps: AppDeps): Router {
   const router = Router();
 
-  router.post('/v1/deliveries/:id/redeliver', requireScope('webhooks:write'), requireEmptyBody, async (req, res) => {
+  router.post('/v1/deliveries/:id/redeliver', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'redeliver'), async (req, res) => {
     const original = await deps.store.deliveries.get(req.params.id);
     if (!original || original.orgId !== res.locals.orgId) throw notFound('delivery');
     const endpoint = await deps.store.endpoints.get(original.endpointId);
@@ -31,7 +32,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     res.status(202).json({ delivery: deliveryJson(redelivery) });
   });
 
-  router.post('/v1/endpoints/:id/redeliver-failed', requireScope('webhooks:write'), requireEmptyBody, async (req, res) => {
+  router.post('/v1/endpoints/:id/redeliver-failed', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'redeliver-failed'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     assertRedeliverable(endpoint);
     const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.id, { limit: BULK_REDELIVERY_LIMIT });
@@ -40,7 +41,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     res.status(202).json({ count: items.length, remaining: total - items.length });
   });
 
-  router.post('/v1/endpoints/:id/recover', requireScope('webhooks:write'), async (req, res) => {
+  router.post('/v1/endpoints/:id/recover', requireScope('webhooks:write'), actionIdempotency(deps, 'recover'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const body = recoverBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
