@@ -23,8 +23,10 @@
  * Settings (environment): BENCH_CONCURRENCY (50), BENCH_DURATION_S (10), BENCH_RATE (1000),
  * BENCH_RATE_LOW (250), BENCH_PENDING (100000), BENCH_PROFILE (auto | always | off; off in quick
  * mode), BENCH_QUICK=1 (about a minute: bare BullMQ, bare got, the two full-speed runs and the
- * BENCH_RATE_LOW run only; no memory, no scale point, no BENCH_RATE run).
+ * BENCH_RATE_LOW run only; no memory, no scale point, no BENCH_RATE run), BENCH_APP_MODE
+ * (compiled: `npm run build` first and the apps run from dist/ as in production | source: tsx).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
@@ -41,6 +43,8 @@ const RATE = Number(process.env.BENCH_RATE ?? 1000);
 const RATE_LOW = Number(process.env.BENCH_RATE_LOW ?? 250);
 const PENDING = Number(process.env.BENCH_PENDING ?? 100_000);
 const QUICK = process.env.BENCH_QUICK === '1';
+/** How the apps run: `compiled` (as in production: `npm run build`, then node on dist/) or `source` (tsx). */
+const APP_MODE = process.env.BENCH_APP_MODE === 'source' ? 'source' : 'compiled';
 // Quick mode is for before/after comparisons in about a minute: no profile unless asked for.
 const PROFILE = (process.env.BENCH_PROFILE ?? (QUICK ? 'off' : 'auto')) as 'auto' | 'always' | 'off';
 /** Quick mode's unreported deliveries before the measured runs (the full run drains 5,000). */
@@ -121,12 +125,18 @@ async function main(): Promise<void> {
   // Other work on the machine skews every figure: the report says how busy it was.
   const loadAtStart = loadavg().map(r1);
   mkdirSync(OUT_DIR, { recursive: true });
+  if (APP_MODE === 'compiled') {
+    // Measured as production runs them: compiled JavaScript, no TypeScript loader (turbo rebuilds only what changed).
+    log('building the apps (npm run build)');
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    process.env.POSTERN_APP_MODE = 'compiled';
+  }
   const redis = await startBenchRedis(log);
   const redisPid = await redisServerPid(redis.client);
   const receiver = await startReceiverProcess();
   const ctx: CostContext = { redis, redisPid, receiver };
   const steps = QUICK ? 4 : 6;
-  log(`${QUICK ? 'QUICK mode (BENCH_QUICK=1): no memory, no scale point, no ' + RATE + '/s run; ' : ''}redis ${redis.url} (${redis.own ? `private: ${composeRedisFlags().join(' ')}` : 'shared: commands and Redis CPU include other clients'}, pid ${redisPid ?? '?'}), receiver ${receiver.base}, concurrency ${CONCURRENCY}, ${DURATION_S} s per run; load average ${loadAtStart.join(' ')} on ${cpus().length} cores`);
+  log(`${QUICK ? 'QUICK mode (BENCH_QUICK=1): no memory, no scale point, no ' + RATE + '/s run; ' : ''}redis ${redis.url} (${redis.own ? `private: ${composeRedisFlags().join(' ')}` : 'shared: commands and Redis CPU include other clients'}, pid ${redisPid ?? '?'}), receiver ${receiver.base}, apps ${APP_MODE}, concurrency ${CONCURRENCY}, ${DURATION_S} s per run; load average ${loadAtStart.join(' ')} on ${cpus().length} cores`);
   try {
     log(`1/${steps} bare BullMQ: addBulk + no-op worker`);
     const bullmq = await bareBullmq(redis.url, { jobs: 30_000, concurrency: CONCURRENCY });
