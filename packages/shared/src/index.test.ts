@@ -4,13 +4,14 @@ import * as shared from './index.js';
 /**
  * Names `@postern/shared` exports as its public contract although no other workspace's code uses
  * them yet: the Standard Webhooks signing surface a receiver or tool needs (secrets, signing,
- * verification, tolerance), id helpers, the error-code table README is checked against, and the
+ * verification, tolerance), id helpers, the error-code table README is checked against, the
+ * schedule and error rules the attempt plans are built from (documented per preset), and the
  * limits and lists that document the API's rules.
  */
 const PUBLIC_CONTRACT = new Set([
   'ID_PREFIXES', 'isId', 'newId',
   'DEFAULT_TOLERANCE_S', 'InvalidSecretError', 'MAX_SECRET_BYTES', 'MIN_SECRET_BYTES', 'SECRET_PREFIX', 'parseSecret', 'sign', 'verify',
-  'ERROR_CODES', 'countsAgainstEndpoint',
+  'ERROR_CODES', 'countsAgainstEndpoint', 'isRetried', 'httpStatusCode', 'retryDelayMs', 'parseRetryAfterMs',
   'MAX_ATTEMPTS', 'MAX_WAIT_MS', 'MAX_URL_LENGTH', 'parseAllowList',
   'ALL_EVENT_TYPES', 'MAX_EVENT_TYPE_FILTER_ENTRIES', 'MAX_EVENT_TYPE_LENGTH',
   'LOG_REDACT_CENSOR', 'LOG_REDACT_PATHS',

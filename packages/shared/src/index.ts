@@ -57,10 +57,9 @@ export {
   matchesEventTypes,
 } from './event-types.js';
 
-export { healthEffect, shouldTrip } from './breaker.js';
 export { outcomeOfResponse, planAfterAttempt, planBeforeAttempt, planBreakerTrip } from './attempt-plan.js';
 export type { AfterAttemptInput, AfterAttemptPlan, AttemptOutcome, BeforeAttemptPlan, BreakerTripPlan, ClaimBlockers } from './attempt-plan.js';
-export type { FailureStreak, HealthEffect, HealthEffectInput } from './breaker.js';
+export type { FailureStreak, HealthEffect } from './breaker.js';
 
 export { API_KEY_SCOPES, isApiKeyScope } from './api-key-scopes.js';
 export type { ApiKeyScope } from './api-key-scopes.js';
