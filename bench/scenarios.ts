@@ -217,18 +217,31 @@ export async function posternAtRate(p: PosternProcesses, receiver: ReceiverProce
   let sent = 0;
   let deliveries = 0;
   let failures = 0;
+  // Why events were refused: an HTTP status, or the client's error code.
+  const refusals = new Map<string, number>();
+  const refused = (reason: string) => {
+    failures++;
+    refusals.set(reason, (refusals.get(reason) ?? 0) + 1);
+  };
+  // A kept-alive connection that ingest closed as it was being reused fails before any answer: the
+  // producer sends once more (the event carries an idempotency key, so that is safe), as any HTTP
+  // client with retries would.
+  const post = (body: unknown) =>
+    api.post('/v1/events', body, org.apiKey).catch((err: { code?: string }) => {
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') return api.post('/v1/events', body, org.apiKey);
+      throw err;
+    });
   const inFlight = new Set<Promise<void>>();
   // Every 10 ms, whatever is due by now: the offered rate does not depend on answers.
   while (sent < total) {
     const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * opts.eventsPerSecond));
     while (sent < due) {
       sent++;
-      const req = api
-        .post('/v1/events', { type: 'bench.event', data: { n: sent, note: 'benchmark' } }, org.apiKey)
+      const req = post({ type: 'bench.event', data: { n: sent, note: 'benchmark' }, idempotencyKey: `bench-${started}-${sent}` })
         .then((r) => {
           if (r.status === 202) deliveries += (r.body.deliveries as unknown[]).length;
-          else failures++;
-        }, () => void failures++);
+          else refused(`HTTP ${r.status}`);
+        }, (err: { code?: string }) => refused(err.code ?? 'error'));
       inFlight.add(req);
       void req.finally(() => inFlight.delete(req));
     }
@@ -237,7 +250,7 @@ export async function posternAtRate(p: PosternProcesses, receiver: ReceiverProce
   await Promise.all(inFlight);
   const producingSeconds = (Date.now() - started) / 1000;
   api.close();
-  if (failures > 0) throw new Error(`${failures} events were refused at ${opts.eventsPerSecond}/s`);
+  if (failures > 0) throw new Error(`${failures} events were refused at ${opts.eventsPerSecond}/s (${[...refusals].map(([why, n]) => `${why}: ${n}`).join(', ')})`);
   const result = await finishRun(p, receiver, { started, events: sent, deliveries, producingSeconds, rss }, 120_000);
   return { ...result, offeredPerSecond: sent / producingSeconds };
 }
