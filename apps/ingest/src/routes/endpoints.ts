@@ -66,7 +66,14 @@ async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<num
     if (!job) missing.push(id);
     else if (await job.isDelayed()) {
       await addMissing();
-      await job.promote();
+      // Its delay may run out, or a sender finish it, between the look and the promote: then it
+      // needs nothing from here, unless it is gone (a sender held it just before the resume), and
+      // then it gets a new job like any held delivery without one.
+      const promoted = await job.promote().then(
+        () => true,
+        () => false,
+      );
+      if (!promoted && !(await deps.queue.getJob(id))) missing.push(id);
     }
   }
   await addMissing();
