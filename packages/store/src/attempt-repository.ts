@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import type { KeySchema } from './keys.js';
+import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
-import { parseDelivery, parseEndpoint, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
+import { parseDelivery, parseEndpoint, type AttemptRecord, type AttemptResponseRecord, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 
 const claimScript = LuaScript.load('claim-attempt');
 const finishScript = LuaScript.load('finish-attempt');
@@ -59,6 +59,10 @@ export interface FinishInput {
   durationMs: number;
   nextAttemptAt: number | null;
   health: 'success' | 'failure' | 'none';
+  /** The headers the request was sent with; null when nothing was sent (a fault before the request). */
+  requestHeaders: Record<string, string> | null;
+  /** What the policy's `keepResponseBody` kept of the answer, else null. */
+  response: AttemptResponseRecord | null;
   /** The endpoint policy's concurrency limits, to wake as many parked deliveries as have room. */
   concurrency: { perEndpoint: number; perOrg: number };
 }
@@ -159,7 +163,9 @@ export class AttemptRepository {
 
   /**
    * One call after the request: records the attempt's outcome, moves the delivery on, updates the
-   * endpoint's failure streak, gives back the lease and names the parked deliveries to wake.
+   * endpoint's failure streak and failure counts, counts the attempt in the endpoint's and org's
+   * counters of the hour (`StatsRepository`), gives back the lease and names the parked deliveries
+   * to wake.
    */
   async finish(input: FinishInput): Promise<FinishResult> {
     const { ids } = input;
@@ -170,7 +176,10 @@ export class AttemptRepository {
       durationMs: input.durationMs,
       responseStatus: input.responseStatus,
       error: input.error,
+      requestHeaders: input.requestHeaders,
+      response: input.response,
     };
+    const hourStartMs = input.nowMs - (input.nowMs % 3_600_000);
     const r = (await finishScript.run(
       this.redis,
       [
@@ -181,13 +190,16 @@ export class AttemptRepository {
         k.unfinishedDeliveries(),
         k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
         k.endpointDeliveriesByStatus(ids.endpointId, input.nextStatus),
+        k.statsHour('endpoint', ids.endpointId, hourStartMs),
+        k.statsHour('org', ids.orgId, hourStartMs),
       ],
       [
         ids.deliveryId,
         input.nowMs,
         input.attemptNumber,
         input.nextStatus,
-        JSON.stringify(attempt),
+        // Null detail is left out of the stored JSON (read back as null): bytes per attempt matter.
+        JSON.stringify({ ...attempt, requestHeaders: attempt.requestHeaders ?? undefined, response: attempt.response ?? undefined }),
         input.responseStatus ?? '',
         input.error ?? '',
         input.durationMs,
@@ -195,6 +207,8 @@ export class AttemptRepository {
         input.health,
         input.concurrency.perEndpoint,
         input.concurrency.perOrg,
+        Math.floor((input.nowMs - hourStartMs) / 60_000),
+        STATS_TTL_S,
       ],
     )) as [string, number, string, ...string[]];
     return {

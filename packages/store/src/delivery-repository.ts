@@ -25,6 +25,8 @@ export class DeliveryRepository {
         durationMs: a.durationMs ?? null,
         responseStatus: a.responseStatus ?? null,
         error: a.error ?? null,
+        requestHeaders: a.requestHeaders ?? null,
+        response: a.response ?? null,
       }))
       .sort((a, b) => a.number - b.number);
   }
@@ -43,6 +45,11 @@ export class DeliveryRepository {
     const page = ids.slice(0, opts.limit);
     const items = await this.getMany(page);
     return { items, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
+  }
+
+  /** Ids of an event's redeliveries (deliveries with `redeliveredFromId`), oldest first. */
+  async redeliveryIds(eventId: string): Promise<string[]> {
+    return this.redis.zrange(this.keys.eventRedeliveries(eventId), 0, -1);
   }
 
   /** Deliveries by id, in the order given; missing ones are skipped. */
@@ -69,6 +76,9 @@ export class DeliveryRepository {
         .zadd(this.keys.endpointDeliveriesByStatus(d.endpointId, d.status), 0, d.id)
         .zadd(this.keys.unfinishedDeliveries(), d.createdAt, d.id);
       multi.hincrby(this.keys.event(d.eventId), 'liveDeliveries', 1);
+      // Every delivery of an event is listed with it: the first ones are the event's own
+      // `deliveryIds`, redeliveries are indexed here (issue 14).
+      if (d.redeliveredFromId) multi.zadd(this.keys.eventRedeliveries(d.eventId), 0, d.id);
       if (markBulkRedelivered && d.redeliveredFromId) multi.sadd(this.keys.endpointBulkRedelivered(d.endpointId), d.redeliveredFromId);
     }
     assertExec(await multi.exec());
@@ -101,8 +111,8 @@ export class DeliveryRepository {
 
   /** Removes a finished delivery (and its event when no other delivery refers to it). Returns false when unfinished or missing. */
   async purge(deliveryId: string): Promise<boolean> {
-    const [status, endpointId, eventId] = await this.redis.hmget(this.keys.delivery(deliveryId), 'status', 'endpointId', 'eventId');
-    if (!status || !endpointId || !eventId) return false;
+    const [status, endpointId, eventId, orgId] = await this.redis.hmget(this.keys.delivery(deliveryId), 'status', 'endpointId', 'eventId', 'orgId');
+    if (!status || !endpointId || !eventId || !orgId) return false;
     const k = this.keys;
     const r = await purgeDeliveryScript.run(
       this.redis,
@@ -114,8 +124,11 @@ export class DeliveryRepository {
         k.endpointHeld(endpointId),
         k.endpointBulkRedelivered(endpointId),
         k.event(eventId),
+        k.orgEvents(orgId),
+        k.endpointEvents(endpointId),
+        k.eventRedeliveries(eventId),
       ],
-      [status],
+      [status, eventId],
     );
     return r === 1;
   }

@@ -41,6 +41,7 @@ export class EventRepository {
       keys.push(this.keys.delivery(d.id), this.keys.endpointDeliveries(d.endpointId), this.keys.endpointDeliveriesByStatus(d.endpointId, 'pending'));
       args.push(JSON.stringify(toHashFields(d)));
     }
+    keys.push(this.keys.orgEvents(event.orgId), ...deliveries.map((d) => this.keys.endpointEvents(d.endpointId)));
     const [written, answer] = (await createEventScript.run(this.redis, keys, args)) as [number, string];
     return written === 1 ? { created: true, answer } : { created: false, answer };
   }
@@ -50,14 +51,15 @@ export class EventRepository {
    * be queued, so a failed request leaves nothing half-visible.
    */
   async removeUnqueued(event: Pick<EventRecord, 'id' | 'orgId'>, deliveries: Pick<DeliveryRecord, 'id' | 'endpointId'>[], idempotencyKeyHash: string | null): Promise<void> {
-    const multi = this.redis.multi().del(this.keys.event(event.id));
+    const multi = this.redis.multi().del(this.keys.event(event.id)).zrem(this.keys.orgEvents(event.orgId), event.id);
     if (idempotencyKeyHash) multi.del(this.keys.idempotency(event.orgId, idempotencyKeyHash));
     for (const d of deliveries) {
       multi
         .del(this.keys.delivery(d.id), this.keys.deliveryAttempts(d.id))
         .zrem(this.keys.endpointDeliveries(d.endpointId), d.id)
         .zrem(this.keys.endpointDeliveriesByStatus(d.endpointId, 'pending'), d.id)
-        .zrem(this.keys.unfinishedDeliveries(), d.id);
+        .zrem(this.keys.unfinishedDeliveries(), d.id)
+        .zrem(this.keys.endpointEvents(d.endpointId), event.id);
     }
     assertExec(await multi.exec());
   }

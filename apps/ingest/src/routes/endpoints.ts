@@ -111,6 +111,8 @@ export function endpointRoutes(deps: AppDeps): Router {
       failureStreakStartedAt: null,
       lastSuccessAt: null,
       lastFailureAt: null,
+      failedAttempts: 0,
+      consecutiveFailedAttempts: 0,
       disabledAt: null,
       disabledReason: null,
     };

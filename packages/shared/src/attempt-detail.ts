@@ -1,0 +1,52 @@
+import type { Policy } from './policy.js';
+
+/**
+ * What the delivery log keeps of one attempt's exchange besides its status (issue 14): the
+ * request headers sent, and the response's headers and body excerpt where the policy's
+ * `keepResponseBody` says so. Pure rules; the transport reads, the store writes.
+ */
+
+/** Bounds on the response headers kept with an attempt: count, bytes of one value, bytes in all. */
+export const RESPONSE_HEADER_LIMITS = { maxHeaders: 32, maxValueBytes: 512, maxTotalBytes: 4096 } as const;
+
+/** Response headers as kept: lower-case name → value (repeated headers joined with `, `). */
+export type KeptHeaders = Record<string, string>;
+
+/**
+ * Whether an attempt keeps its response headers and body excerpt under `mode`: `all` always,
+ * `none` never, `failed` when the attempt did not succeed (`error` non-null).
+ */
+export function keepsResponse(mode: Policy['keepResponseBody'] | undefined, error: string | null): boolean {
+  // Endpoints stored before the field existed read as the default, `failed`.
+  const m = mode ?? 'failed';
+  return m === 'all' || (m === 'failed' && error !== null);
+}
+
+/**
+ * Bounds response headers to {@link RESPONSE_HEADER_LIMITS}: the first `maxHeaders` in the order
+ * received, each value cut to `maxValueBytes` (marked with `…`), and none once `maxTotalBytes` of
+ * names and values are reached. Returns the kept headers and whether any were left out or cut.
+ */
+export function boundHeaders(headers: Record<string, string | string[] | undefined>): { headers: KeptHeaders; truncated: boolean } {
+  const out: KeptHeaders = {};
+  let total = 0;
+  let count = 0;
+  let truncated = false;
+  for (const [name, raw] of Object.entries(headers)) {
+    if (raw === undefined) continue;
+    let value = Array.isArray(raw) ? raw.join(', ') : raw;
+    if (Buffer.byteLength(value) > RESPONSE_HEADER_LIMITS.maxValueBytes) {
+      value = `${Buffer.from(value).subarray(0, RESPONSE_HEADER_LIMITS.maxValueBytes).toString('utf8')}…`;
+      truncated = true;
+    }
+    const size = name.length + Buffer.byteLength(value);
+    if (count >= RESPONSE_HEADER_LIMITS.maxHeaders || total + size > RESPONSE_HEADER_LIMITS.maxTotalBytes) {
+      truncated = true;
+      continue;
+    }
+    out[name.toLowerCase()] = value;
+    total += size;
+    count += 1;
+  }
+  return { headers: out, truncated };
+}
