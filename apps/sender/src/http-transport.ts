@@ -38,7 +38,7 @@ export interface ResponseDetail {
  * answer's {@link ResponseDetail} (else null); or an error code from the closed set.
  */
 export type TransportResult =
-  | { kind: 'response'; status: number; retryAfter: string | undefined; bodyBytesRead: number; detail: ResponseDetail | null }
+  | { kind: 'response'; status: number; retryAfter: string | undefined; bodyBytesRead: number; detail?: ResponseDetail | null }
   | { kind: 'error'; code: string };
 
 /**
