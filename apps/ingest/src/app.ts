@@ -18,6 +18,7 @@ import { orgRoutes } from './routes/orgs.js';
 import { policyRoutes } from './routes/policies.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { redeliveryRoutes } from './routes/redeliveries.js';
+import { policyPreviewRoutes } from './routes/policy-preview.js';
 import { sendNowRoutes } from './routes/send-now.js';
 import { statsRoutes } from './routes/stats.js';
 
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(redeliveryRoutes(deps));
   app.use(sendNowRoutes(deps));
   app.use(statsRoutes(deps));
+  app.use(policyPreviewRoutes(deps));
   app.use(notificationRoutes(deps));
 
   app.use((req, _res, next) => next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`)));

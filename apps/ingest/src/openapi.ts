@@ -1,6 +1,7 @@
 import { PRESET_NAMES, policySchema } from '@postern/shared';
 import { z } from 'zod';
 import { eventListQuery } from './routes/events.js';
+import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
 import { statsQuery } from './routes/stats.js';
 import { createApiKeyBody, createEndpointBody, createEventBody, createOrgBody, deliveryListQuery, pageQuery, updateEndpointBody } from './schemas.js';
@@ -42,6 +43,8 @@ export const API_ROUTES: readonly RouteDoc[] = [
 
   r({ method: 'get', path: '/v1/policies', tag: 'policies', auth: 'none', summary: 'Presets and their rules', responses: { 200: '`{data: [{name, seed, summary, assumptions, policy}]}`' } }),
   r({ method: 'get', path: '/v1/policies/:name/timeline', tag: 'policies', auth: 'none', summary: "A preset's attempt times for a delivery that always fails", responses: { 200: '`{name, attempts}`' } }),
+
+  r({ method: 'post', path: '/v1/policies/preview', tag: 'policies', auth: 'apiKey', scope: 'webhooks:read', body: policyPreviewBody, summary: 'Resolve a policy as creating an endpoint would, with its attempt timeline (nothing is saved)', responses: { 200: '`{policyName, policy, attempts}`' } }),
 
   r({ method: 'post', path: '/v1/orgs', tag: 'orgs', auth: 'admin', body: createOrgBody, summary: 'Create an org and its first API key (shown once)', responses: { 201: '`{id, name, createdAt, apiKey}`' } }),
   r({ method: 'post', path: '/v1/orgs/:id/suspend', tag: 'orgs', auth: 'admin', summary: 'Suspend an org: its keys get 403 org_suspended, its deliveries settle as each policy says', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),

@@ -28,7 +28,8 @@ function checkUrl(raw: string, allowList: readonly string[]): string {
   return parsed.url.toString();
 }
 
-function policyOrThrow(input: unknown) {
+/** Resolves a policy as `POST /v1/endpoints` does; 400 `invalid_policy` naming the first problem. */
+export function policyOrThrow(input: unknown) {
   const resolved = resolvePolicy(input);
   if (!resolved.ok) {
     const issue = resolved.issues[0];
