@@ -34,6 +34,7 @@ const main = document.getElementById('main');
 const noticeArea = document.getElementById('notice');
 const nav = document.getElementById('nav');
 const who = document.getElementById('who');
+const searchSlot = document.getElementById('search-slot');
 
 const api = createApi(() => sessionStorage.getItem(KEY_STORAGE) ?? '');
 let me = null;
@@ -80,10 +81,15 @@ function renderShell() {
   }
   const readOnly = !me.scopes.includes('webhooks:write');
   who.hidden = false;
+  searchSlot.hidden = false;
+  if (!searchSlot.firstChild) {
+    searchSlot.append(
+      searchForm((hash) => {
+        location.hash = hash;
+      }),
+    );
+  }
   who.replaceChildren(
-    searchForm((hash) => {
-      location.hash = hash;
-    }),
     h('span', null, 'Org ', h('code', null, me.orgId)),
     h('span', { class: 'scopes', 'data-testid': 'key-summary' }, `Key “${me.name}” (pk_${me.prefix}…): ${me.scopes.join(', ')}${readOnly ? ' · read-only' : ''}`),
     h('button', { type: 'button', onclick: signOut }, 'Sign out'),
@@ -93,6 +99,7 @@ function renderShell() {
 function showSignIn(message) {
   nav.hidden = true;
   who.hidden = true;
+  searchSlot.hidden = true;
   const input = h('input', { id: 'api-key', name: 'apiKey', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true, 'aria-describedby': 'api-key-hint' });
   const form = h(
     'form',
