@@ -2,6 +2,8 @@ import {
   isValidSecret,
   keepsResponse,
   outcomeOfResponse,
+  webhookRequestHeaders,
+  type SentRequestFields,
   planAfterAttempt,
   planBeforeAttempt,
   planBreakerTrip,
@@ -112,7 +114,7 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
     durationMs,
     nextAttemptAt: plan.next.status === 'pending' ? plan.next.nextAttemptAt : null,
     health: plan.health,
-    requestHeaders: result.requestHeaders,
+    request: result.request,
     response: result.response,
     concurrency: policy.concurrency,
   });
@@ -154,7 +156,7 @@ async function settleBlocked(deps: DeliverDeps, ids: AttemptIds, claim: Extract<
  * How the request went: the outcome the rules need, and what is recorded with the attempt — the
  * status, the headers sent (null when nothing was sent) and what the policy keeps of the answer.
  */
-type SendResult = AttemptOutcome & { responseStatus: number | null; requestHeaders: Record<string, string> | null; response: AttemptResponseRecord | null };
+type SendResult = AttemptOutcome & { responseStatus: number | null; request: SentRequestFields | null; response: AttemptResponseRecord | null };
 
 /**
  * Sends the signed request. Faults found before it (Postern's own: the event or a readable secret
@@ -162,7 +164,7 @@ type SendResult = AttemptOutcome & { responseStatus: number | null; requestHeade
  * destination are outcomes like any failed request, never exceptions.
  */
 async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: EndpointRecord, envelope: string | null, attemptNumber: number, startedAt: number): Promise<SendResult> {
-  const fault = (error: string, requestHeaders: Record<string, string> | null = null): SendResult => ({ error, responseStatus: null, requestHeaders, response: null });
+  const fault = (error: string, request: SentRequestFields | null = null): SendResult => ({ error, responseStatus: null, request, response: null });
   if (envelope === null) return fault('internal:event_missing');
   const parsed = validateEndpointUrl(endpoint.url);
   if (!parsed.ok) return fault('internal:stored_url_invalid');
@@ -173,16 +175,8 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
   if (refused) return fault(refused);
 
   const timestampS = Math.floor(startedAt / 1000);
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': deps.userAgent,
-    'webhook-id': delivery.eventId,
-    'webhook-timestamp': String(timestampS),
-    'webhook-signature': signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope }),
-    'webhook-attempt': String(attemptNumber),
-    'webhook-delivery-id': delivery.id,
-    'webhook-request-id': `${delivery.id}.${attemptNumber}`,
-  };
+  const sent: SentRequestFields = { userAgent: deps.userAgent, timestampS, signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope }) };
+  const headers = webhookRequestHeaders({ eventId: delivery.eventId, deliveryId: delivery.id, attemptNumber }, sent);
   const result = await deps.transport.send({
     url: parsed.url.toString(),
     body: envelope,
@@ -192,11 +186,11 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
     maxResponseBytesRead: endpoint.policy.maxResponseBytesRead,
     keepResponseBody: endpoint.policy.keepResponseBody ?? 'failed',
   });
-  if (result.kind === 'error') return fault(result.code, headers);
+  if (result.kind === 'error') return fault(result.code, sent);
   const outcome = outcomeOfResponse(result.status, result.retryAfter, endpoint.policy, deps.clock.now());
   // The transport judged `failed` by status (non-2xx); the attempt's outcome has the last word.
   const response = result.detail && keepsResponse(endpoint.policy.keepResponseBody, outcome.error) ? result.detail : null;
-  return { ...outcome, responseStatus: result.status, requestHeaders: headers, response };
+  return { ...outcome, responseStatus: result.status, request: sent, response };
 }
 
 /** Carries out a breaker trip: the endpoint switched off once, its pending deliveries settled, one notification. */

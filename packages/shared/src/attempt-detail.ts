@@ -6,6 +6,34 @@ import type { Policy } from './policy.js';
  * `keepResponseBody` says so. Pure rules; the transport reads, the store writes.
  */
 
+/** What varies between the requests Postern sends, besides ids and the attempt number. */
+export interface SentRequestFields {
+  userAgent: string;
+  /** `webhook-timestamp`, seconds since the epoch. */
+  timestampS: number;
+  /** The whole `webhook-signature` header (one `v1,…` per secret that signs). */
+  signature: string;
+}
+
+/**
+ * The headers of one attempt's request, in the order sent (Standard Webhooks plus Postern's own
+ * `webhook-attempt`, `webhook-delivery-id`, `webhook-request-id`). The one place they are built: the
+ * sender sends them, and the delivery log rebuilds them from {@link SentRequestFields} (all it
+ * stores), so the log shows exactly what was sent.
+ */
+export function webhookRequestHeaders(ids: { eventId: string; deliveryId: string; attemptNumber: number }, sent: SentRequestFields): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': sent.userAgent,
+    'webhook-id': ids.eventId,
+    'webhook-timestamp': String(sent.timestampS),
+    'webhook-signature': sent.signature,
+    'webhook-attempt': String(ids.attemptNumber),
+    'webhook-delivery-id': ids.deliveryId,
+    'webhook-request-id': `${ids.deliveryId}.${ids.attemptNumber}`,
+  };
+}
+
 /** Bounds on the response headers kept with an attempt: count, bytes of one value, bytes in all. */
 export const RESPONSE_HEADER_LIMITS = { maxHeaders: 32, maxValueBytes: 512, maxTotalBytes: 4096 } as const;
 

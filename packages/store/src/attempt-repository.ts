@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
-import { parseDelivery, parseEndpoint, type AttemptRecord, type AttemptResponseRecord, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
+import type { SentRequestFields } from '@postern/shared';
+import { parseDelivery, parseEndpoint, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 
 const claimScript = LuaScript.load('claim-attempt');
 const finishScript = LuaScript.load('finish-attempt');
@@ -59,8 +60,11 @@ export interface FinishInput {
   durationMs: number;
   nextAttemptAt: number | null;
   health: 'success' | 'failure' | 'none';
-  /** The headers the request was sent with; null when nothing was sent (a fault before the request). */
-  requestHeaders: Record<string, string> | null;
+  /**
+   * What the request's headers were built from (`webhookRequestHeaders` rebuilds them when read);
+   * null when nothing was sent (a fault before the request).
+   */
+  request: SentRequestFields | null;
   /** What the policy's `keepResponseBody` kept of the answer, else null. */
   response: AttemptResponseRecord | null;
   /** The endpoint policy's concurrency limits, to wake as many parked deliveries as have room. */
@@ -170,14 +174,15 @@ export class AttemptRepository {
   async finish(input: FinishInput): Promise<FinishResult> {
     const { ids } = input;
     const k = this.keys;
-    const attempt: AttemptRecord = {
+    const attempt: StoredAttempt = {
       number: input.attemptNumber,
       startedAt: input.startedAt,
       durationMs: input.durationMs,
       responseStatus: input.responseStatus,
       error: input.error,
-      requestHeaders: input.requestHeaders,
-      response: input.response,
+      // Left out when null: bytes per attempt matter.
+      ...(input.request ? { sent: input.request } : {}),
+      ...(input.response ? { response: input.response } : {}),
     };
     const hourStartMs = input.nowMs - (input.nowMs % 3_600_000);
     const r = (await finishScript.run(
@@ -198,8 +203,7 @@ export class AttemptRepository {
         input.nowMs,
         input.attemptNumber,
         input.nextStatus,
-        // Null detail is left out of the stored JSON (read back as null): bytes per attempt matter.
-        JSON.stringify({ ...attempt, requestHeaders: attempt.requestHeaders ?? undefined, response: attempt.response ?? undefined }),
+        JSON.stringify(attempt),
         input.responseStatus ?? '',
         input.error ?? '',
         input.durationMs,

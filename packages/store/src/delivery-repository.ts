@@ -2,7 +2,8 @@ import type { Redis } from 'ioredis';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
+import { webhookRequestHeaders } from '@postern/shared';
+import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type StoredAttempt } from './records.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 
@@ -15,17 +16,24 @@ export class DeliveryRepository {
     return parseDelivery(await this.redis.hgetall(this.keys.delivery(deliveryId)));
   }
 
-  /** Every attempt of a delivery, by number. */
-  async getAttempts(deliveryId: string): Promise<AttemptRecord[]> {
-    const raw = await this.redis.hvals(this.keys.deliveryAttempts(deliveryId));
-    return raw.map((r) => JSON.parse(r) as Partial<AttemptRecord>)
+  /**
+   * Every attempt of a delivery, by number, with the request headers rebuilt as sent
+   * (`webhookRequestHeaders`). `eventId` is read from the delivery when not given.
+   */
+  async getAttempts(deliveryId: string, eventId?: string): Promise<AttemptRecord[]> {
+    const [raw, storedEventId] = await Promise.all([
+      this.redis.hvals(this.keys.deliveryAttempts(deliveryId)),
+      eventId === undefined ? this.redis.hget(this.keys.delivery(deliveryId), 'eventId') : eventId,
+    ]);
+    return raw
+      .map((r) => JSON.parse(r) as StoredAttempt)
       .map((a) => ({
         number: a.number ?? 0,
         startedAt: a.startedAt ?? 0,
         durationMs: a.durationMs ?? null,
         responseStatus: a.responseStatus ?? null,
         error: a.error ?? null,
-        requestHeaders: a.requestHeaders ?? null,
+        requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId ?? '', deliveryId, attemptNumber: a.number }, a.sent) : null,
         response: a.response ?? null,
       }))
       .sort((a, b) => a.number - b.number);
@@ -125,7 +133,6 @@ export class DeliveryRepository {
         k.endpointBulkRedelivered(endpointId),
         k.event(eventId),
         k.orgEvents(orgId),
-        k.endpointEvents(endpointId),
         k.eventRedeliveries(eventId),
       ],
       [status, eventId],

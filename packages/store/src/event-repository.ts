@@ -41,7 +41,7 @@ export class EventRepository {
       keys.push(this.keys.delivery(d.id), this.keys.endpointDeliveries(d.endpointId), this.keys.endpointDeliveriesByStatus(d.endpointId, 'pending'));
       args.push(JSON.stringify(toHashFields(d)));
     }
-    keys.push(this.keys.orgEvents(event.orgId), ...deliveries.map((d) => this.keys.endpointEvents(d.endpointId)));
+    keys.push(this.keys.orgEvents(event.orgId));
     const [written, answer] = (await createEventScript.run(this.redis, keys, args)) as [number, string];
     return written === 1 ? { created: true, answer } : { created: false, answer };
   }
@@ -58,8 +58,7 @@ export class EventRepository {
         .del(this.keys.delivery(d.id), this.keys.deliveryAttempts(d.id))
         .zrem(this.keys.endpointDeliveries(d.endpointId), d.id)
         .zrem(this.keys.endpointDeliveriesByStatus(d.endpointId, 'pending'), d.id)
-        .zrem(this.keys.unfinishedDeliveries(), d.id)
-        .zrem(this.keys.endpointEvents(d.endpointId), event.id);
+        .zrem(this.keys.unfinishedDeliveries(), d.id);
     }
     assertExec(await multi.exec());
   }

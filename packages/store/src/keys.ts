@@ -66,8 +66,6 @@ export interface KeySchema {
   eventClaimWaiters(endpointId: string, eventId: string): string;
   /** Sorted set (lex): the org's event ids, for `GET /v1/events`; an id leaves it when its event is purged. */
   orgEvents(orgId: string): string;
-  /** Sorted set (lex): ids of the events fanned out to this endpoint, for the `endpointId` filter. */
-  endpointEvents(endpointId: string): string;
   /** Sorted set (lex): redeliveries of an event (its first deliveries are the event's `deliveryIds`). */
   eventRedeliveries(eventId: string): string;
   /**
@@ -119,7 +117,6 @@ export function createKeySchema(prefix: string): KeySchema {
     eventClaim: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}`,
     eventClaimWaiters: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}:waiters`,
     orgEvents: (id) => `${p}:org:${id}:events`,
-    endpointEvents: (id) => `${p}:endpoint:${id}:events`,
     eventRedeliveries: (id) => `${p}:event:${id}:redeliveries`,
     statsHour: (scope, id, hourStartMs) => `${p}:stats:${scope}:${id}:${hourStartMs}`,
     deliveryJob: (id) => `${p}:q:${DELIVERY_QUEUE_NAME}:${id}`,

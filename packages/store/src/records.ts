@@ -1,4 +1,4 @@
-import { isApiKeyScope, type ApiKeyScope, type Policy } from '@postern/shared';
+import { isApiKeyScope, type ApiKeyScope, type Policy, type SentRequestFields } from '@postern/shared';
 
 /** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
 export type DeliveryStatus = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
@@ -148,6 +148,20 @@ export interface AttemptRecord {
   error: string | null;
   requestHeaders: Record<string, string> | null;
   response: AttemptResponseRecord | null;
+}
+
+/**
+ * An attempt as stored (JSON in the delivery's attempts hash): the request's headers as the
+ * fields they were built from (`sent`), `response` only when kept; absent fields read as null.
+ */
+export interface StoredAttempt {
+  number: number;
+  startedAt: number;
+  durationMs?: number | null;
+  responseStatus?: number | null;
+  error?: string | null;
+  sent?: SentRequestFields;
+  response?: AttemptResponseRecord;
 }
 
 /** What was kept of an answer: headers (bounded), body excerpt (≤ `maxResponseBytesRead` bytes, UTF-8). */

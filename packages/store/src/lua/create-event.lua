@@ -1,8 +1,8 @@
 -- Writes one event, its deliveries and their indexes in one step, or returns the first answer
 -- stored under the producer's idempotency key.
 -- KEYS[1] idempotency key, KEYS[2] event hash, KEYS[3] unfinished-deliveries zset,
--- then per delivery: delivery hash, endpoint deliveries zset, endpoint pending zset; then the org's
--- events index, then per delivery its endpoint's events index (issue 14: GET /v1/events).
+-- then per delivery: delivery hash, endpoint deliveries zset, endpoint pending zset; last, the
+-- org's events index (GET /v1/events).
 -- ARGV[1] '1' when an idempotency key was given, ARGV[2] idempotency TTL (s), ARGV[3] answer JSON,
 -- ARGV[4] event fields (JSON array of field, value, ...), then per delivery its fields (same form).
 -- Returns {1, answer} when written, {0, storedAnswer} when the key was already used.
@@ -10,7 +10,7 @@ if ARGV[1] == '1' then
   local existing = redis.call('GET', KEYS[1])
   if existing then return {0, existing} end
 end
-local count = (#KEYS - 4) / 4
+local count = (#KEYS - 4) / 3
 -- The janitor removes the event when its last delivery is removed; an event that reached no
 -- endpoint expires after the default retention instead.
 local eventFields = cjson.decode(ARGV[4])
@@ -29,13 +29,10 @@ for i = 0, count - 1 do
   redis.call('ZADD', KEYS[6 + i * 3], 0, id)
   redis.call('ZADD', KEYS[3], createdAt, id)
 end
--- The event in the org's index and in each of its endpoints' (lex by id, which is creation order).
-local eventId
+-- The event in the org's index (lex by id, which is creation order).
 for f = 1, #eventFields, 2 do
-  if eventFields[f] == 'id' then eventId = eventFields[f + 1] end
+  if eventFields[f] == 'id' then redis.call('ZADD', KEYS[#KEYS], 0, eventFields[f + 1]) end
 end
-redis.call('ZADD', KEYS[4 + count * 3], 0, eventId)
-for i = 0, count - 1 do redis.call('ZADD', KEYS[5 + count * 3 + i], 0, eventId) end
 if count == 0 then redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]) * 30) end
 if ARGV[1] == '1' then
   redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[2]))
