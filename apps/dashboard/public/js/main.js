@@ -176,6 +176,7 @@ async function render({ navigated }) {
     main.querySelector('h1')?.focus();
     return;
   }
+  const pageVisit = visit;
   const ctx = {
     api,
     me,
@@ -190,8 +191,11 @@ async function render({ navigated }) {
       carriedNotice = notice;
       location.hash = hash;
     },
-    /** Renders this page again with fresh data, keeping focus. */
-    reload: () => (gen === generation ? render({ navigated: false }) : Promise.resolve()),
+    /**
+     * Renders this page again with fresh data, keeping focus. Keyed to the visit, not the render: an
+     * action that finishes while a poll re-renders the page must still show its outcome.
+     */
+    reload: () => (pageVisit === visit ? render({ navigated: false }) : Promise.resolve()),
     /** Runs `fn` every `ms` while this page is shown. */
     every(ms, fn) {
       if (gen === generation) timers.push(setInterval(fn, ms));

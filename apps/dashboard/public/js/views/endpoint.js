@@ -68,15 +68,15 @@ function actions(ctx, endpoint, redeliverable) {
     paused
       ? null
       : actionButton(ctx, {
-      id: 'send-test',
-      label: 'Send test event',
-      run: () => ctx.api.post(`/v1/endpoints/${id}/test`),
-      done: (r) => {
-        const delivery = r.deliveries[0];
-        ctx.notify(`Test event sent (${r.id}).`, 'ok', delivery ? { href: `#/deliveries/${encodeURIComponent(delivery.id)}`, text: 'Follow its delivery' } : null);
-        return reload();
-      },
-    }),
+          id: 'send-test',
+          label: 'Send test event',
+          run: () => ctx.api.post(`/v1/endpoints/${id}/test`),
+          done: (r) => {
+            const delivery = r.deliveries[0];
+            ctx.notify(`Test event sent (${r.id}).`, 'ok', delivery ? { href: `#/deliveries/${encodeURIComponent(delivery.id)}`, text: 'Follow its delivery' } : null);
+            return reload();
+          },
+        }),
     actionButton(ctx, {
       id: 'reveal-secret',
       label: 'Reveal secret',
@@ -99,15 +99,15 @@ function actions(ctx, endpoint, redeliverable) {
     }),
     redeliverable
       ? actionButton(ctx, {
-      id: 'redeliver-failed',
-      label: '↻ Redeliver all failed',
-      confirmText: 'Send every failed delivery of this endpoint again (at most 500 per click)?',
-      run: () => ctx.api.post(`/v1/endpoints/${id}/redeliver-failed`),
-      done: (r) => {
-        ctx.notify(r.count === 0 ? 'There were no failed deliveries to send again.' : `${r.count} failed ${r.count === 1 ? 'delivery is' : 'deliveries are'} being sent again${r.remaining ? `; ${r.remaining} more remain, click again for them` : ''}.`);
-        return reload();
-      },
-    })
+          id: 'redeliver-failed',
+          label: '↻ Redeliver all failed',
+          confirmText: 'Send every failed delivery of this endpoint again (at most 500 per click)?',
+          run: () => ctx.api.post(`/v1/endpoints/${id}/redeliver-failed`),
+          done: (r) => {
+            ctx.notify(r.count === 0 ? 'There were no failed deliveries to send again.' : `${r.count} failed ${r.count === 1 ? 'delivery is' : 'deliveries are'} being sent again${r.remaining ? `; ${r.remaining} more remain, click again for them` : ''}.`);
+            return reload();
+          },
+        })
       : null,
   );
 }
