@@ -167,6 +167,14 @@ describe('what an attempt keeps of its request and response', () => {
     expect(of('/ok-all').attempts[0].response).toMatchObject({ body: 'received', bodyTruncated: true });
   });
 
+  test('under response-headers timing (kestrel) a failed answer’s body is read before the attempt ends', async () => {
+    await postern.createEndpoint(key, { url: `${base()}/kestrel`, eventTypes: ['detail.kestrel'], policy: { preset: 'kestrel', maxAttempts: 1 } });
+    answers.set('/kestrel', { status: 422, body: '{"error":"missing field amount"}' });
+    const ev = await post({ type: 'detail.kestrel', data: {} });
+    const d = await waitStatus(ev.deliveries[0]!.id, (x) => x.status === 'failed', 'the delivery failed');
+    expect(d.attempts[0]).toMatchObject({ responseStatus: 422, error: 'http_422', response: { body: '{"error":"missing field amount"}', bodyTruncated: false } });
+  });
+
   test('tourical (status only) keeps no excerpt even of a failure; a bad keepResponseBody is refused', async () => {
     const ep = await postern.createEndpoint(key, { url: `${base()}/tourical`, eventTypes: ['detail.tourical'], policy: 'tourical' });
     expect(ep.policy.keepResponseBody).toBe('none');
