@@ -98,6 +98,24 @@ describe('GET /v1/events', () => {
     expect(await ids(`until=${new Date(middle - 1).toISOString()}&since=${new Date(beforeAll_).toISOString()}`)).toEqual(posted.slice(0, 3).reverse());
   });
 
+  test('an event that reached no endpoint is listed until it expires (30 days); its index entries go then', async () => {
+    const lonely = await post({ type: 'nobody.listens', data: {} });
+    expect(lonely.deliveries).toEqual([]);
+    const list = async () => (await postern.api('GET', '/v1/events?type=nobody.listens', { key })).body.data.map((e: { id: string }) => e.id);
+    expect(await list()).toEqual([lonely.id]);
+    // As if it had been written 31 days ago: the next undelivered event of the org trims it.
+    const orgId = (await postern.api('GET', '/v1/me', { key })).body.orgId as string;
+    const { newId } = await import('@postern/shared');
+    const old = { id: newId('evt', Date.now() - 31 * 86_400_000), orgId, type: 'nobody.listens', envelope: '{}', createdAt: Date.now() - 31 * 86_400_000, idempotencyKey: null, deliveryIds: [] };
+    await postern.store.events.createWithDeliveries({ event: old, deliveries: [], idempotencyKeyHash: null, answer: '{}' });
+    const k = postern.store.keys;
+    expect(await postern.redis.zscore(k.orgEvents(orgId), old.id)).toBe('0');
+    const next = await post({ type: 'nobody.listens', data: { n: 2 } });
+    expect(await postern.redis.zscore(k.orgEvents(orgId), old.id)).toBeNull();
+    expect(await postern.redis.zscore(k.orgUndeliveredEvents(orgId), old.id)).toBeNull();
+    expect(await list()).toEqual([next.id, lonely.id]);
+  });
+
   test('bad parameters are 400 naming the field; another org’s endpoint is 404', async () => {
     for (const q of ['limit=0', 'limit=abc', 'since=yesterday', 'until=2026-13-01', 'cursor=%20', 'endpointId=xyz', 'colour=blue', `since=${new Date().toISOString()}&until=2020-01-01T00:00:00Z`]) {
       const r = await postern.api('GET', `/v1/events?${q}`, { key });

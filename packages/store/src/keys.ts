@@ -66,6 +66,8 @@ export interface KeySchema {
   eventClaimWaiters(endpointId: string, eventId: string): string;
   /** Sorted set (lex): the org's event ids, for `GET /v1/events`; an id leaves it when its event is purged. */
   orgEvents(orgId: string): string;
+  /** Sorted set (lex): the org's events that reached no endpoint, so their {@link orgEvents} entries go when they expire (30 days). */
+  orgUndeliveredEvents(orgId: string): string;
   /** Sorted set (lex): redeliveries of an event (its first deliveries are the event's `deliveryIds`). */
   eventRedeliveries(eventId: string): string;
   /**
@@ -117,6 +119,7 @@ export function createKeySchema(prefix: string): KeySchema {
     eventClaim: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}`,
     eventClaimWaiters: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}:waiters`,
     orgEvents: (id) => `${p}:org:${id}:events`,
+    orgUndeliveredEvents: (id) => `${p}:org:${id}:events:undelivered`,
     eventRedeliveries: (id) => `${p}:event:${id}:redeliveries`,
     statsHour: (scope, id, hourStartMs) => `${p}:stats:${scope}:${id}:${hourStartMs}`,
     deliveryJob: (id) => `${p}:q:${DELIVERY_QUEUE_NAME}:${id}`,
