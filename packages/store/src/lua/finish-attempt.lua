@@ -58,15 +58,14 @@ if streak[1] then
     redis.call('HINCRBY', KEYS[9], 'failedAttempts', 1)
     redis.call('HINCRBY', KEYS[9], 'consecutiveFailedAttempts', 1)
     redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart, 'lastFailureAt', now, 'consecutiveFailures', failures)
-  elseif ARGV[10] == 'success' then
-    redis.call('HSET', KEYS[9], 'consecutiveFailures', 0, 'failureStreakStartedAt', '', 'lastSuccessAt', now, 'consecutiveFailedAttempts', 0)
   else
-    redis.call('HSET', KEYS[9], 'lastSuccessAt', now, 'consecutiveFailedAttempts', 0)
+    -- No error is always the health effect 'success' (healthEffect): every streak ends.
+    redis.call('HSET', KEYS[9], 'consecutiveFailures', 0, 'failureStreakStartedAt', '', 'lastSuccessAt', now, 'consecutiveFailedAttempts', 0)
   end
 end
 
--- The overview's counters: one hash per endpoint and per org per hour; its time to live is set
--- by the write that creates the minute's field, so a key never outlives a day and two hours.
+-- The overview's counters: one hash per endpoint and per org per hour. The write that creates a
+-- minute's field sets the time to live, so a key goes at most ARGV[14] s after its last minute.
 local outcome = failed and 'fail' or 'ok'
 local field = ARGV[13] .. ':' .. outcome
 for k = 13, 14 do
