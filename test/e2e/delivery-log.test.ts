@@ -20,7 +20,7 @@ interface DeliveryRow {
   id: string;
   eventId: string;
   status: string;
-  attempts: number;
+  attemptCount: number;
 }
 
 beforeAll(async () => {
@@ -71,7 +71,7 @@ test('the log lists every delivery of the endpoint, newest first, with its outco
   expect(page.data.map((d) => d.id)).toEqual(newestFirst());
   expect(page.nextCursor).toBeNull();
   expect(page.data.map((d) => d.status)).toEqual(newestFirst().map((id) => (FAILING.has(postedDeliveryIds.indexOf(id)) ? 'failed' : 'succeeded')));
-  expect(page.data.every((d) => d.attempts === 1)).toBe(true);
+  expect(page.data.every((d) => d.attemptCount === 1)).toBe(true);
   expect(receiver.requests).toHaveLength(7);
 });
 
