@@ -139,8 +139,12 @@ test('GET /v1/events/:id returns the data as posted and the delivery ids', async
     data: JSON.parse(rawData),
     createdAt: expect.any(String),
     idempotencyKey: 'rich-1',
+    envelope: receiver.requests.find((r) => r.headers['webhook-id'] === posted.body.id)?.body ?? expect.any(String),
     deliveryIds,
+    deliveries: expect.any(Array),
   });
+  expect(event.body.deliveries.map((d: { id: string; eventId: string }) => [d.id, d.eventId])).toEqual(deliveryIds.map((id: string) => [id, posted.body.id]));
+  expect(event.body.envelope).toContain(`"data":${rawData}`);
   expect(event.body.data.text).toBe('café ✓ "quoted"');
 
   // What the endpoints received carries the same data, byte for byte.
@@ -154,7 +158,12 @@ test('GET /v1/events/:id returns the data as posted and the delivery ids', async
 test('GET /v1/deliveries/:id shows every attempt: number, startedAt, durationMs, responseStatus, error', async () => {
   // Attempt 1 gets a 502, attempt 2 a connection reset (no status, an error code), attempt 3 a 204.
   const flaky = await startReceiver((_req, n, res) => {
-    if (n === 1) return 502;
+    // The first answer closes its connection: attempt 2's reset then comes on a new socket, which
+    // the transport never sends again (a reset on a reused one is resent once, within the attempt).
+    if (n === 1) {
+      res.setHeader('connection', 'close');
+      return 502;
+    }
     if (n === 2) {
       res.socket?.destroy();
       return 'handled';
@@ -189,7 +198,7 @@ test('GET /v1/deliveries/:id shows every attempt: number, startedAt, durationMs,
     expect(delivery.lastDurationMs).toEqual(expect.any(Number));
 
     const attempts = delivery.attempts as { number: number; startedAt: string; durationMs: number; responseStatus: number | null; error: string | null }[];
-    expect(attempts.map((a) => Object.keys(a).sort())).toEqual(Array(3).fill(['durationMs', 'error', 'number', 'responseStatus', 'startedAt']));
+    expect(attempts.map((a) => Object.keys(a).sort())).toEqual(Array(3).fill(['durationMs', 'error', 'number', 'requestHeaders', 'response', 'responseStatus', 'startedAt']));
     expect(attempts.map((a) => a.number)).toEqual([1, 2, 3]);
     expect(attempts.map((a) => a.responseStatus)).toEqual([502, null, 204]);
     expect(attempts[0]!.error).toBe('http_502');
@@ -216,5 +225,5 @@ test('a failed delivery shows its one attempt and last error', async () => {
   const r = await postern.api('GET', `/v1/deliveries/${failedId}`, { key });
   expect(r.status).toBe(200);
   expect(r.body).toMatchObject({ id: failedId, status: 'failed', attemptCount: 1, lastResponseStatus: 500, lastError: 'http_500', deliveredAt: null });
-  expect(r.body.attempts).toEqual([{ number: 1, startedAt: expect.any(String), durationMs: expect.any(Number), responseStatus: 500, error: 'http_500' }]);
+  expect(r.body.attempts).toEqual([{ number: 1, startedAt: expect.any(String), durationMs: expect.any(Number), responseStatus: 500, error: 'http_500', requestHeaders: expect.objectContaining({ 'webhook-attempt': '1' }), response: expect.objectContaining({ body: 'ok' }) }]);
 });

@@ -1,4 +1,4 @@
-import { RESPONSE_HEADER_LIMITS, boundHeaders, keepsResponse, webhookRequestHeaders } from './attempt-detail.js';
+import { RESPONSE_HEADER_LIMITS, boundHeaders, isEndpointFailure, keepsResponse, webhookRequestHeaders } from './attempt-detail.js';
 import { PRESETS } from './presets.js';
 import { resolvePolicy } from './policy.js';
 
@@ -52,4 +52,9 @@ test('webhookRequestHeaders: the Standard Webhooks headers and Postern’s own, 
     ['webhook-delivery-id', 'dlv_2'],
     ['webhook-request-id', 'dlv_2.3'],
   ]);
+});
+
+test('isEndpointFailure: every error shows in the endpoint health but Postern’s own faults', () => {
+  expect(['http_500', 'http_404', 'dns_lookup_failed:ENOTFOUND', 'timeout', 'unsafe_url:loopback'].map(isEndpointFailure)).toEqual([true, true, true, true, true]);
+  expect([isEndpointFailure('internal:secret_unreadable'), isEndpointFailure(null)]).toEqual([false, false]);
 });

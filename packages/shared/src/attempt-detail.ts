@@ -1,3 +1,4 @@
+import { errorFamily } from './error-codes.js';
 import type { Policy } from './policy.js';
 
 /**
@@ -32,6 +33,16 @@ export function webhookRequestHeaders(ids: { eventId: string; deliveryId: string
     'webhook-delivery-id': ids.deliveryId,
     'webhook-request-id': `${ids.deliveryId}.${ids.attemptNumber}`,
   };
+}
+
+/**
+ * Whether a failed attempt shows in the endpoint's health (`lastFailureAt`, `failedAttempts`,
+ * `consecutiveFailedAttempts`): every error but Postern's own faults (`internal:*`, never held
+ * against the endpoint). Unlike the breaker's streak it ignores what the policy counts (4xx only,
+ * test events, deliveries): the health shows every failure the endpoint had.
+ */
+export function isEndpointFailure(error: string | null): boolean {
+  return error !== null && errorFamily(error) !== 'internal';
 }
 
 /** Bounds on the response headers kept with an attempt: count, bytes of one value, bytes in all. */

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
-import type { SentRequestFields } from '@postern/shared';
+import { isEndpointFailure, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 
 const claimScript = LuaScript.load('claim-attempt');
@@ -213,6 +213,7 @@ export class AttemptRepository {
         input.concurrency.perOrg,
         Math.floor((input.nowMs - hourStartMs) / 60_000),
         STATS_TTL_S,
+        isEndpointFailure(input.error) ? '1' : '0',
       ],
     )) as [string, number, string, ...string[]];
     return {

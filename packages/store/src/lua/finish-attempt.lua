@@ -11,9 +11,12 @@
 -- ARGV[8] duration (ms), ARGV[9] next attempt at (ms) or '',
 -- ARGV[10] health effect on the endpoint: 'success' | 'failure' | 'none',
 -- ARGV[11] per-endpoint limit, ARGV[12] per-org limit (for waking parked deliveries),
--- ARGV[13] minute of the hour (0..59), ARGV[14] counters' time to live (s).
--- Every failed attempt sets lastFailureAt and counts in failedAttempts and consecutiveFailedAttempts,
--- whether or not the policy's breaker counts it (consecutiveFailures is the breaker's own streak).
+-- ARGV[13] minute of the hour (0..59), ARGV[14] counters' time to live (s),
+-- ARGV[15] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
+-- Postern's own internal:* faults).
+-- Such a failed attempt sets lastFailureAt and counts in failedAttempts and
+-- consecutiveFailedAttempts, whether or not the policy's breaker counts it (consecutiveFailures is
+-- the breaker's own streak).
 -- The outcome is recorded only while the attempt is still the delivery's current one; the lease is
 -- given back either way. Returns {'ok' | 'stale', consecutiveFailures, failureStreakStartedAt | '',
 -- woken...}.
@@ -54,10 +57,12 @@ if streak[1] then
     failures = 0
     streakStart = ''
   end
-  if failed then
+  if ARGV[15] == '1' then
     redis.call('HINCRBY', KEYS[9], 'failedAttempts', 1)
     redis.call('HINCRBY', KEYS[9], 'consecutiveFailedAttempts', 1)
     redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart, 'lastFailureAt', now, 'consecutiveFailures', failures)
+  elseif failed then
+    if ARGV[10] == 'failure' then redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart) end
   else
     -- No error is always the health effect 'success' (healthEffect): every streak ends.
     redis.call('HSET', KEYS[9], 'consecutiveFailures', 0, 'failureStreakStartedAt', '', 'lastSuccessAt', now, 'consecutiveFailedAttempts', 0)
