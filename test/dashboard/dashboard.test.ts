@@ -18,7 +18,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 const WIDE = { width: 1280, height: 900 };
 const PHONE = { width: 375, height: 812 };
-const WRITE_BUTTONS = ['#pause', '#resume', '#send-test', '#rotate-secret', '#redeliver-failed', '#redeliver', '#create-key'];
+const WRITE_BUTTONS = ['#pause', '#resume', '#send-test', '#rotate-secret', '#reveal-secret', '#edit-endpoint', '#redeliver-failed', '#redeliver', '#send-now', '#create-key'];
 
 // Functions passed to page.evaluate run in the browser; the tests' tsconfig has no DOM types.
 declare const document: { activeElement: { id: string } | null; documentElement: { scrollWidth: number; clientWidth: number } };
@@ -268,6 +268,8 @@ test('a read-only key sees no write buttons, and its write calls get 403', async
   await shoot(page, 'endpoint-read-only');
   await go(page, `#/deliveries/${firstFailedId}`, firstFailedId);
   expect(await page.locator('#redeliver').count()).toBe(0);
+  await go(page, '#/endpoints', 'Endpoints');
+  expect(await page.locator('#new-endpoint').count()).toBe(0);
 
   // The same calls the buttons make, from the page with its key: refused, naming the scope.
   const answers = await page.evaluate(
