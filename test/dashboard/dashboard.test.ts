@@ -18,7 +18,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 const WIDE = { width: 1280, height: 900 };
 const PHONE = { width: 375, height: 812 };
-const WRITE_BUTTONS = ['#pause', '#resume', '#send-test', '#rotate-secret', '#redeliver-failed', '#redeliver', '#create-key'];
+const WRITE_BUTTONS = ['#pause', '#resume', '#send-test', '#rotate-secret', '#reveal-secret', '#edit-endpoint', '#redeliver-failed', '#redeliver', '#send-now', '#create-key'];
 
 // Functions passed to page.evaluate run in the browser; the tests' tsconfig has no DOM types.
 declare const document: { activeElement: { id: string } | null; documentElement: { scrollWidth: number; clientWidth: number } };
@@ -151,15 +151,13 @@ test('watch deliveries fail, fix the receiver, redeliver, follow the link to the
   expect(newestRow).toContain('500');
   expect(await page.locator('tbody tr a.mono').first().getAttribute('href')).toBe(`#/deliveries/${second.deliveries[0].id}`);
   const health = await page.locator('.facts').first().innerText();
-  expect(health).toMatch(/Consecutive failures\s*4/);
+  expect(health).toMatch(/Failed attempts in a row\s*4/);
   await shoot(page, 'endpoint');
 
-  // Filter by status.
+  // Filter by status: it applies as soon as it changes.
   await page.selectOption('#status-filter', 'succeeded');
-  await page.click('#apply-filter');
   await page.locator('.empty', { hasText: 'No succeeded deliveries' }).waitFor();
   await page.selectOption('#status-filter', '');
-  await page.click('#apply-filter');
   await waitUntil('the unfiltered log again', async () => (await row(page, 'failed').count()) === 2);
 
   receiverHealthy = true;
@@ -168,7 +166,10 @@ test('watch deliveries fail, fix the receiver, redeliver, follow the link to the
   const attempts = page.locator('table').first();
   expect(await attempts.locator('tbody tr').count()).toBe(2);
   expect(await attempts.innerText()).toMatch(/#1[\s\S]*500[\s\S]*http_500[\s\S]*#2[\s\S]*500[\s\S]*http_500/);
-  expect(await page.locator('pre.json').innerText()).toContain('"invoice": "in_1"');
+  // The body exactly as sent; pretty-printing is an option.
+  expect(await page.locator('#envelope').innerText()).toContain('"data":{"invoice":"in_1"}');
+  await page.click('#toggle-pretty');
+  expect(await page.locator('#envelope').innerText()).toContain('"invoice": "in_1"');
   await shoot(page, 'delivery');
 
   await page.click('#redeliver');
@@ -267,6 +268,8 @@ test('a read-only key sees no write buttons, and its write calls get 403', async
   await shoot(page, 'endpoint-read-only');
   await go(page, `#/deliveries/${firstFailedId}`, firstFailedId);
   expect(await page.locator('#redeliver').count()).toBe(0);
+  await go(page, '#/endpoints', 'Endpoints');
+  expect(await page.locator('#new-endpoint').count()).toBe(0);
 
   // The same calls the buttons make, from the page with its key: refused, naming the scope.
   const answers = await page.evaluate(

@@ -20,7 +20,7 @@ interface DeliveryRow {
   id: string;
   eventId: string;
   status: string;
-  attempts: number;
+  attemptCount: number;
 }
 
 beforeAll(async () => {
@@ -71,7 +71,7 @@ test('the log lists every delivery of the endpoint, newest first, with its outco
   expect(page.data.map((d) => d.id)).toEqual(newestFirst());
   expect(page.nextCursor).toBeNull();
   expect(page.data.map((d) => d.status)).toEqual(newestFirst().map((id) => (FAILING.has(postedDeliveryIds.indexOf(id)) ? 'failed' : 'succeeded')));
-  expect(page.data.every((d) => d.attempts === 1)).toBe(true);
+  expect(page.data.every((d) => d.attemptCount === 1)).toBe(true);
   expect(receiver.requests).toHaveLength(7);
 });
 
@@ -139,8 +139,12 @@ test('GET /v1/events/:id returns the data as posted and the delivery ids', async
     data: JSON.parse(rawData),
     createdAt: expect.any(String),
     idempotencyKey: 'rich-1',
+    envelope: receiver.requests.find((r) => r.headers['webhook-id'] === posted.body.id)?.body ?? expect.any(String),
     deliveryIds,
+    deliveries: expect.any(Array),
   });
+  expect(event.body.deliveries.map((d: { id: string; eventId: string }) => [d.id, d.eventId])).toEqual(deliveryIds.map((id: string) => [id, posted.body.id]));
+  expect(event.body.envelope).toContain(`"data":${rawData}`);
   expect(event.body.data.text).toBe('café ✓ "quoted"');
 
   // What the endpoints received carries the same data, byte for byte.
@@ -194,7 +198,7 @@ test('GET /v1/deliveries/:id shows every attempt: number, startedAt, durationMs,
     expect(delivery.lastDurationMs).toEqual(expect.any(Number));
 
     const attempts = delivery.attempts as { number: number; startedAt: string; durationMs: number; responseStatus: number | null; error: string | null }[];
-    expect(attempts.map((a) => Object.keys(a).sort())).toEqual(Array(3).fill(['durationMs', 'error', 'number', 'responseStatus', 'startedAt']));
+    expect(attempts.map((a) => Object.keys(a).sort())).toEqual(Array(3).fill(['durationMs', 'error', 'number', 'requestHeaders', 'response', 'responseStatus', 'startedAt']));
     expect(attempts.map((a) => a.number)).toEqual([1, 2, 3]);
     expect(attempts.map((a) => a.responseStatus)).toEqual([502, null, 204]);
     expect(attempts[0]!.error).toBe('http_502');
@@ -221,5 +225,5 @@ test('a failed delivery shows its one attempt and last error', async () => {
   const r = await postern.api('GET', `/v1/deliveries/${failedId}`, { key });
   expect(r.status).toBe(200);
   expect(r.body).toMatchObject({ id: failedId, status: 'failed', attemptCount: 1, lastResponseStatus: 500, lastError: 'http_500', deliveredAt: null });
-  expect(r.body.attempts).toEqual([{ number: 1, startedAt: expect.any(String), durationMs: expect.any(Number), responseStatus: 500, error: 'http_500' }]);
+  expect(r.body.attempts).toEqual([{ number: 1, startedAt: expect.any(String), durationMs: expect.any(Number), responseStatus: 500, error: 'http_500', requestHeaders: expect.objectContaining({ 'webhook-attempt': '1' }), response: expect.objectContaining({ body: 'ok' }) }]);
 });

@@ -76,7 +76,7 @@ test('redelivering a succeeded delivery twice sends the same event twice more, e
   const newIds = [first.body.delivery.id, second.body.delivery.id] as string[];
   expect(new Set([...newIds, deliveryId]).size).toBe(3);
   for (const r of [first, second]) {
-    expect(r.body.delivery).toMatchObject({ eventId, endpointId: endpoint.id, status: 'pending', attempts: 0, redeliveredFromId: deliveryId });
+    expect(r.body.delivery).toMatchObject({ eventId, endpointId: endpoint.id, status: 'pending', attemptCount: 0, redeliveredFromId: deliveryId });
   }
 
   const done = await Promise.all(newIds.map((id) => waitForDelivery(id, 'succeeded', (d) => d.status === 'succeeded')));

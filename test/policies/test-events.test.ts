@@ -105,7 +105,7 @@ test('vestiarion: an ordinary event to the same kind of endpoint is retried (the
   expect(await consecutiveFailures(endpoint.id)).toBe(3);
 });
 
-test('standard: a failing test event is retried to maxAttempts and leaves consecutiveFailures at 0', async () => {
+test('standard: a failing test event is retried to maxAttempts, leaves the breaker streak at 0 and shows in the failure counts', async () => {
   const failing = await receiver(500);
   const endpoint = await postern.createEndpoint(apiKey, { url: failing.url, eventTypes: ['never.sent'], policy: fastPolicy(3, 20) });
   const { deliveryId } = await sendTest(endpoint.id);
@@ -115,8 +115,10 @@ test('standard: a failing test event is retried to maxAttempts and leaves consec
   expect(delivery.attempts.map((a: { error: string }) => a.error)).toEqual(['http_500', 'http_500', 'http_500']);
   expect(failing.requests.map((r) => r.headers['webhook-attempt'])).toEqual(['1', '2', '3']);
   const ep = await postern.api('GET', `/v1/endpoints/${endpoint.id}`, { key: apiKey });
+  // The breaker ignores test events; the endpoint's health still shows they failed (issue 14).
   expect(ep.body.consecutiveFailures).toBe(0);
-  expect(ep.body.lastFailureAt).toBeNull();
+  expect(ep.body).toMatchObject({ failedAttempts: 3, consecutiveFailedAttempts: 3 });
+  expect(ep.body.lastFailureAt).not.toBeNull();
 });
 
 test('a test to a paused endpoint is refused with 409 endpoint_inactive and creates nothing', async () => {

@@ -181,7 +181,7 @@ describe('under `response-headers` (the attempt ends at the headers)', () => {
   test('the rest of a short answer is read in the background and the socket reused', async () => {
     const receiver = await startReceiver(ok);
     const transport = newTransport();
-    for (let i = 0; i < 5; i++) expect(await transport.send(headersOnly(receiver.url))).toEqual({ kind: 'response', status: 200, retryAfter: undefined, bodyBytesRead: 0 });
+    for (let i = 0; i < 5; i++) expect(await transport.send(headersOnly(receiver.url))).toEqual({ kind: 'response', status: 200, retryAfter: undefined, bodyBytesRead: 0, detail: null });
     expect(receiver.counts).toMatchObject({ answered: 5, connections: 1 });
   });
 

@@ -19,6 +19,9 @@ import { orgRoutes } from './routes/orgs.js';
 import { policyRoutes } from './routes/policies.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { redeliveryRoutes } from './routes/redeliveries.js';
+import { policyPreviewRoutes } from './routes/policy-preview.js';
+import { sendNowRoutes } from './routes/send-now.js';
+import { statsRoutes } from './routes/stats.js';
 
 /**
  * Builds the ingest API without listening: tests pass a port-0 listener and their own prefix.
@@ -60,6 +63,9 @@ export function createApp(deps: AppDeps): Express {
   app.use(endpointRoutes(deps));
   app.use(deliveryRoutes(deps));
   app.use(redeliveryRoutes(deps));
+  app.use(sendNowRoutes(deps));
+  app.use(statsRoutes(deps));
+  app.use(policyPreviewRoutes(deps));
   app.use(notificationRoutes(deps));
 
   app.use((req, _res, next) => next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`)));

@@ -1,6 +1,9 @@
 import { PRESET_NAMES, policySchema } from '@postern/shared';
 import { z } from 'zod';
+import { eventListQuery } from './routes/events.js';
+import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
+import { statsQuery } from './routes/stats.js';
 import { createApiKeyBody, createEndpointBody, createEventBody, createOrgBody, deliveryListQuery, pageQuery, updateEndpointBody } from './schemas.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -41,6 +44,8 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/v1/policies', tag: 'policies', auth: 'none', summary: 'Presets and their rules', responses: { 200: '`{data: [{name, seed, summary, assumptions, policy}]}`' } }),
   r({ method: 'get', path: '/v1/policies/:name/timeline', tag: 'policies', auth: 'none', summary: "A preset's attempt times for a delivery that always fails", responses: { 200: '`{name, attempts}`' } }),
 
+  r({ method: 'post', path: '/v1/policies/preview', tag: 'policies', auth: 'apiKey', scope: 'webhooks:read', body: policyPreviewBody, summary: 'Resolve a policy as creating an endpoint would, with its attempt timeline (nothing is saved)', responses: { 200: '`{policyName, policy, attempts}`' } }),
+
   r({ method: 'post', path: '/v1/orgs', tag: 'orgs', auth: 'admin', body: createOrgBody, summary: 'Create an org and its first API key (shown once)', responses: { 201: '`{id, name, createdAt, apiKey}`' } }),
   r({ method: 'post', path: '/v1/orgs/:id/suspend', tag: 'orgs', auth: 'admin', summary: 'Suspend an org: its keys get 403 org_suspended, its deliveries settle as each policy says', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
   r({ method: 'post', path: '/v1/orgs/:id/reactivate', tag: 'orgs', auth: 'admin', summary: 'Reactivate a suspended org', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
@@ -63,10 +68,13 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'post', path: '/v1/endpoints/:id/test', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', summary: 'Send a `webhook.test` event to this endpoint', responses: { 202: '`{id, deliveries}`', 409: '`endpoint_inactive`' } }),
 
   r({ method: 'post', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'events:write', body: createEventBody, summary: 'Send an event to every subscribed endpoint', responses: { 202: '`{id, deliveries: [{id, endpointId}]}`; stored and queued', 409: '`idempotency_key_reused`' } }),
-  r({ method: 'get', path: '/v1/events/:id', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', summary: 'An event, its data and delivery ids', responses: { 200: 'the event' } }),
+  r({ method: 'get', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', query: eventListQuery, summary: "The org's events, newest first, filtered by type, idempotency key, endpoint and time", responses: { 200: '`{data: [{id, type, createdAt, idempotencyKey, deliveryCount}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null' } }),
+  r({ method: 'get', path: '/v1/events/:id', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', summary: 'An event: its data, the exact envelope sent, and every delivery of it, redeliveries included', responses: { 200: 'the event with `envelope`, `deliveryIds` and `deliveries`' } }),
+  r({ method: 'get', path: '/v1/stats', tag: 'overview', auth: 'apiKey', scope: 'webhooks:read', query: statsQuery, summary: 'Attempts by minute (last hour) or hour (last day): successes, failures, error codes; the org or one endpoint', responses: { 200: '`{scope, window, bucketMs, totals: {attempts, succeeded, failed, successRate}, buckets: [{startAt, attempts, succeeded, failed}], errors: [{code, count}]}`' } }),
 
   r({ method: 'get', path: '/v1/endpoints/:id/deliveries', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', query: deliveryListQuery, summary: "An endpoint's delivery log, newest first", responses: { 200: '`{data, nextCursor}`' } }),
   r({ method: 'get', path: '/v1/deliveries/:id', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', summary: 'One delivery with its attempts', responses: { 200: 'the delivery with `attempts`' } }),
+  r({ method: 'post', path: '/v1/deliveries/:id/send-now', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Make the next attempt of a delivery waiting for a retry now; the schedule after it is unchanged', responses: { 202: '`{delivery}`', 409: '`in_flight`, `delivery_finished`, `delivery_held` or `not_waiting`' } }),
   r({ method: 'post', path: '/v1/deliveries/:id/redeliver', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Redeliver one delivery', responses: { 202: '`{delivery}`', 409: '`in_flight`, `delivery_pending`, `endpoint_inactive`, …' } }),
   r({ method: 'post', path: '/v1/endpoints/:id/redeliver-failed', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Redeliver every failed delivery (≤ 500 a call)', responses: { 202: '`{count, remaining}`', 409: 'redelivery not allowed' } }),
   r({ method: 'post', path: '/v1/endpoints/:id/recover', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', body: recoverBody, summary: 'Redeliver what failed since a time (≤ 500 a call)', responses: { 202: '`{count, remaining}`', 409: 'redelivery not allowed' } }),

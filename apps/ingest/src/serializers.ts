@@ -1,5 +1,5 @@
 import { extractRawField } from '@postern/shared';
-import type { ApiKeyRecord, AttemptRecord, DeliveryRecord, EndpointRecord, EventRecord } from '@postern/store';
+import { isWaitingForNextAttempt, type ApiKeyRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 
 /** Epoch ms → ISO 8601 string; null stays null. */
 export function iso(ms: number | null): string | null {
@@ -22,12 +22,18 @@ export function endpointJson(e: EndpointRecord) {
     failureStreakStartedAt: iso(e.failureStreakStartedAt),
     lastSuccessAt: iso(e.lastSuccessAt),
     lastFailureAt: iso(e.lastFailureAt),
+    failedAttempts: e.failedAttempts,
+    consecutiveFailedAttempts: e.consecutiveFailedAttempts,
     disabledAt: iso(e.disabledAt),
     disabledReason: e.disabledReason,
   };
 }
 
-/** A delivery row of the log (docs/architecture.md's delivery fields). */
+/**
+ * A delivery as every answer shows it (docs/architecture.md's delivery fields). The number of
+ * attempts is `attemptCount` everywhere; only `GET /v1/deliveries/:id` adds `attempts`, the list
+ * of them. `waitingForNextAttempt`: a retry is scheduled and `POST …/send-now` would bring it forward.
+ */
 export function deliveryJson(d: DeliveryRecord) {
   return {
     id: d.id,
@@ -35,7 +41,7 @@ export function deliveryJson(d: DeliveryRecord) {
     eventType: d.eventType,
     endpointId: d.endpointId,
     status: d.status,
-    attempts: d.attempts,
+    attemptCount: d.attempts,
     nextAttemptAt: d.status === 'pending' ? iso(d.nextAttemptAt) : null,
     held: d.held,
     lastResponseStatus: d.lastResponseStatus,
@@ -47,10 +53,15 @@ export function deliveryJson(d: DeliveryRecord) {
     redeliveredFromId: d.redeliveredFromId,
     cancelReason: d.cancelReason,
     isTest: d.isTest,
+    waitingForNextAttempt: isWaitingForNextAttempt(d),
   };
 }
 
-/** One attempt of a delivery. */
+/**
+ * One attempt of a delivery: its outcome, the request headers sent (signature included; null when
+ * nothing was sent) and `response` — `{headers, headersTruncated, body, bodyTruncated}`, the body
+ * excerpt as UTF-8 text — where the policy's `keepResponseBody` kept it, else null.
+ */
 export function attemptJson(a: AttemptRecord) {
   return {
     number: a.number,
@@ -58,18 +69,28 @@ export function attemptJson(a: AttemptRecord) {
     durationMs: a.durationMs,
     responseStatus: a.responseStatus,
     error: a.error,
+    requestHeaders: a.requestHeaders,
+    response: a.response,
   };
 }
 
-/** An event as JSON text: its envelope fields, the data exactly as delivered, and its delivery ids. */
-export function eventJson(e: EventRecord): string {
+/**
+ * An event as JSON text: its envelope fields, the data exactly as delivered, `envelope` (the exact
+ * body every delivery sent, as a string) and its delivery ids; `extra` fields are appended.
+ */
+export function eventJson(e: EventRecord, extra: Record<string, unknown> = {}): string {
   // Built as text so `data` is the producer's JSON byte for byte (big integers, `1.0`, duplicate
   // keys), exactly as delivered, rather than what a parse-and-stringify would make of it.
   const dataText = extractRawField(e.envelope, 'data') ?? 'null';
   const timestamp = extractRawField(e.envelope, 'timestamp') ?? 'null';
   const head = JSON.stringify({ id: e.id, type: e.type });
-  const tail = JSON.stringify({ createdAt: iso(e.createdAt), idempotencyKey: e.idempotencyKey, deliveryIds: e.deliveryIds });
+  const tail = JSON.stringify({ createdAt: iso(e.createdAt), idempotencyKey: e.idempotencyKey, envelope: e.envelope, deliveryIds: e.deliveryIds, ...extra });
   return `${head.slice(0, -1)},"timestamp":${timestamp},"data":${dataText},${tail.slice(1)}`;
+}
+
+/** An event as listed by `GET /v1/events`: no data, no envelope (open the event for those). */
+export function eventSummaryJson(e: EventRecord) {
+  return { id: e.id, type: e.type, createdAt: iso(e.createdAt), idempotencyKey: e.idempotencyKey, deliveryCount: e.deliveryIds.length };
 }
 
 /** An API key as listed: its prefix, never the key or its hash. */

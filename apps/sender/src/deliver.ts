@@ -1,6 +1,9 @@
 import {
   isValidSecret,
+  keepsResponse,
   outcomeOfResponse,
+  webhookRequestHeaders,
+  type SentRequestFields,
   planAfterAttempt,
   planBeforeAttempt,
   planBreakerTrip,
@@ -10,7 +13,7 @@ import {
   type BreakerTripPlan,
   type IdFactory,
 } from '@postern/shared';
-import type { AttemptIds, DeliveryRecord, EndpointRecord, NotificationRecord, Store } from '@postern/store';
+import type { AttemptIds, AttemptResponseRecord, DeliveryRecord, EndpointRecord, NotificationRecord, Store } from '@postern/store';
 import type { Logger } from 'pino';
 import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
@@ -111,6 +114,8 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
     durationMs,
     nextAttemptAt: plan.next.status === 'pending' ? plan.next.nextAttemptAt : null,
     health: plan.health,
+    request: result.request,
+    response: result.response,
     concurrency: policy.concurrency,
   });
   deps.slots?.returned(ids.deliveryId);
@@ -151,8 +156,11 @@ async function settleBlocked(deps: DeliverDeps, ids: AttemptIds, claim: Extract<
   return { kind: 'done', status: status ?? 'missing' };
 }
 
-/** How the request went: the outcome the rules need, and the status recorded with the attempt. */
-type SendResult = AttemptOutcome & { responseStatus: number | null };
+/**
+ * How the request went: the outcome the rules need, and what is recorded with the attempt — the
+ * status, the headers sent (null when nothing was sent) and what the policy keeps of the answer.
+ */
+type SendResult = AttemptOutcome & { responseStatus: number | null; request: SentRequestFields | null; response: AttemptResponseRecord | null };
 
 /**
  * Sends the signed request. Faults found before it (Postern's own: the event or a readable secret
@@ -160,7 +168,7 @@ type SendResult = AttemptOutcome & { responseStatus: number | null };
  * destination are outcomes like any failed request, never exceptions.
  */
 async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: EndpointRecord, envelope: string | null, attemptNumber: number, startedAt: number): Promise<SendResult> {
-  const fault = (error: string): SendResult => ({ error, responseStatus: null });
+  const fault = (error: string, request: SentRequestFields | null = null): SendResult => ({ error, responseStatus: null, request, response: null });
   if (envelope === null) return fault('internal:event_missing');
   const parsed = validateEndpointUrl(endpoint.url);
   if (!parsed.ok) return fault('internal:stored_url_invalid');
@@ -171,25 +179,22 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
   if (refused) return fault(refused);
 
   const timestampS = Math.floor(startedAt / 1000);
+  const sent: SentRequestFields = { userAgent: deps.userAgent, timestampS, signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope }) };
+  const headers = webhookRequestHeaders({ eventId: delivery.eventId, deliveryId: delivery.id, attemptNumber }, sent);
   const result = await deps.transport.send({
     url: parsed.url.toString(),
     body: envelope,
-    headers: {
-      'content-type': 'application/json',
-      'user-agent': deps.userAgent,
-      'webhook-id': delivery.eventId,
-      'webhook-timestamp': String(timestampS),
-      'webhook-signature': signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope }),
-      'webhook-attempt': String(attemptNumber),
-      'webhook-delivery-id': delivery.id,
-      'webhook-request-id': `${delivery.id}.${attemptNumber}`,
-    },
+    headers,
     timeout: endpoint.policy.timeout,
     redirects: endpoint.policy.redirects,
     maxResponseBytesRead: endpoint.policy.maxResponseBytesRead,
+    keepResponseBody: endpoint.policy.keepResponseBody ?? 'failed',
   });
-  if (result.kind === 'error') return fault(result.code);
-  return { ...outcomeOfResponse(result.status, result.retryAfter, endpoint.policy, deps.clock.now()), responseStatus: result.status };
+  if (result.kind === 'error') return fault(result.code, sent);
+  const outcome = outcomeOfResponse(result.status, result.retryAfter, endpoint.policy, deps.clock.now());
+  // The transport judged `failed` by status (non-2xx); the attempt's outcome has the last word.
+  const response = result.detail && keepsResponse(endpoint.policy.keepResponseBody, outcome.error) ? result.detail : null;
+  return { ...outcome, responseStatus: result.status, request: sent, response };
 }
 
 /** Carries out a breaker trip: the endpoint switched off once, its pending deliveries settled, one notification. */

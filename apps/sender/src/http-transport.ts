@@ -1,6 +1,6 @@
 import type { ClientRequest } from 'node:http';
 import { got, type Got, type Response } from 'got';
-import type { Policy } from '@postern/shared';
+import { boundHeaders, keepsResponse, type KeptHeaders, type Policy } from '@postern/shared';
 import { createGuardedAgents } from './address-guard.js';
 import { createDnsCache } from './dns-cache.js';
 import type { LookupAll } from './destination-check.js';
@@ -15,11 +15,30 @@ export interface OutboundRequest {
   redirects: Policy['redirects'];
   /** Read the response until it ends or more than this many bytes arrived, then close it. */
   maxResponseBytesRead: number;
+  /**
+   * Which answers to return the headers and body excerpt of (the policy's `keepResponseBody`):
+   * `failed` = any non-2xx. Default `none`: status only.
+   */
+  keepResponseBody?: Policy['keepResponseBody'];
 }
 
-/** What came back: a status (any, 3xx included) or an error code from the closed set. */
+/** What the transport kept of an answer: bounded headers and the body's first bytes as UTF-8 text. */
+export interface ResponseDetail {
+  headers: KeptHeaders;
+  /** True when headers were left out or cut (`RESPONSE_HEADER_LIMITS`). */
+  headersTruncated: boolean;
+  /** At most `maxResponseBytesRead` bytes of the body, decoded as UTF-8 (invalid bytes as U+FFFD). */
+  body: string;
+  /** True when the body had more bytes than were kept. */
+  bodyTruncated: boolean;
+}
+
+/**
+ * What came back: a status (any, 3xx included) with, where `keepResponseBody` asks for it, the
+ * answer's {@link ResponseDetail} (else null); or an error code from the closed set.
+ */
 export type TransportResult =
-  | { kind: 'response'; status: number; retryAfter: string | undefined; bodyBytesRead: number }
+  | { kind: 'response'; status: number; retryAfter: string | undefined; bodyBytesRead: number; detail?: ResponseDetail | null }
   | { kind: 'error'; code: string };
 
 /**
@@ -161,19 +180,38 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
     });
     stream.on('response', (response: Response) => {
       const retryAfter = headerValue(response.headers['retry-after']);
-      const answer = (bodyBytesRead: number): TransportResult => ({ kind: 'response', status: response.statusCode, retryAfter, bodyBytesRead });
-      if (!wholeResponse) {
+      const ok = response.statusCode >= 200 && response.statusCode < 300;
+      const keep = keepsResponse(request.keepResponseBody ?? 'none', ok ? null : 'not_2xx');
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      const answer = (): TransportResult => {
+        const bodyBytesRead = Math.min(bytes, request.maxResponseBytesRead);
+        if (!keep) return { kind: 'response', status: response.statusCode, retryAfter, bodyBytesRead, detail: null };
+        const bounded = boundHeaders(response.headers);
+        const body = Buffer.concat(chunks).subarray(0, request.maxResponseBytesRead).toString('utf8');
+        const detail = { headers: bounded.headers, headersTruncated: bounded.truncated, body, bodyTruncated: bytes > request.maxResponseBytesRead };
+        return { kind: 'response', status: response.statusCode, retryAfter, bodyBytesRead, detail };
+      };
+      if (!wholeResponse && !keep) {
         settled = true;
-        resolve(answer(0));
+        resolve(answer());
         return drainForReuse(stream, request.maxResponseBytesRead, timeoutMs);
       }
-      let bytes = 0;
+      // An answer whose excerpt is kept is read (≤ maxResponseBytesRead) before the attempt ends,
+      // under response-headers too, within one more timeout at most.
+      const bodyTimer = wholeResponse ? undefined : setTimeout(() => finish(answer()), timeoutMs);
+      bodyTimer?.unref();
+      const done = () => {
+        if (bodyTimer) clearTimeout(bodyTimer);
+        finish(answer());
+      };
       stream.on('data', (chunk: Buffer) => {
+        if (keep && bytes <= request.maxResponseBytesRead) chunks.push(chunk);
         bytes += chunk.length;
         // The receiver has answered; more of its body changes nothing (vestiarion: read ≤ 1 KB).
-        if (bytes > request.maxResponseBytesRead) finish(answer(Math.min(bytes, request.maxResponseBytesRead)));
+        if (bytes > request.maxResponseBytesRead) done();
       });
-      stream.on('end', () => finish(answer(bytes)));
+      stream.on('end', done);
     });
   });
 }

@@ -61,6 +61,9 @@ export { outcomeOfResponse, planAfterAttempt, planBeforeAttempt, planBreakerTrip
 export type { AfterAttemptInput, AfterAttemptPlan, AttemptOutcome, BeforeAttemptPlan, BreakerTripPlan, ClaimBlockers } from './attempt-plan.js';
 export type { FailureStreak, HealthEffect } from './breaker.js';
 
+export { RESPONSE_HEADER_LIMITS, boundHeaders, isEndpointFailure, keepsResponse, webhookRequestHeaders } from './attempt-detail.js';
+export type { KeptHeaders, SentRequestFields } from './attempt-detail.js';
+
 export { API_KEY_SCOPES, isApiKeyScope } from './api-key-scopes.js';
 export type { ApiKeyScope } from './api-key-scopes.js';
 

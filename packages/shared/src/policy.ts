@@ -70,6 +70,13 @@ export interface Policy {
   maxPayloadBytes: number | null;
   /** Read at most this many response body bytes, then stop; integer 0..1 MiB (0 = do not read). */
   maxResponseBytesRead: number;
+  /**
+   * Which attempts keep the response's headers (at most `RESPONSE_HEADER_LIMITS`, see `attempt-detail.ts`) and body
+   * excerpt (at most `maxResponseBytesRead` bytes) in the delivery log: `failed` (default) only
+   * attempts that did not succeed, `all`, or `none` (the status alone; presets whose seed reads no
+   * body: custral, jitter-45h, tourical). Kept as long as the attempt (the policy's `retention`).
+   */
+  keepResponseBody: 'failed' | 'all' | 'none';
   /** An endpoint paused or disabled before an attempt: cancel the delivery, hold it pending, or fail it. */
   onEndpointInactive: 'cancel' | 'hold' | 'fail';
   /** Auto-disable rule, or null for none (custral). */
@@ -189,6 +196,7 @@ const policyObjectSchema = z.strictObject(
       .max(64 * MIB, { error: `maxPayloadBytes must be null or an integer from 1 to ${64 * MIB}` })
       .nullable(),
     maxResponseBytesRead: intIn('maxResponseBytesRead', 0, MIB),
+    keepResponseBody: oneOf('keepResponseBody', ['failed', 'all', 'none']),
     onEndpointInactive: oneOf('onEndpointInactive', ['cancel', 'hold', 'fail']),
     breaker: breakerSchema,
     retryTestEvents: flag('retryTestEvents'),

@@ -37,6 +37,7 @@ const standard: Policy = {
   unsafeUrlCountsAgainstEndpoint: false,
   maxPayloadBytes: null,
   maxResponseBytesRead: 4096,
+  keepResponseBody: 'failed',
   onEndpointInactive: 'hold',
   breaker: {
     counts: 'attempts',
@@ -86,6 +87,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
       retryAfter: 'ignore',
       timeout: { ms: 10_000, measures: 'whole-response' },
       maxResponseBytesRead: 0,
+      keepResponseBody: 'none',
       onEndpointInactive: 'fail',
       breaker: null,
       retention: { lastPerEndpoint: 100 },
@@ -113,6 +115,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
       timeout: { ms: 10_000, measures: 'whole-response' },
       unsafeUrl: 'retry',
       maxResponseBytesRead: 0,
+      keepResponseBody: 'none',
       onEndpointInactive: 'cancel',
       breaker: {
         counts: 'attempts',
@@ -146,6 +149,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
       unsafeUrl: 'retry',
       maxPayloadBytes: 1024 * 1024,
       maxResponseBytesRead: 0,
+      keepResponseBody: 'none',
       breaker: {
         counts: 'attempts',
         of: '4xx',

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
-import type { KeySchema } from './keys.js';
+import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
-import { parseDelivery, parseEndpoint, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
+import { isEndpointFailure, type SentRequestFields } from '@postern/shared';
+import { parseDelivery, parseEndpoint, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 
 const claimScript = LuaScript.load('claim-attempt');
 const finishScript = LuaScript.load('finish-attempt');
@@ -59,6 +60,13 @@ export interface FinishInput {
   durationMs: number;
   nextAttemptAt: number | null;
   health: 'success' | 'failure' | 'none';
+  /**
+   * What the request's headers were built from (`webhookRequestHeaders` rebuilds them when read);
+   * null when nothing was sent (a fault before the request).
+   */
+  request: SentRequestFields | null;
+  /** What the policy's `keepResponseBody` kept of the answer, else null. */
+  response: AttemptResponseRecord | null;
   /** The endpoint policy's concurrency limits, to wake as many parked deliveries as have room. */
   concurrency: { perEndpoint: number; perOrg: number };
 }
@@ -159,18 +167,24 @@ export class AttemptRepository {
 
   /**
    * One call after the request: records the attempt's outcome, moves the delivery on, updates the
-   * endpoint's failure streak, gives back the lease and names the parked deliveries to wake.
+   * endpoint's failure streak and failure counts, counts the attempt in the endpoint's and org's
+   * counters of the hour (`StatsRepository`), gives back the lease and names the parked deliveries
+   * to wake.
    */
   async finish(input: FinishInput): Promise<FinishResult> {
     const { ids } = input;
     const k = this.keys;
-    const attempt: AttemptRecord = {
+    const attempt: StoredAttempt = {
       number: input.attemptNumber,
       startedAt: input.startedAt,
       durationMs: input.durationMs,
       responseStatus: input.responseStatus,
       error: input.error,
+      // Left out when null: bytes per attempt matter.
+      ...(input.request ? { sent: input.request } : {}),
+      ...(input.response ? { response: input.response } : {}),
     };
+    const hourStartMs = input.nowMs - (input.nowMs % 3_600_000);
     const r = (await finishScript.run(
       this.redis,
       [
@@ -181,6 +195,8 @@ export class AttemptRepository {
         k.unfinishedDeliveries(),
         k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
         k.endpointDeliveriesByStatus(ids.endpointId, input.nextStatus),
+        k.statsHour('endpoint', ids.endpointId, hourStartMs),
+        k.statsHour('org', ids.orgId, hourStartMs),
       ],
       [
         ids.deliveryId,
@@ -195,6 +211,9 @@ export class AttemptRepository {
         input.health,
         input.concurrency.perEndpoint,
         input.concurrency.perOrg,
+        Math.floor((input.nowMs - hourStartMs) / 60_000),
+        STATS_TTL_S,
+        isEndpointFailure(input.error) ? '1' : '0',
       ],
     )) as [string, number, string, ...string[]];
     return {

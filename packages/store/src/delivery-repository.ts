@@ -2,7 +2,8 @@ import type { Redis } from 'ioredis';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
+import { webhookRequestHeaders } from '@postern/shared';
+import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type StoredAttempt } from './records.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 
@@ -15,16 +16,25 @@ export class DeliveryRepository {
     return parseDelivery(await this.redis.hgetall(this.keys.delivery(deliveryId)));
   }
 
-  /** Every attempt of a delivery, by number. */
-  async getAttempts(deliveryId: string): Promise<AttemptRecord[]> {
-    const raw = await this.redis.hvals(this.keys.deliveryAttempts(deliveryId));
-    return raw.map((r) => JSON.parse(r) as Partial<AttemptRecord>)
+  /**
+   * Every attempt of a delivery, by number, with the request headers rebuilt as sent
+   * (`webhookRequestHeaders`). `eventId` is read from the delivery when not given.
+   */
+  async getAttempts(deliveryId: string, eventId?: string): Promise<AttemptRecord[]> {
+    const [raw, storedEventId] = await Promise.all([
+      this.redis.hvals(this.keys.deliveryAttempts(deliveryId)),
+      eventId === undefined ? this.redis.hget(this.keys.delivery(deliveryId), 'eventId') : eventId,
+    ]);
+    return raw
+      .map((r) => JSON.parse(r) as StoredAttempt)
       .map((a) => ({
         number: a.number ?? 0,
         startedAt: a.startedAt ?? 0,
         durationMs: a.durationMs ?? null,
         responseStatus: a.responseStatus ?? null,
         error: a.error ?? null,
+        requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId ?? '', deliveryId, attemptNumber: a.number }, a.sent) : null,
+        response: a.response ?? null,
       }))
       .sort((a, b) => a.number - b.number);
   }
@@ -43,6 +53,11 @@ export class DeliveryRepository {
     const page = ids.slice(0, opts.limit);
     const items = await this.getMany(page);
     return { items, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
+  }
+
+  /** Ids of an event's redeliveries (deliveries with `redeliveredFromId`), oldest first. */
+  async redeliveryIds(eventId: string): Promise<string[]> {
+    return this.redis.zrange(this.keys.eventRedeliveries(eventId), 0, -1);
   }
 
   /** Deliveries by id, in the order given; missing ones are skipped. */
@@ -69,6 +84,9 @@ export class DeliveryRepository {
         .zadd(this.keys.endpointDeliveriesByStatus(d.endpointId, d.status), 0, d.id)
         .zadd(this.keys.unfinishedDeliveries(), d.createdAt, d.id);
       multi.hincrby(this.keys.event(d.eventId), 'liveDeliveries', 1);
+      // Every delivery of an event is listed with it: the first ones are the event's own
+      // `deliveryIds`, redeliveries are indexed here (issue 14).
+      if (d.redeliveredFromId) multi.zadd(this.keys.eventRedeliveries(d.eventId), 0, d.id);
       if (markBulkRedelivered && d.redeliveredFromId) multi.sadd(this.keys.endpointBulkRedelivered(d.endpointId), d.redeliveredFromId);
     }
     assertExec(await multi.exec());
@@ -101,8 +119,8 @@ export class DeliveryRepository {
 
   /** Removes a finished delivery (and its event when no other delivery refers to it). Returns false when unfinished or missing. */
   async purge(deliveryId: string): Promise<boolean> {
-    const [status, endpointId, eventId] = await this.redis.hmget(this.keys.delivery(deliveryId), 'status', 'endpointId', 'eventId');
-    if (!status || !endpointId || !eventId) return false;
+    const [status, endpointId, eventId, orgId] = await this.redis.hmget(this.keys.delivery(deliveryId), 'status', 'endpointId', 'eventId', 'orgId');
+    if (!status || !endpointId || !eventId || !orgId) return false;
     const k = this.keys;
     const r = await purgeDeliveryScript.run(
       this.redis,
@@ -114,8 +132,10 @@ export class DeliveryRepository {
         k.endpointHeld(endpointId),
         k.endpointBulkRedelivered(endpointId),
         k.event(eventId),
+        k.orgEvents(orgId),
+        k.eventRedeliveries(eventId),
       ],
-      [status],
+      [status, eventId],
     );
     return r === 1;
   }

@@ -1,3 +1,4 @@
+import { newId } from '@postern/shared';
 import type { Redis } from 'ioredis';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
@@ -8,6 +9,9 @@ const createEventScript = LuaScript.load('create-event');
 
 /** How long a producer's idempotency key keeps returning the first answer: 24 h, in seconds. */
 export const IDEMPOTENCY_TTL_S = 24 * 60 * 60;
+
+/** How long an event that reached no endpoint is kept, in seconds: 30 days (no delivery purges it). */
+export const UNDELIVERED_EVENT_TTL_S = 30 * IDEMPOTENCY_TTL_S;
 
 /** Result of {@link EventRepository.createWithDeliveries}. */
 export type CreateEventResult =
@@ -41,6 +45,9 @@ export class EventRepository {
       keys.push(this.keys.delivery(d.id), this.keys.endpointDeliveries(d.endpointId), this.keys.endpointDeliveriesByStatus(d.endpointId, 'pending'));
       args.push(JSON.stringify(toHashFields(d)));
     }
+    keys.push(this.keys.orgEvents(event.orgId), this.keys.orgUndeliveredEvents(event.orgId));
+    // Events that reached no endpoint expire after 30 days: the smallest id of that instant.
+    args.push(newId('evt', event.createdAt - UNDELIVERED_EVENT_TTL_S * 1000, (n) => Buffer.alloc(n, 0)));
     const [written, answer] = (await createEventScript.run(this.redis, keys, args)) as [number, string];
     return written === 1 ? { created: true, answer } : { created: false, answer };
   }
@@ -50,7 +57,7 @@ export class EventRepository {
    * be queued, so a failed request leaves nothing half-visible.
    */
   async removeUnqueued(event: Pick<EventRecord, 'id' | 'orgId'>, deliveries: Pick<DeliveryRecord, 'id' | 'endpointId'>[], idempotencyKeyHash: string | null): Promise<void> {
-    const multi = this.redis.multi().del(this.keys.event(event.id));
+    const multi = this.redis.multi().del(this.keys.event(event.id)).zrem(this.keys.orgEvents(event.orgId), event.id).zrem(this.keys.orgUndeliveredEvents(event.orgId), event.id);
     if (idempotencyKeyHash) multi.del(this.keys.idempotency(event.orgId, idempotencyKeyHash));
     for (const d of deliveries) {
       multi

@@ -1,5 +1,7 @@
 export { createStore, type Store } from './store.js';
-export { createKeySchema, type KeySchema } from './keys.js';
+export { STATS_TTL_S, createKeySchema, type KeySchema } from './keys.js';
+export { EVENT_SCAN_BUDGET, EventIndexRepository, type EventListQuery } from './event-index-repository.js';
+export { StatsRepository, type StatsBucket, type StatsSeries, type StatsWindow } from './stats-repository.js';
 export { createRedisConnection, redisAnswers } from './redis-connection.js';
 export {
   DATA_CHECK_INTERVAL_MS,
@@ -22,9 +24,11 @@ export {
 } from './delivery-queue.js';
 export {
   DELIVERY_STATUSES,
+  isWaitingForNextAttempt,
   newPendingDelivery,
   type ApiKeyRecord,
   type AttemptRecord,
+  type AttemptResponseRecord,
   type DeliveryRecord,
   type DeliveryStatus,
   type EndpointRecord,

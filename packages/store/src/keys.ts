@@ -78,9 +78,24 @@ export interface KeySchema {
   eventClaim(endpointId: string, eventId: string): string;
   /** Set: deliveries of this event to this endpoint waiting for {@link eventClaim}'s holder to finish. */
   eventClaimWaiters(endpointId: string, eventId: string): string;
+  /** Sorted set (lex): the org's event ids, for `GET /v1/events`; an id leaves it when its event is purged. */
+  orgEvents(orgId: string): string;
+  /** Sorted set (lex): the org's events that reached no endpoint, so their {@link orgEvents} entries go when they expire (30 days). */
+  orgUndeliveredEvents(orgId: string): string;
+  /** Sorted set (lex): redeliveries of an event (its first deliveries are the event's `deliveryIds`). */
+  eventRedeliveries(eventId: string): string;
+  /**
+   * Hash: attempt counters of one endpoint or org for the clock hour starting at `hourStartMs`
+   * (fields `<minute>:ok`, `<minute>:fail`, `<minute>:e:<error code>`, minute 0..59); expires
+   * {@link STATS_TTL_S} after its first write.
+   */
+  statsHour(scope: 'endpoint' | 'org', id: string, hourStartMs: number): string;
   /** Hash, BullMQ's own: the queue job of a delivery (the job id is the delivery id). Postern only checks that it exists. */
   deliveryJob(deliveryId: string): string;
 }
+
+/** How long an hour of attempt counters is kept, s: a day and two hours, so "the last 24 h" is always whole. */
+export const STATS_TTL_S = 26 * 60 * 60;
 
 /** Builds the key schema for one prefix. Throws when the prefix is empty or holds a space. */
 export function createKeySchema(prefix: string): KeySchema {
@@ -120,6 +135,10 @@ export function createKeySchema(prefix: string): KeySchema {
     orgParked: (id) => `${p}:org:${id}:parked`,
     eventClaim: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}`,
     eventClaimWaiters: (endpointId, eventId) => `${p}:endpoint:${endpointId}:claim:${eventId}:waiters`,
+    orgEvents: (id) => `${p}:org:${id}:events`,
+    orgUndeliveredEvents: (id) => `${p}:org:${id}:events:undelivered`,
+    eventRedeliveries: (id) => `${p}:event:${id}:redeliveries`,
+    statsHour: (scope, id, hourStartMs) => `${p}:stats:${scope}:${id}:${hourStartMs}`,
     deliveryJob: (id) => `${p}:q:${DELIVERY_QUEUE_NAME}:${id}`,
   };
 }

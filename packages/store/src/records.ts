@@ -1,4 +1,4 @@
-import { isApiKeyScope, type ApiKeyScope, type Policy } from '@postern/shared';
+import { isApiKeyScope, type ApiKeyScope, type Policy, type SentRequestFields } from '@postern/shared';
 
 /** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
 export type DeliveryStatus = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
@@ -39,6 +39,10 @@ export interface EndpointRecord {
   failureStreakStartedAt: number | null;
   lastSuccessAt: number | null;
   lastFailureAt: number | null;
+  /** Every failed attempt so far, whether or not the breaker counts it. */
+  failedAttempts: number;
+  /** Failed attempts since the last successful one, whether or not the breaker counts them. */
+  consecutiveFailedAttempts: number;
   disabledAt: number | null;
   disabledReason: string | null;
   /** Set when a breaker whose policy says `reenable: 'recreate'` disabled it: resume is refused for good. */
@@ -80,6 +84,17 @@ export interface DeliveryRecord {
   held: boolean;
   /** A `webhook.test` delivery from `POST /v1/endpoints/:id/test`. */
   isTest: boolean;
+  /** True while the delivery waits for a concurrency slot (its job parked); absent = false. */
+  parked?: boolean;
+}
+
+/**
+ * Whether a delivery is waiting out the delay before its next attempt (a retry is scheduled): pending,
+ * at least one attempt made, neither held for an inactive endpoint nor parked for a slot. Only
+ * such a delivery can be sent now (`POST /v1/deliveries/:id/send-now`).
+ */
+export function isWaitingForNextAttempt(d: DeliveryRecord): boolean {
+  return d.status === 'pending' && d.attempts >= 1 && !d.held && d.parked !== true && d.nextAttemptAt !== null;
 }
 
 /**
@@ -119,13 +134,42 @@ export function newPendingDelivery(input: {
   };
 }
 
-/** One HTTP request of a delivery. `durationMs`, `responseStatus`, `error` are null while in flight. */
+/**
+ * One HTTP request of a delivery. `durationMs`, `responseStatus`, `error` are null while in flight.
+ * The exchange itself (issue 14): `requestHeaders` as sent (null for an attempt that sent nothing
+ * or was recorded before they were kept); `response` — bounded headers and the body excerpt — only
+ * where the policy's `keepResponseBody` kept it, else null.
+ */
 export interface AttemptRecord {
   number: number;
   startedAt: number;
   durationMs: number | null;
   responseStatus: number | null;
   error: string | null;
+  requestHeaders: Record<string, string> | null;
+  response: AttemptResponseRecord | null;
+}
+
+/**
+ * An attempt as stored (JSON in the delivery's attempts hash): the request's headers as the
+ * fields they were built from (`sent`), `response` only when kept; absent fields read as null.
+ */
+export interface StoredAttempt {
+  number: number;
+  startedAt: number;
+  durationMs?: number | null;
+  responseStatus?: number | null;
+  error?: string | null;
+  sent?: SentRequestFields;
+  response?: AttemptResponseRecord;
+}
+
+/** What was kept of an answer: headers (bounded), body excerpt (≤ `maxResponseBytesRead` bytes, UTF-8). */
+export interface AttemptResponseRecord {
+  headers: Record<string, string>;
+  headersTruncated: boolean;
+  body: string;
+  bodyTruncated: boolean;
 }
 
 /** Flattens a record into Redis hash field/value pairs; null becomes '' and objects JSON. */
@@ -180,6 +224,7 @@ export function parseDelivery(h: Record<string, string>): DeliveryRecord | null 
     cancelReason: optionalString(h.cancelReason),
     held: h.held === '1',
     isTest: h.isTest === '1',
+    ...(h.parked === '1' ? { parked: true } : {}),
   };
 }
 
@@ -216,6 +261,8 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
     failureStreakStartedAt: optionalNumber(h.failureStreakStartedAt),
     lastSuccessAt: optionalNumber(h.lastSuccessAt),
     lastFailureAt: optionalNumber(h.lastFailureAt),
+    failedAttempts: Number(h.failedAttempts ?? 0),
+    consecutiveFailedAttempts: Number(h.consecutiveFailedAttempts ?? 0),
     disabledAt: optionalNumber(h.disabledAt),
     disabledReason: optionalString(h.disabledReason),
     recreateRequired: h.recreateRequired === '1',

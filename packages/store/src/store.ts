@@ -4,12 +4,14 @@ import { ApiKeyRepository } from './api-key-repository.js';
 import { AttemptRepository } from './attempt-repository.js';
 import { DeliveryRepository } from './delivery-repository.js';
 import { EndpointRepository } from './endpoint-repository.js';
+import { EventIndexRepository } from './event-index-repository.js';
 import { EventRepository } from './event-repository.js';
 import { createKeySchema, type KeySchema } from './keys.js';
 import { NotificationRepository } from './notification-repository.js';
 import { LeaseRepository } from './lease-repository.js';
 import { OrgRepository } from './org-repository.js';
 import { OrgSnapshotRepository } from './org-snapshot-repository.js';
+import { StatsRepository } from './stats-repository.js';
 
 /** Every repository over one Redis connection and key prefix. */
 export interface Store {
@@ -20,6 +22,10 @@ export interface Store {
   readonly apiKeys: ApiKeyRepository;
   readonly endpoints: EndpointRepository;
   readonly events: EventRepository;
+  /** `GET /v1/events`: the org's events, newest first, filtered. */
+  readonly eventIndex: EventIndexRepository;
+  /** The overview's per-minute attempt counters. */
+  readonly stats: StatsRepository;
   readonly deliveries: DeliveryRepository;
   /** The two calls of each attempt (claim, finish) and settling without one. */
   readonly attempts: AttemptRepository;
@@ -38,6 +44,8 @@ export function createStore(deps: { redis: Redis; prefix: string }): Store {
     apiKeys: new ApiKeyRepository(deps.redis, keys),
     endpoints: new EndpointRepository(deps.redis, keys),
     events: new EventRepository(deps.redis, keys),
+    eventIndex: new EventIndexRepository(deps.redis, keys),
+    stats: new StatsRepository(deps.redis, keys),
     deliveries: new DeliveryRepository(deps.redis, keys),
     attempts: new AttemptRepository(deps.redis, keys),
     notifications: new NotificationRepository(deps.redis, keys),

@@ -41,6 +41,12 @@ export function explain(status, code, message) {
       return 'The delivery is being attempted right now. Try again when that attempt has finished.';
     case 'delivery_pending':
       return 'The delivery still has attempts to come, so it cannot be redelivered yet.';
+    case 'delivery_finished':
+      return 'The delivery has already finished, so there is no next attempt to send. Redeliver it instead.';
+    case 'delivery_held':
+      return 'The delivery is held while its endpoint is paused or disabled. Resume the endpoint instead.';
+    case 'not_waiting':
+      return 'The delivery is not waiting for a retry right now (its first attempt is queued, or it waits for a free slot).';
     case 'redelivery_not_offered':
       return "This endpoint's policy does not offer redelivery.";
     case 'recreate_required':
@@ -90,6 +96,7 @@ export function createApi(getKey) {
   return {
     get: (path) => request('GET', path),
     post: (path, body) => request('POST', path, body),
+    patch: (path, body) => request('PATCH', path, body),
     del: (path) => request('DELETE', path),
   };
 }

@@ -71,14 +71,14 @@ export function num(value) {
 }
 
 /**
- * A definition list of facts: `[[label, value, wide?], …]`; empty values show as an em dash, a
+ * A definition list of facts: `[[label, value, wide?], …]` (null entries skipped); empty values show as an em dash, a
  * `wide` fact (a long id) takes two columns.
  */
 export function facts(pairs) {
   return h(
     'dl',
     { class: 'facts' },
-    pairs.map(([label, value, wide]) => h('div', { class: wide ? 'wide' : undefined }, h('dt', null, label), h('dd', null, value === null || value === undefined || value === '' ? '—' : value))),
+    pairs.filter(Boolean).map(([label, value, wide]) => h('div', { class: wide ? 'wide' : undefined }, h('dt', null, label), h('dd', null, value === null || value === undefined || value === '' ? '—' : value))),
   );
 }
 

@@ -4,7 +4,12 @@ import { h } from './dom.js';
 import { apiKeysView } from './views/api-keys.js';
 import { deliveryView } from './views/delivery.js';
 import { endpointView } from './views/endpoint.js';
+import { endpointFormView } from './views/endpoint-form.js';
 import { endpointsView } from './views/endpoints.js';
+import { eventView } from './views/event.js';
+import { eventsView } from './views/events.js';
+import { overviewView } from './views/overview.js';
+import { searchForm } from './views/search.js';
 import { notificationsView } from './views/notifications.js';
 import { timelineView } from './views/timeline.js';
 
@@ -12,10 +17,15 @@ import { timelineView } from './views/timeline.js';
 const KEY_STORAGE = 'postern.apiKey';
 
 const ROUTES = [
+  { pattern: /^\/overview$/, view: overviewView, nav: 'overview' },
   { pattern: /^\/endpoints$/, view: endpointsView, nav: 'endpoints' },
+  { pattern: /^\/endpoints\/new$/, view: endpointFormView, nav: 'endpoints' },
+  { pattern: /^\/endpoints\/([^/]+)\/edit$/, view: endpointFormView, nav: 'endpoints' },
   { pattern: /^\/endpoints\/([^/]+)\/timeline$/, view: timelineView, nav: 'endpoints' },
   { pattern: /^\/endpoints\/([^/]+)$/, view: endpointView, nav: 'endpoints' },
   { pattern: /^\/deliveries\/([^/]+)$/, view: deliveryView, nav: 'endpoints' },
+  { pattern: /^\/events$/, view: eventsView, nav: 'events' },
+  { pattern: /^\/events\/([^/]+)$/, view: eventView, nav: 'events' },
   { pattern: /^\/notifications$/, view: notificationsView, nav: 'notifications' },
   { pattern: /^\/api-keys$/, view: apiKeysView, nav: 'api-keys' },
 ];
@@ -24,6 +34,7 @@ const main = document.getElementById('main');
 const noticeArea = document.getElementById('notice');
 const nav = document.getElementById('nav');
 const who = document.getElementById('who');
+const searchSlot = document.getElementById('search-slot');
 
 const api = createApi(() => sessionStorage.getItem(KEY_STORAGE) ?? '');
 let me = null;
@@ -70,6 +81,14 @@ function renderShell() {
   }
   const readOnly = !me.scopes.includes('webhooks:write');
   who.hidden = false;
+  searchSlot.hidden = false;
+  if (!searchSlot.firstChild) {
+    searchSlot.append(
+      searchForm((hash) => {
+        location.hash = hash;
+      }),
+    );
+  }
   who.replaceChildren(
     h('span', null, 'Org ', h('code', null, me.orgId)),
     h('span', { class: 'scopes', 'data-testid': 'key-summary' }, `Key “${me.name}” (pk_${me.prefix}…): ${me.scopes.join(', ')}${readOnly ? ' · read-only' : ''}`),
@@ -80,6 +99,7 @@ function renderShell() {
 function showSignIn(message) {
   nav.hidden = true;
   who.hidden = true;
+  searchSlot.hidden = true;
   const input = h('input', { id: 'api-key', name: 'apiKey', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true, 'aria-describedby': 'api-key-hint' });
   const form = h(
     'form',
@@ -147,7 +167,16 @@ async function render({ navigated }) {
     main.replaceChildren(h('p', { 'aria-busy': 'true', class: 'empty' }, 'Loading…'));
   }
 
-  const params = route.pattern.exec(path).slice(1).map(decodeURIComponent);
+  let params;
+  try {
+    params = route.pattern.exec(path).slice(1).map(decodeURIComponent);
+  } catch {
+    // A malformed escape (`#/endpoints/%ZZ`): say so instead of loading forever.
+    main.replaceChildren(h('div', { class: 'error-box', role: 'alert' }, h('h1', { tabindex: '-1' }, 'This page could not be shown'), h('p', null, 'The address is not valid: it holds a malformed % escape. Check the link, or go back to the endpoints.'), h('a', { class: 'button', href: '#/endpoints' }, 'Endpoints')));
+    main.querySelector('h1')?.focus();
+    return;
+  }
+  const pageVisit = visit;
   const ctx = {
     api,
     me,
@@ -162,8 +191,11 @@ async function render({ navigated }) {
       carriedNotice = notice;
       location.hash = hash;
     },
-    /** Renders this page again with fresh data, keeping focus. */
-    reload: () => (gen === generation ? render({ navigated: false }) : Promise.resolve()),
+    /**
+     * Renders this page again with fresh data, keeping focus. Keyed to the visit, not the render: an
+     * action that finishes while a poll re-renders the page must still show its outcome.
+     */
+    reload: () => (pageVisit === visit ? render({ navigated: false }) : Promise.resolve()),
     /** Runs `fn` every `ms` while this page is shown. */
     every(ms, fn) {
       if (gen === generation) timers.push(setInterval(fn, ms));

@@ -25,9 +25,9 @@ export function deliveryRoutes(deps: AppDeps): Router {
   router.get('/v1/deliveries/:id', requireScope('webhooks:read'), async (req, res) => {
     const delivery = await deps.store.deliveries.get(req.params.id);
     if (!delivery || delivery.orgId !== res.locals.orgId) throw notFound('delivery');
-    const attempts = await deps.store.deliveries.getAttempts(delivery.id);
-    // docs/architecture.md: the detail view's `attempts` is the list; the count stays as `attemptCount`.
-    res.json({ ...deliveryJson(delivery), attemptCount: delivery.attempts, attempts: attempts.map(attemptJson) });
+    const attempts = await deps.store.deliveries.getAttempts(delivery.id, delivery.eventId);
+    // docs/architecture.md: the detail view's `attempts` is the list; the count is `attemptCount`, as in lists.
+    res.json({ ...deliveryJson(delivery), attempts: attempts.map(attemptJson) });
   });
 
   return router;

@@ -30,7 +30,8 @@ function checkUrl(raw: string, allowList: readonly string[]): string {
   return parsed.url.toString();
 }
 
-function policyOrThrow(input: unknown) {
+/** Resolves a policy as `POST /v1/endpoints` does; 400 `invalid_policy` naming the first problem. */
+export function policyOrThrow(input: unknown) {
   const resolved = resolvePolicy(input);
   if (!resolved.ok) {
     const issue = resolved.issues[0];
@@ -113,6 +114,8 @@ export function endpointRoutes(deps: AppDeps): Router {
       failureStreakStartedAt: null,
       lastSuccessAt: null,
       lastFailureAt: null,
+      failedAttempts: 0,
+      consecutiveFailedAttempts: 0,
       disabledAt: null,
       disabledReason: null,
     };

@@ -1,17 +1,36 @@
-import { extractRawField, OPERATIONAL_EVENT_TYPES, TEST_EVENT_TYPE } from '@postern/shared';
+import { eventTypeSchema, extractRawField, OPERATIONAL_EVENT_TYPES, TEST_EVENT_TYPE } from '@postern/shared';
 import type { EndpointRecord } from '@postern/store';
 import { Router } from 'express';
+import { z } from 'zod';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import { acceptEvent } from '../accept-event.js';
 import type { AppDeps } from '../app-deps.js';
 import { ownEndpoint } from './endpoints.js';
-import { createEventBody } from '../schemas.js';
-import { eventJson } from '../serializers.js';
+import { createEventBody, pageQuery } from '../schemas.js';
+import { deliveryJson, eventJson, eventSummaryJson } from '../serializers.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
 import { actionIdempotency } from '../action-idempotency.js';
 
-/** `POST /v1/events`, `GET /v1/events/:id`, `POST /v1/endpoints/:id/test`. Behind API-key auth. */
+const isoTime = (name: string) => z.iso.datetime({ offset: true, error: `${name} must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z` });
+
+/**
+ * `GET /v1/events` query: paging (`limit` 1..100, default 50; `cursor`), and filters — `type` (exact),
+ * `idempotencyKey` (exact), `endpointId` (events fanned out to that endpoint of the org),
+ * `since`/`until` (ISO 8601, inclusive; `since` after `until` is refused).
+ */
+export const eventListQuery = pageQuery
+  .extend({
+    type: eventTypeSchema.optional(),
+    idempotencyKey: z.string().min(1, 'idempotencyKey must be 1 to 200 characters').max(200, 'idempotencyKey must be 1 to 200 characters').optional(),
+    endpointId: z.string().regex(/^ep_[0-9A-Za-z]+$/, 'endpointId must be an endpoint id (ep_…)').optional(),
+    since: isoTime('since').optional(),
+    until: isoTime('until').optional(),
+  })
+  .strict()
+  .refine((q) => q.since === undefined || q.until === undefined || Date.parse(q.since) <= Date.parse(q.until), { message: 'since must not be after until', path: ['since'] });
+
+/** `POST /v1/events`, `GET /v1/events`, `GET /v1/events/:id`, `POST /v1/endpoints/:id/test`. Behind API-key auth. */
 export function eventRoutes(deps: AppDeps): Router {
   const router = Router();
 
@@ -50,10 +69,27 @@ export function eventRoutes(deps: AppDeps): Router {
     res.status(202).json(answer);
   });
 
+  router.get('/v1/events', requireScope('webhooks:read'), async (req, res) => {
+    const q = eventListQuery.safeParse(req.query);
+    if (!q.success) throw invalidRequest(q.error);
+    const { endpointId, since, until, ...rest } = q.data;
+    if (endpointId !== undefined) await ownEndpoint(deps, res, endpointId);
+    const page = await deps.store.eventIndex.list(res.locals.orgId as string, {
+      ...rest,
+      endpointId,
+      sinceMs: since === undefined ? undefined : Date.parse(since),
+      untilMs: until === undefined ? undefined : Date.parse(until),
+    });
+    res.json({ data: page.items.map(eventSummaryJson), nextCursor: page.nextCursor });
+  });
+
   router.get('/v1/events/:id', requireScope('webhooks:read'), async (req, res) => {
     const event = await deps.store.events.get(req.params.id);
     if (!event || event.orgId !== res.locals.orgId) throw notFound('event');
-    res.type('application/json').send(eventJson(event));
+    // Every delivery of the event: its first fan-out and every redelivery since, oldest first.
+    const redeliveryIds = await deps.store.deliveries.redeliveryIds(event.id);
+    const deliveries = await deps.store.deliveries.getMany([...event.deliveryIds, ...redeliveryIds].sort());
+    res.type('application/json').send(eventJson({ ...event, deliveryIds: deliveries.map((d) => d.id) }, { deliveries: deliveries.map(deliveryJson) }));
   });
 
   router.post('/v1/endpoints/:id/test', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'test'), async (req, res) => {

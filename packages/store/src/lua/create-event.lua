@@ -1,15 +1,17 @@
 -- Writes one event, its deliveries and their indexes in one step, or returns the first answer
 -- stored under the producer's idempotency key.
 -- KEYS[1] idempotency key, KEYS[2] event hash, KEYS[3] unfinished-deliveries zset,
--- then per delivery: delivery hash, endpoint deliveries zset, endpoint pending zset.
+-- then per delivery: delivery hash, endpoint deliveries zset, endpoint pending zset; last, the
+-- org's events index (GET /v1/events) and its index of events that reached no endpoint.
 -- ARGV[1] '1' when an idempotency key was given, ARGV[2] idempotency TTL (s), ARGV[3] answer JSON,
 -- ARGV[4] event fields (JSON array of field, value, ...), then per delivery its fields (same form).
+-- Last ARGV: the smallest event id of 30 days ago (events that reached no endpoint expire then).
 -- Returns {1, answer} when written, {0, storedAnswer} when the key was already used.
 if ARGV[1] == '1' then
   local existing = redis.call('GET', KEYS[1])
   if existing then return {0, existing} end
 end
-local count = (#KEYS - 3) / 3
+local count = (#KEYS - 5) / 3
 -- The janitor removes the event when its last delivery is removed; an event that reached no
 -- endpoint expires after the default retention instead.
 local eventFields = cjson.decode(ARGV[4])
@@ -28,7 +30,22 @@ for i = 0, count - 1 do
   redis.call('ZADD', KEYS[6 + i * 3], 0, id)
   redis.call('ZADD', KEYS[3], createdAt, id)
 end
-if count == 0 then redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]) * 30) end
+-- The event in the org's index (lex by id, which is creation order).
+local eventId
+for f = 1, #eventFields, 2 do
+  if eventFields[f] == 'id' then eventId = eventFields[f + 1] end
+end
+redis.call('ZADD', KEYS[#KEYS - 1], 0, eventId)
+if count == 0 then
+  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]) * 30)
+  -- No delivery will purge it: its index entries go when it expires, a few at each such event.
+  redis.call('ZADD', KEYS[#KEYS], 0, eventId)
+  local expired = redis.call('ZRANGEBYLEX', KEYS[#KEYS], '-', '(' .. ARGV[#ARGV], 'LIMIT', 0, 20)
+  if #expired > 0 then
+    redis.call('ZREM', KEYS[#KEYS - 1], unpack(expired))
+    redis.call('ZREM', KEYS[#KEYS], unpack(expired))
+  end
+end
 if ARGV[1] == '1' then
   redis.call('SET', KEYS[1], ARGV[3], 'EX', tonumber(ARGV[2]))
 end

@@ -3,13 +3,20 @@
 -- failure streak, gives back the lease and names the parked deliveries to wake, all at once.
 -- KEYS[1..6] lease keys (includes/lease.lua), KEYS[7] delivery hash, KEYS[8] attempts hash,
 -- KEYS[9] endpoint hash, KEYS[10] unfinished zset, KEYS[11] endpoint's in_flight index,
--- KEYS[12] endpoint's index of the next status.
+-- KEYS[12] endpoint's index of the next status, KEYS[13] endpoint's and KEYS[14] org's attempt
+-- counters of the current hour (keys.statsHour).
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed',
 -- ARGV[5] attempt record JSON, ARGV[6] response status or '', ARGV[7] error code or '',
 -- ARGV[8] duration (ms), ARGV[9] next attempt at (ms) or '',
 -- ARGV[10] health effect on the endpoint: 'success' | 'failure' | 'none',
--- ARGV[11] per-endpoint limit, ARGV[12] per-org limit (for waking parked deliveries).
+-- ARGV[11] per-endpoint limit, ARGV[12] per-org limit (for waking parked deliveries),
+-- ARGV[13] minute of the hour (0..59), ARGV[14] counters' time to live (s),
+-- ARGV[15] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
+-- Postern's own internal:* faults).
+-- Such a failed attempt sets lastFailureAt and counts in failedAttempts and
+-- consecutiveFailedAttempts, whether or not the policy's breaker counts it (consecutiveFailures is
+-- the breaker's own streak).
 -- The outcome is recorded only while the attempt is still the delivery's current one; the lease is
 -- given back either way. Returns {'ok' | 'stale', consecutiveFailures, failureStreakStartedAt | '',
 -- woken...}.
@@ -39,17 +46,35 @@ end
 local streak = redis.call('HMGET', KEYS[9], 'id', 'consecutiveFailures', 'failureStreakStartedAt')
 local failures = 0
 local streakStart = ''
+local failed = ARGV[7] ~= ''
 if streak[1] then
   failures = tonumber(streak[2] or '0') or 0
   streakStart = streak[3] or ''
-  if ARGV[10] == 'success' then
-    failures = 0
-    streakStart = ''
-    redis.call('HSET', KEYS[9], 'consecutiveFailures', 0, 'failureStreakStartedAt', '', 'lastSuccessAt', now)
-  elseif ARGV[10] == 'failure' then
+  if ARGV[10] == 'failure' then
     failures = redis.call('HINCRBY', KEYS[9], 'consecutiveFailures', 1)
     if failures == 1 or streakStart == '' then streakStart = now end
-    redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart, 'lastFailureAt', now)
+  elseif ARGV[10] == 'success' then
+    failures = 0
+    streakStart = ''
   end
+  if ARGV[15] == '1' then
+    redis.call('HINCRBY', KEYS[9], 'failedAttempts', 1)
+    redis.call('HINCRBY', KEYS[9], 'consecutiveFailedAttempts', 1)
+    redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart, 'lastFailureAt', now, 'consecutiveFailures', failures)
+  elseif failed then
+    if ARGV[10] == 'failure' then redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart) end
+  else
+    -- No error is always the health effect 'success' (healthEffect): every streak ends.
+    redis.call('HSET', KEYS[9], 'consecutiveFailures', 0, 'failureStreakStartedAt', '', 'lastSuccessAt', now, 'consecutiveFailedAttempts', 0)
+  end
+end
+
+-- The overview's counters: one hash per endpoint and per org per hour. The write that creates a
+-- minute's field sets the time to live, so a key goes at most ARGV[14] s after its last minute.
+local outcome = failed and 'fail' or 'ok'
+local field = ARGV[13] .. ':' .. outcome
+for k = 13, 14 do
+  if redis.call('HINCRBY', KEYS[k], field, 1) == 1 then redis.call('EXPIRE', KEYS[k], tonumber(ARGV[14])) end
+  if failed then redis.call('HINCRBY', KEYS[k], ARGV[13] .. ':e:' .. ARGV[7], 1) end
 end
 return {'ok', failures, streakStart, unpack(woken)}

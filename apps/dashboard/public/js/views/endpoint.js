@@ -24,7 +24,7 @@ function deliveryRow(d) {
         h('span', { class: 'sub' }, d.eventType, d.redeliveredFromId ? h('span', { class: 'tag' }, '↻ redelivery') : null, d.isTest ? h('span', { class: 'tag' }, 'test') : null),
       ],
       [badge(d.status), d.held ? h('span', { class: 'tag' }, 'held') : null],
-      num(d.attempts),
+      num(d.attemptCount),
       d.nextAttemptAt ? [time(d.nextAttemptAt), h('span', { class: 'sub' }, relative(d.nextAttemptAt))] : '—',
       d.lastError ? h('code', null, d.lastError) : '—',
       num(d.lastResponseStatus),
@@ -34,13 +34,14 @@ function deliveryRow(d) {
   };
 }
 
-function actions(ctx, endpoint) {
+function actions(ctx, endpoint, redeliverable) {
   const id = encodeURIComponent(endpoint.id);
   const paused = endpoint.status !== 'active';
   const reload = () => ctx.reload();
   return h(
     'div',
     { class: 'actions', role: 'group', 'aria-label': 'Endpoint actions' },
+    h('a', { class: 'button', href: `#/endpoints/${id}/edit`, id: 'edit-endpoint' }, 'Edit'),
     paused
       ? actionButton(ctx, {
           id: 'resume',
@@ -63,13 +64,25 @@ function actions(ctx, endpoint) {
             return reload();
           },
         }),
+    // Only what the API would accept: a test event needs an active endpoint.
+    paused
+      ? null
+      : actionButton(ctx, {
+          id: 'send-test',
+          label: 'Send test event',
+          run: () => ctx.api.post(`/v1/endpoints/${id}/test`),
+          done: (r) => {
+            const delivery = r.deliveries[0];
+            ctx.notify(`Test event sent (${r.id}).`, 'ok', delivery ? { href: `#/deliveries/${encodeURIComponent(delivery.id)}`, text: 'Follow its delivery' } : null);
+            return reload();
+          },
+        }),
     actionButton(ctx, {
-      id: 'send-test',
-      label: 'Send test event',
-      run: () => ctx.api.post(`/v1/endpoints/${id}/test`),
+      id: 'reveal-secret',
+      label: 'Reveal secret',
+      run: () => ctx.api.get(`/v1/endpoints/${id}/secret`),
       done: (r) => {
-        const delivery = r.deliveries[0];
-        ctx.notify(`Test event sent (${r.id}).`, 'ok', delivery ? { href: `#/deliveries/${encodeURIComponent(delivery.id)}`, text: 'Follow its delivery' } : null);
+        revealed = { endpointId: endpoint.id, visit: ctx.visit, secret: r.secret, until: null };
         return reload();
       },
     }),
@@ -80,32 +93,61 @@ function actions(ctx, endpoint) {
       run: () => ctx.api.post(`/v1/endpoints/${id}/rotate-secret`),
       done: (r) => {
         revealed = { endpointId: endpoint.id, visit: ctx.visit, secret: r.secret, until: r.previousSecretValidUntil };
-        ctx.notify('New secret issued; it is shown below once.');
+        ctx.notify('New secret issued and shown below. “Reveal secret” shows it again whenever you need it.');
         return reload();
       },
     }),
-    actionButton(ctx, {
-      id: 'redeliver-failed',
-      label: '↻ Redeliver all failed',
-      confirmText: 'Send every failed delivery of this endpoint again (at most 500 per click)?',
-      run: () => ctx.api.post(`/v1/endpoints/${id}/redeliver-failed`),
-      done: (r) => {
-        ctx.notify(r.count === 0 ? 'There were no failed deliveries to send again.' : `${r.count} failed ${r.count === 1 ? 'delivery is' : 'deliveries are'} being sent again${r.remaining ? `; ${r.remaining} more remain, click again for them` : ''}.`);
-        return reload();
-      },
-    }),
+    redeliverable
+      ? actionButton(ctx, {
+          id: 'redeliver-failed',
+          label: '↻ Redeliver all failed',
+          confirmText: 'Send every failed delivery of this endpoint again (at most 500 per click)?',
+          run: () => ctx.api.post(`/v1/endpoints/${id}/redeliver-failed`),
+          done: (r) => {
+            ctx.notify(r.count === 0 ? 'There were no failed deliveries to send again.' : `${r.count} failed ${r.count === 1 ? 'delivery is' : 'deliveries are'} being sent again${r.remaining ? `; ${r.remaining} more remain, click again for them` : ''}.`);
+            return reload();
+          },
+        })
+      : null,
   );
 }
 
 function secretBox(endpoint, ctx) {
   if (!revealed || revealed.endpointId !== endpoint.id || revealed.visit !== ctx.visit) return null;
+  const code = h('code', { id: 'secret-value' }, revealed.secret);
+  const copy = h(
+    'button',
+    {
+      type: 'button',
+      id: 'copy-secret',
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(revealed.secret);
+          copy.textContent = 'Copied ✓';
+        } catch {
+          // No clipboard access (an insecure origin): select the text for Ctrl+C instead.
+          getSelection()?.selectAllChildren(code);
+          copy.textContent = 'Selected: press Ctrl+C';
+        }
+      },
+    },
+    'Copy',
+  );
   return h(
     'div',
-    { class: 'secret-box', id: 'new-secret' },
-    h('strong', null, 'New signing secret — copy it now, it is not shown again:'),
-    h('code', null, revealed.secret),
-    h('span', null, 'The old secret keeps signing too until ', time(revealed.until), '.'),
+    { class: 'secret-box', id: revealed.until ? 'new-secret' : 'shown-secret' },
+    h('strong', null, revealed.until ? 'New signing secret:' : 'Signing secret:'),
+    h('div', { class: 'secret-line' }, code, copy),
+    revealed.until ? h('span', null, 'The old secret keeps signing too until ', time(revealed.until), '.') : h('span', null, 'Keep it out of logs and source control.'),
   );
+}
+
+/** What the endpoint's breaker counts, in words, or null when it has none. */
+function breakerCounts(policy) {
+  const rule = policy.breaker;
+  if (!rule) return null;
+  if (rule.counts === 'deliveries') return 'failed deliveries';
+  return rule.of === '4xx' ? '4xx answers only' : 'failed attempts';
 }
 
 /** `#/endpoints/:id[?status=&cursor=]` */
@@ -118,13 +160,22 @@ export async function endpointView(ctx) {
   if (cursor) q.set('cursor', cursor);
   const [endpoint, log] = await Promise.all([ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}`), ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}/deliveries?${q}`)]);
 
-  const inProgress = log.data.some((d) => d.status === 'pending' || d.status === 'in_flight');
+  // Held deliveries wait for a resume, not for time: they need no polling.
+  const inProgress = log.data.some((d) => (d.status === 'pending' && !d.held) || d.status === 'in_flight');
+  let redeliverable = false;
+  if (ctx.canWrite && endpoint.status === 'active' && endpoint.policy.redelivery.allowed) {
+    const [failed, cancelled] = await Promise.all([
+      ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}/deliveries?status=failed&limit=1`),
+      ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}/deliveries?status=cancelled&limit=1`),
+    ]);
+    redeliverable = failed.data.length > 0 || cancelled.data.some((d) => d.cancelReason === 'breaker_tripped');
+  }
   // Follow progress without a click, but only on the first page, where new rows appear.
   if (inProgress && !cursor) ctx.every(2000, () => ctx.reload());
 
   const select = h(
     'select',
-    { id: 'status-filter', name: 'status' },
+    { id: 'status-filter', name: 'status', onchange: () => ctx.navigate(logHash(endpoint.id, select.value, '')) },
     h('option', { value: '' }, 'All statuses'),
     STATUSES.map((s) => h('option', { value: s, selected: s === status }, s.replace('_', ' '))),
   );
@@ -138,7 +189,6 @@ export async function endpointView(ctx) {
       },
     },
     h('div', { class: 'field' }, h('label', { for: 'status-filter' }, 'Status'), select),
-    h('button', { type: 'submit', id: 'apply-filter' }, 'Show'),
     h('button', { type: 'button', id: 'refresh', onclick: () => ctx.reload() }, 'Refresh'),
   );
 
@@ -163,17 +213,21 @@ export async function endpointView(ctx) {
       facts([
         ['Status', badge(endpoint.status)],
         ['Policy', [endpoint.policyName ?? 'custom', ' · ', h('a', { href: `#/endpoints/${encodeURIComponent(endpoint.id)}/timeline` }, 'timeline')]],
-        ['Consecutive failures', String(endpoint.consecutiveFailures)],
-        ['Failing since', time(endpoint.failureStreakStartedAt)],
+        ['Failed attempts in a row', h('span', { id: 'failed-in-a-row' }, String(endpoint.consecutiveFailedAttempts))],
+        ['Failed attempts in all', h('span', { id: 'failed-in-all' }, String(endpoint.failedAttempts))],
         ['Last success', time(endpoint.lastSuccessAt)],
-        ['Last failure', time(endpoint.lastFailureAt)],
-        ['Disabled at', time(endpoint.disabledAt)],
+        ['Last failure', h('span', { id: 'last-failure' }, time(endpoint.lastFailureAt))],
+        // The breaker's own streak, separately: it may count only some failures (e.g. 4xx answers).
+        ['Breaker streak', breakerCounts(endpoint.policy) ? h('span', { id: 'breaker-streak' }, `${endpoint.consecutiveFailures} (counts ${breakerCounts(endpoint.policy)})`) : 'no breaker'],
+        ['Breaker streak since', time(endpoint.failureStreakStartedAt)],
+        endpoint.status === 'disabled' ? ['Disabled at', time(endpoint.disabledAt)] : null,
         ['Event types', endpoint.eventTypes.join(', ')],
+        ['Charts', h('a', { href: `#/overview?endpointId=${encodeURIComponent(endpoint.id)}`, id: 'endpoint-charts' }, 'success rate, volume and errors')],
       ]),
     ),
     ctx.canWrite
-      ? [h('h2', null, 'Actions'), actions(ctx, endpoint), secretBox(endpoint, ctx)]
-      : h('p', { class: 'hint', id: 'read-only-hint' }, 'This API key is read-only (it lacks the webhooks:write scope), so pausing, testing, rotating and redelivering are not offered.'),
+      ? [h('h2', null, 'Actions'), actions(ctx, endpoint, redeliverable), secretBox(endpoint, ctx)]
+      : h('p', { class: 'hint', id: 'read-only-hint' }, 'This API key is read-only (it lacks the webhooks:write scope), so editing, pausing, testing, revealing or rotating the secret and redelivering are not offered.'),
     h('h2', { id: 'log-heading' }, 'Delivery log'),
     filter,
     inProgress && !cursor ? h('p', { class: 'hint' }, 'Deliveries are in progress; this log refreshes itself every 2 seconds.') : null,

@@ -9,10 +9,12 @@ export async function endpointsView(ctx) {
   const rows = page.data.map((e) => ({
     className: e.status === 'disabled' ? 'row--disabled' : e.status === 'paused' ? 'row--inactive' : undefined,
     cells: [
-      h('a', { href: `#/endpoints/${encodeURIComponent(e.id)}` }, e.url),
+      [h('a', { href: `#/endpoints/${encodeURIComponent(e.id)}` }, e.url), e.description ? h('span', { class: 'sub' }, e.description) : null],
       [badge(e.status), e.status !== 'active' && e.disabledReason ? h('span', { class: 'sub' }, e.disabledReason) : null],
+      h('span', { class: 'types' }, e.eventTypes.join(', ')),
       e.policyName ?? 'custom',
-      num(e.consecutiveFailures),
+      // Every failed attempt counts here; the breaker's own streak is shown beside it when it differs.
+      num(e.consecutiveFailures === e.consecutiveFailedAttempts ? String(e.consecutiveFailedAttempts) : `${e.consecutiveFailedAttempts} (breaker: ${e.consecutiveFailures})`),
       time(e.lastSuccessAt),
       time(e.lastFailureAt),
     ],
@@ -20,11 +22,11 @@ export async function endpointsView(ctx) {
   return h(
     'section',
     null,
-    h('div', { class: 'page-head' }, h('h1', null, 'Endpoints')),
+    h('div', { class: 'page-head' }, h('h1', null, 'Endpoints'), ctx.canWrite ? h('a', { class: 'button primary', href: '#/endpoints/new', id: 'new-endpoint' }, '+ New endpoint') : null),
     h('p', { class: 'subtitle' }, 'Every URL your organisation delivers webhooks to. Open one for its delivery log and actions.'),
     rows.length === 0
-      ? h('p', { class: 'empty card' }, cursor ? 'No more endpoints.' : 'No endpoints yet. Create one with POST /v1/endpoints.')
-      : table('Endpoints', ['URL', 'Status', 'Policy', 'Consecutive failures', 'Last success', 'Last failure'], rows, 'endpoints-table'),
+      ? h('p', { class: 'empty card' }, cursor ? 'No more endpoints.' : ctx.canWrite ? 'No endpoints yet. Create one with “New endpoint”.' : 'No endpoints yet.')
+      : table('Endpoints', ['URL', 'Status', 'Event types', 'Policy', 'Failing attempts in a row', 'Last success', 'Last failure'], rows, 'endpoints-table'),
     h(
       'div',
       { class: 'pager' },

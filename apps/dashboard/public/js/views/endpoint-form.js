@@ -1,0 +1,145 @@
+// Create or edit an endpoint: URL, description, event types and policy (a preset plus optional
+// overrides), with the attempt timeline that policy gives shown before saving. Edit also deletes.
+import { actionButton } from '../actions.js';
+import { h } from '../dom.js';
+import { duration } from '../format.js';
+import { timelineChart } from '../timeline-chart.js';
+
+const KEEP = '__keep__';
+
+/** `#/endpoints/new` and `#/endpoints/:id/edit` */
+export async function endpointFormView(ctx) {
+  const [id] = ctx.params;
+  const editing = id !== undefined;
+  const [endpoint, presets] = await Promise.all([editing ? ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}`) : null, ctx.api.get('/v1/policies')]);
+  if (!ctx.canWrite) {
+    return h('section', null, h('h1', null, editing ? 'Edit endpoint' : 'New endpoint'), h('p', { class: 'error-box', role: 'alert' }, 'This API key is read-only (it lacks the webhooks:write scope), so it cannot create or change endpoints.'));
+  }
+  const field = (forId, label, control, hint) => h('div', { class: 'field' }, h('label', { for: forId }, label), control, hint ? h('p', { class: 'hint', id: `${forId}-hint` }, hint) : null);
+  const url = h('input', { id: 'endpoint-url', name: 'url', type: 'url', required: true, value: endpoint?.url ?? '', placeholder: 'https://example.com/webhooks', autocomplete: 'off', spellcheck: 'false' });
+  const description = h('input', { id: 'endpoint-description', name: 'description', value: endpoint?.description ?? '', maxlength: '500' });
+  const eventTypes = h('input', { id: 'endpoint-event-types', name: 'eventTypes', value: (endpoint?.eventTypes ?? ['*']).join(', '), spellcheck: 'false', 'aria-describedby': 'endpoint-event-types-hint' });
+  const startPreset = editing ? (endpoint.policyName ?? KEEP) : 'standard';
+  const preset = h(
+    'select',
+    { id: 'endpoint-policy', name: 'policy' },
+    editing && endpoint.policyName === null ? h('option', { value: KEEP, selected: true }, 'Keep the current custom policy') : null,
+    presets.data.map((p) => h('option', { value: p.name, selected: p.name === startPreset }, p.seed ? `${p.name} (seed ${p.seed})` : p.name)),
+  );
+  const overrides = h('textarea', { id: 'endpoint-overrides', name: 'overrides', rows: '3', spellcheck: 'false', placeholder: '{"maxAttempts": 3}', 'aria-describedby': 'endpoint-overrides-hint' });
+  const summary = h('p', { class: 'hint', id: 'policy-summary' });
+  const preview = h('div', { id: 'policy-preview', 'aria-live': 'polite' });
+
+  /** The `policy` field to send, or undefined to leave it as it is; throws a sentence on bad JSON. */
+  function policyInput() {
+    const text = overrides.value.trim();
+    let extra = {};
+    if (text) {
+      try {
+        extra = JSON.parse(text);
+      } catch {
+        throw new Error('Overrides must be a JSON object, e.g. {"maxAttempts": 3}.');
+      }
+      if (extra === null || typeof extra !== 'object' || Array.isArray(extra)) throw new Error('Overrides must be a JSON object, e.g. {"maxAttempts": 3}.');
+    }
+    if (preset.value === KEEP) return text ? { ...endpoint.policy, ...extra } : undefined;
+    return text ? { preset: preset.value, ...extra } : preset.value;
+  }
+
+  async function showPreview() {
+    const chosen = presets.data.find((p) => p.name === preset.value);
+    summary.textContent = chosen ? chosen.summary : 'The endpoint’s current custom policy.';
+    let policy;
+    try {
+      policy = policyInput() ?? endpoint.policy;
+    } catch (err) {
+      preview.replaceChildren(h('p', { class: 'error-box' }, err.message));
+      return;
+    }
+    try {
+      const r = await ctx.api.post('/v1/policies/preview', { policy });
+      const main = document.getElementById('main');
+      const width = Math.min(1100, (main?.clientWidth ?? 800) - 80);
+      const last = r.attempts[r.attempts.length - 1];
+      preview.replaceChildren(
+        h('p', { id: 'preview-words' }, `${r.policy.maxAttempts} attempts; the last starts ${last.attempt === 1 ? 'at once' : `${duration(last.earliestMs)}–${duration(last.latestMs)} after the first`}, if every attempt fails. Timeout ${duration(r.policy.timeout.ms)}.`),
+        timelineChart(r.attempts, width),
+      );
+    } catch (err) {
+      preview.replaceChildren(h('p', { class: 'error-box', id: 'preview-error' }, err.sentence ?? 'The preview could not be computed.'));
+    }
+  }
+  preset.addEventListener('change', () => void showPreview());
+  overrides.addEventListener('change', () => void showPreview());
+
+  const save = h('button', { type: 'submit', class: 'primary', id: 'save-endpoint' }, editing ? 'Save changes' : 'Create endpoint');
+  const form = h(
+    'form',
+    {
+      class: 'card form',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        let policy;
+        try {
+          policy = policyInput();
+        } catch (err) {
+          ctx.notify(err.message, 'error');
+          return;
+        }
+        const body = {
+          url: url.value.trim(),
+          description: description.value,
+          eventTypes: eventTypes.value.split(',').map((t) => t.trim()).filter(Boolean),
+        };
+        if (policy !== undefined) body.policy = policy;
+        save.setAttribute('aria-busy', 'true');
+        try {
+          const saved = editing ? await ctx.api.patch(`/v1/endpoints/${encodeURIComponent(id)}`, body) : await ctx.api.post('/v1/endpoints', body);
+          ctx.navigate(`#/endpoints/${encodeURIComponent(saved.id)}`, [editing ? 'Endpoint saved.' : 'Endpoint created. Its signing secret can be revealed on this page whenever you need it.', 'ok']);
+        } catch (err) {
+          ctx.notify(err.sentence ?? 'Something went wrong in the dashboard; reload the page and try again.', 'error');
+        } finally {
+          save.removeAttribute('aria-busy');
+        }
+      },
+    },
+    field('endpoint-url', 'URL', url),
+    field('endpoint-description', 'Description', description),
+    field('endpoint-event-types', 'Event types', eventTypes, 'Comma-separated, e.g. invoice.paid, invoice.failed; * receives every type.'),
+    field('endpoint-policy', 'Policy', preset),
+    summary,
+    field('endpoint-overrides', 'Overrides (optional)', overrides, 'A JSON object of policy fields that replace the preset’s, e.g. {"maxAttempts": 3, "keepResponseBody": "all"}. The timeline below follows it.'),
+    h('button', { type: 'button', id: 'preview-policy', onclick: () => void showPreview() }, 'Update timeline'),
+    h('h2', null, 'Attempt timeline before saving'),
+    preview,
+    h('div', { class: 'actions' }, save, h('a', { class: 'button', href: editing ? `#/endpoints/${encodeURIComponent(id)}` : '#/endpoints' }, 'Cancel')),
+  );
+  void showPreview();
+
+  const title = editing ? 'Edit endpoint' : 'New endpoint';
+  return h(
+    'section',
+    null,
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/endpoints' }, 'Endpoints'), ' › ', editing ? [h('a', { href: `#/endpoints/${encodeURIComponent(id)}` }, endpoint.url), ' › '] : null, h('span', { 'aria-current': 'page' }, title)),
+    h('h1', null, title),
+    form,
+    editing
+      ? [
+          h('h2', null, 'Delete'),
+          h(
+            'div',
+            { class: 'card' },
+            h('p', null, 'Deleting the endpoint stops every delivery to it: queued ones end cancelled before their next attempt. The delivery log stays until retention removes it.'),
+            actionButton(ctx, {
+              id: 'delete-endpoint',
+              label: 'Delete endpoint',
+              className: 'danger',
+              confirmText: `Delete ${endpoint.url}? Queued deliveries to it are cancelled.`,
+              run: () => ctx.api.del(`/v1/endpoints/${encodeURIComponent(id)}`),
+              done: () => ctx.navigate('#/endpoints', ['Endpoint deleted.', 'ok']),
+            }),
+          ),
+        ]
+      : null,
+  );
+}

@@ -1,0 +1,96 @@
+import { newId } from '@postern/shared';
+import type { Redis } from 'ioredis';
+import type { KeySchema } from './keys.js';
+import { assertExec } from './org-repository.js';
+import { parseEvent, type EventRecord } from './records.js';
+
+/** Filters and paging of {@link EventIndexRepository.list}. Times are epoch ms, both ends inclusive. */
+export interface EventListQuery {
+  limit: number;
+  /** The last event id of the previous page. */
+  cursor?: string;
+  type?: string;
+  idempotencyKey?: string;
+  /** Only events fanned out to this endpoint (the caller checks that it is the org's). */
+  endpointId?: string;
+  sinceMs?: number;
+  untilMs?: number;
+}
+
+/** Ids looked at per call at most: a filter that matches rarely returns a short page and a cursor. */
+export const EVENT_SCAN_BUDGET = 1000;
+
+const SCAN_BATCH = 200;
+
+/**
+ * The org's events, newest first (`GET /v1/events`), from the org's events index written with each
+ * event by create-event.lua (a sorted set of event ids, lex = creation order); with `endpointId`,
+ * from that endpoint's delivery log instead (its first deliveries, redeliveries skipped: one per
+ * event, at the event's time), so no per-endpoint copy of the index is kept. `since`/`until` are id
+ * ranges (an id starts with its creation time); `type` and `idempotencyKey` are checked on the
+ * events themselves, looking at no more than {@link EVENT_SCAN_BUDGET} ids per call. Ids of events
+ * removed by retention are dropped from the org's index as they are met.
+ */
+export class EventIndexRepository {
+  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+
+  /**
+   * A page of events, newest first. `nextCursor` (an event id, or with `endpointId` a delivery id)
+   * is null at the end; otherwise the page may hold fewer than `limit` events (the scan budget ran
+   * out) and the next call goes on from it.
+   */
+  async list(orgId: string, q: EventListQuery): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
+    const byEndpoint = q.endpointId !== undefined;
+    const key = byEndpoint ? this.keys.endpointDeliveries(q.endpointId!) : this.keys.orgEvents(orgId);
+    const kind = byEndpoint ? 'dlv' : 'evt';
+    // Bounds as ids: the smallest and largest id of an instant (zero and all-ones random part).
+    const floor = q.sinceMs !== undefined ? `[${newId(kind, q.sinceMs, (n) => Buffer.alloc(n, 0))}` : '-';
+    let max = q.untilMs !== undefined ? `[${newId(kind, q.untilMs, (n) => Buffer.alloc(n, 0xff))}` : '+';
+    if (q.cursor && (max === '+' || `(${q.cursor}` < max)) max = `(${q.cursor}`;
+    const items: EventRecord[] = [];
+    let looked = 0;
+    let lastLooked: string | null = null;
+    while (looked < EVENT_SCAN_BUDGET) {
+      const ids = await this.redis.zrevrangebylex(key, max, floor, 'LIMIT', 0, Math.min(SCAN_BATCH, EVENT_SCAN_BUDGET - looked));
+      if (ids.length === 0) return { items, nextCursor: null };
+      const eventIds = byEndpoint ? await this.firstDeliveryEvents(ids) : ids;
+      const pipeline = this.redis.pipeline();
+      for (const id of eventIds) pipeline.hgetall(this.keys.event(id ?? ''));
+      const events = assertExec(await pipeline.exec()).map(([, h]) => parseEvent(h as Record<string, string>));
+      const gone: string[] = [];
+      for (let i = 0; i < ids.length; i++) {
+        const id = ids[i]!;
+        const event = eventIds[i] === null ? null : (events[i] ?? null);
+        looked += 1;
+        lastLooked = id;
+        if (!event) {
+          if (!byEndpoint) gone.push(id);
+          continue;
+        }
+        if (event.orgId !== orgId) continue;
+        if (q.type !== undefined && event.type !== q.type) continue;
+        if (q.idempotencyKey !== undefined && event.idempotencyKey !== q.idempotencyKey) continue;
+        items.push(event);
+        if (items.length === q.limit) {
+          if (gone.length > 0) await this.redis.zrem(key, ...gone);
+          const more = await this.redis.zrevrangebylex(key, `(${id}`, floor, 'LIMIT', 0, 1);
+          return { items, nextCursor: more.length > 0 ? id : null };
+        }
+      }
+      if (gone.length > 0) await this.redis.zrem(key, ...gone);
+      if (ids.length < SCAN_BATCH && looked < EVENT_SCAN_BUDGET) return { items, nextCursor: null };
+      max = `(${lastLooked}`;
+    }
+    return { items, nextCursor: lastLooked };
+  }
+
+  /** The event of each delivery, or null for a redelivery (its event is listed at its first delivery) or a missing one. */
+  private async firstDeliveryEvents(deliveryIds: readonly string[]): Promise<(string | null)[]> {
+    const pipeline = this.redis.pipeline();
+    for (const id of deliveryIds) pipeline.hmget(this.keys.delivery(id), 'eventId', 'redeliveredFromId');
+    return assertExec(await pipeline.exec()).map(([, v]) => {
+      const [eventId, redeliveredFromId] = v as [string | null, string | null];
+      return eventId && !redeliveredFromId ? eventId : null;
+    });
+  }
+}
