@@ -8,6 +8,18 @@ export const IDEMPOTENCY_WAIT_MS = 15_000;
 const POLL_MS = 20;
 
 /**
+ * The request's `Idempotency-Key` header, or undefined without one. Sent twice, Node would join the
+ * two values with a comma into a key nobody chose: that is 400, naming the problem.
+ *
+ * @throws ApiError 400 `invalid_request` when the header is sent more than once
+ */
+export function idempotencyKeyHeader(req: Request<unknown>): string | undefined {
+  const values = req.headersDistinct['idempotency-key'];
+  if (values && values.length > 1) throw new ApiError(400, 'invalid_request', 'Idempotency-Key: send the header once');
+  return values?.[0];
+}
+
+/**
  * `Idempotency-Key` for an action route (redeliver, redeliver-failed, recover, pause, resume,
  * rotate-secret, test). Mount it after authentication and the body parser, before the handler:
  *
@@ -26,7 +38,7 @@ const POLL_MS = 20;
  */
 export function actionIdempotency(deps: AppDeps, route: string): <Params>(req: Request<Params>, res: Response, next: NextFunction) => Promise<void> {
   return async <Params>(req: Request<Params>, res: Response, next: NextFunction): Promise<void> => {
-    const key = req.get('idempotency-key');
+    const key = idempotencyKeyHeader(req);
     if (key === undefined) return next();
     if (key.length < 1 || key.length > 200) throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be 1 to 200 characters');
     const orgId = res.locals.orgId as string;

@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { dashboardStatic } from '@postern/dashboard';
 import { Registry } from 'prom-client';
 import { mountBullBoard } from './bull-board.js';
@@ -22,6 +22,16 @@ import { redeliveryRoutes } from './routes/redeliveries.js';
 import { policyPreviewRoutes } from './routes/policy-preview.js';
 import { sendNowRoutes } from './routes/send-now.js';
 import { statsRoutes } from './routes/stats.js';
+
+/**
+ * The query parser takes `a=1` only: `a[]=1` or `a[b]=1` would reach a route as an unknown name and
+ * be ignored, so a filter the caller meant would silently not apply. 400, naming the parameter.
+ */
+const refuseBracketedQuery: RequestHandler = (req, _res, next) => {
+  const bracketed = Object.keys(req.query as Record<string, unknown>).find((name) => name.includes('[') || name.includes(']'));
+  if (bracketed === undefined) return next();
+  next(new ApiError(400, 'invalid_request', `query parameter ${bracketed}: brackets are not supported; send ${bracketed.replace(/\[.*$/, '')}=<value>`));
+};
 
 /**
  * Builds the ingest API without listening: tests pass a port-0 listener and their own prefix.
@@ -56,6 +66,7 @@ export function createApp(deps: AppDeps): Express {
     maxEntries: deps.config.lookupCacheMaxEntries ?? DEFAULT_LOOKUP_CACHE_MAX_ENTRIES,
   });
   app.use('/v1', requireApiKey(deps, lookups));
+  app.use('/v1', refuseBracketedQuery);
   app.use(jsonBody(deps.config.maxBodyBytes));
   // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
   app.use(eventRoutes(deps));

@@ -5,6 +5,7 @@ import { createDeliveryQueue, createRedisConnection, createStore, DATA_CHECK_INT
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
+import { answerClientError } from './client-error.js';
 import { loadIngestConfig, type IngestConfig } from './config.js';
 
 let config: IngestConfig;
@@ -69,6 +70,8 @@ const app = createApp({
 // Not app.listen: express 5 calls its callback on a listen error too, which would log "listening".
 // Header, request and keep-alive timeouts: a stalled client gets 408 and loses its connection.
 const server = createServer(httpServerOptions(config), app);
+// A request Node's parser refuses, or one that times out, is answered in the API's error shape.
+server.on('clientError', answerClientError);
 server.on('error', (err) => {
   // One plain line on stderr, as for a configuration error (console now writes JSON to stdout).
   process.stderr.write(`postern-ingest: cannot listen on ${config.HOST}:${config.PORT}: ${err.message}\n`);

@@ -66,3 +66,11 @@ test('a 500 logs the cause and an errored line under the same generated request 
   expect(await lineWhere((l) => l.requestId === id && l.msg === 'request errored')).toMatchObject({ level: 50, res: { statusCode: 500 } });
   expect(lines.some((l) => l.req?.url === '/healthz')).toBe(false);
 });
+
+test('credentials put in a query string are not logged: their values are redacted, other parameters kept', async () => {
+  lines.length = 0;
+  await fetch(`${base}/ok?api_key=pk_secret123&limit=5&Secret=whsec_abc&x-token=t&status=failed`);
+  const line = lines.find((l) => l.msg === 'request completed');
+  expect(line?.req.url).toBe('/ok?api_key=[redacted]&limit=5&Secret=[redacted]&x-token=[redacted]&status=failed');
+  expect(JSON.stringify(lines)).not.toMatch(/pk_secret123|whsec_abc/);
+});

@@ -16,6 +16,34 @@ export function requestLogger(req: Request, logger: Logger): Logger {
   return requestId === undefined ? logger : logger.child({ requestId });
 }
 
+/** Query parameters whose values are not logged: a client that puts a key or secret in a URL must not leak it. */
+const SECRET_PARAM = /key|secret|token|pass|auth|sig/i;
+
+/**
+ * The request URL as logged: the values of query parameters whose names look like credentials
+ * (`api_key`, `secret`, `token`, `password`, `auth…`, `sig…`) replaced by `[redacted]`.
+ */
+export function withoutSecrets(url: string): string {
+  const queryAt = url.indexOf('?');
+  if (queryAt < 0) return url;
+  const query = url
+    .slice(queryAt + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      let decoded = name;
+      try {
+        decoded = decodeURIComponent(name);
+      } catch {
+        // An undecodable name is matched as written.
+      }
+      return eq >= 0 && SECRET_PARAM.test(decoded) ? `${name}=[redacted]` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, queryAt)}?${query}`;
+}
+
 /**
  * One JSON log line per API request, keyed by a request id: the caller's `X-Request-Id` when it
  * is 1–100 safe characters, else a fresh `req_<uuid>`. The id is echoed in the `X-Request-Id`
@@ -38,7 +66,8 @@ export function requestLogging(logger: Logger): RequestHandler {
     (req as unknown as Record<symbol, string>)[REQUEST_ID_KEY] = requestId;
 
     // Read now: routers rewrite req.url for what they mount.
-    const { method, url } = req;
+    const { method } = req;
+    const url = withoutSecrets(req.url);
     const queryAt = url.indexOf('?');
     if (QUIET_PATHS.has(queryAt < 0 ? url : url.slice(0, queryAt))) return next();
     const startedMs = Date.now();

@@ -4,12 +4,12 @@ import ipaddr from 'ipaddr.js';
 export const MAX_URL_LENGTH = 2048;
 
 /** Why {@link validateEndpointUrl} refused a URL. */
-export type UrlRejection = 'invalid_url' | 'too_long' | 'unsupported_scheme' | 'credentials_not_allowed' | 'missing_host';
+export type UrlRejection = 'invalid_url' | 'too_long' | 'unsupported_scheme' | 'credentials_not_allowed' | 'missing_host' | 'invalid_port';
 
 /**
  * Checks the shape of an endpoint URL: parseable by WHATWG `URL`, `http:` or
  * `https:`, no user name or password (they would be sent to whoever answers,
- * and logged), a host, at most {@link MAX_URL_LENGTH} characters. It does not
+ * and logged), a host, a port other than 0, at most {@link MAX_URL_LENGTH} characters. It does not
  * look at addresses: resolve the host and run {@link classifyAddress} on every
  * address, at registration and again before each attempt (jitter-45h resolves
  * again every time), since DNS can change.
@@ -29,6 +29,8 @@ export function validateEndpointUrl(raw: string): { ok: true; url: URL } | { ok:
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'unsupported_scheme' };
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'credentials_not_allowed' };
   if (url.hostname === '') return { ok: false, reason: 'missing_host' };
+  // Port 0 cannot be connected to; every other port WHATWG accepts (1..65535) can.
+  if (url.port === '0') return { ok: false, reason: 'invalid_port' };
   if (url.href.length > MAX_URL_LENGTH) return { ok: false, reason: 'too_long' };
   return { ok: true, url };
 }

@@ -16,12 +16,17 @@ const URL_REASONS: Record<string, string> = {
   unsupported_scheme: 'url must use http or https',
   credentials_not_allowed: 'url must not contain a username or password',
   missing_host: 'url must name a host',
+  invalid_port: 'url must not name port 0',
 };
 
 /** Checks an endpoint URL; literal private addresses are refused at once (host names per attempt). */
 function checkUrl(raw: string, allowList: readonly string[]): string {
   const parsed = validateEndpointUrl(raw);
   if (!parsed.ok) throw new ApiError(400, 'invalid_request', `url: ${URL_REASONS[parsed.reason] ?? 'invalid URL'}`);
+  // What a receiver never sees, or what URL parsing would silently repair, is refused rather
+  // than stored different from what was sent.
+  if (parsed.url.hash !== '' || raw.includes('#')) throw new ApiError(400, 'invalid_request', 'url: must not contain a fragment (#…): it is never sent to the receiver');
+  if (!new RegExp(`^${parsed.url.protocol}//[^/]`, 'i').test(raw.trim())) throw new ApiError(400, 'invalid_request', 'url: must be written scheme://host…, e.g. https://example.com/webhooks');
   const address = hostAddress(parsed.url);
   if (address) {
     const reason = classifyAddress(address, allowList);

@@ -10,7 +10,7 @@ import { createEventBody, pageQuery } from '../schemas.js';
 import { deliveryJson, eventJson, eventSummaryJson } from '../serializers.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
-import { actionIdempotency } from '../action-idempotency.js';
+import { actionIdempotency, idempotencyKeyHeader } from '../action-idempotency.js';
 
 const isoTime = (name: string) => z.iso.datetime({ offset: true, error: `${name} must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z` });
 
@@ -48,7 +48,7 @@ export function eventRoutes(deps: AppDeps): Router {
     }
     const dataJson = extractRawField(res.locals.rawBody as string, 'data');
     if (dataJson === undefined) throw new ApiError(400, 'invalid_request', 'data: is required (any JSON value)');
-    const headerKey = req.get('idempotency-key');
+    const headerKey = idempotencyKeyHeader(req);
     // Two different keys: using either one would silently ignore the other. Refuse, naming both.
     if (headerKey !== undefined && body.data.idempotencyKey !== undefined && headerKey !== body.data.idempotencyKey) {
       throw new ApiError(400, 'invalid_request', 'Idempotency-Key: the header and the body field idempotencyKey differ; send one of them, or the same value in both');
