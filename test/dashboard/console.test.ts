@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { startPostern, type TestPostern } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
+import { launchChromium, type TestBrowser } from '../support/chromium.js';
 
 /**
  * Issue 14 in headless Chromium: an operator creates an endpoint (seeing the policy's timeline
@@ -16,7 +16,6 @@ import { waitUntil } from '../support/wait-until.js';
  * action the API would refuse. Screenshots of each new page at 1280 px and 375 px.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 const WIDE = { width: 1280, height: 900 };
 const PHONE = { width: 375, height: 812 };
@@ -28,7 +27,7 @@ declare const location: { hash: string };
 let postern: TestPostern;
 let receiver: TestReceiver;
 let browser: BrowserContext;
-let profileDir: string;
+let chromiumInstance: TestBrowser | undefined;
 let key: string;
 let receiverFixed = false;
 const pageErrors: string[] = [];
@@ -38,7 +37,6 @@ let deliveryId = '';
 let eventId = '';
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: install it with \`apt-get install -y chromium\`.`);
   mkdirSync(SCREENSHOTS, { recursive: true });
   postern = await startPostern();
   receiver = await startReceiver((_req, _n, res: ServerResponse) => {
@@ -50,18 +48,12 @@ beforeAll(async () => {
     return 'handled';
   });
   key = (await postern.createOrg('console')).apiKey;
-  profileDir = mkdtempSync(join(tmpdir(), 'postern-chromium-'));
-  browser = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: WIDE,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  chromiumInstance = await launchChromium({ viewport: WIDE });
+  browser = chromiumInstance.context;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+  await chromiumInstance?.close();
   await postern?.close();
   await receiver?.close();
 });

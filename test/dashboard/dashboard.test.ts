@@ -1,12 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createIdFactory } from '@postern/shared';
 import { fastPolicy, startPostern, type TestPostern } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
+import { launchChromium, type TestBrowser } from '../support/chromium.js';
 
 /**
  * The dashboard end to end in headless Chromium, against a whole Postern and a real receiver:
@@ -14,7 +14,6 @@ import { waitUntil } from '../support/wait-until.js';
  * write buttons. Screenshots of every page at 1280 px and 375 px go to test-artifacts/screenshots/.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 const WIDE = { width: 1280, height: 900 };
 const PHONE = { width: 375, height: 812 };
@@ -30,7 +29,7 @@ const TEST_TIMEOUT_MS = 60_000;
 let postern: TestPostern;
 let receiver: TestReceiver;
 let browser: BrowserContext;
-let profileDir: string;
+let chromiumInstance: TestBrowser | undefined;
 let adminKey: string;
 let readOnlyKey: string;
 let failing: { id: string; url: string };
@@ -42,9 +41,6 @@ let receiverHealthy = false;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is missing at ${CHROMIUM}: the dashboard tests need it. Install it with \`apt-get install -y chromium\` (bash .ci/run does so on CI).`);
-  }
   mkdirSync(SCREENSHOTS, { recursive: true });
   postern = await startPostern();
   receiver = await startReceiver(() => (receiverHealthy ? 200 : 500));
@@ -70,18 +66,12 @@ beforeAll(async () => {
   const readOnly = await postern.api('POST', '/v1/api-keys', { key: adminKey, body: { name: 'support (read-only)', scopes: ['webhooks:read'] } });
   readOnlyKey = readOnly.body.apiKey;
 
-  profileDir = mkdtempSync(join(tmpdir(), 'postern-chromium-'));
-  browser = await chromium.launchPersistentContext(profileDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: WIDE,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  chromiumInstance = await launchChromium({ viewport: WIDE });
+  browser = chromiumInstance.context;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+  await chromiumInstance?.close();
   await postern?.close();
   await receiver?.close();
 });

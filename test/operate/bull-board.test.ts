@@ -1,9 +1,8 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
 import { startPostern, TEST_ADMIN_TOKEN, type TestPostern } from '../support/postern.js';
 import { REPO_ROOT } from '../support/spawn-app.js';
+import { launchChromium, type TestBrowser } from '../support/chromium.js';
 
 /**
  * Issue 6 Bull Board: `/admin/queues` on ingest, behind the admin token (Bearer, or HTTP Basic for
@@ -11,12 +10,10 @@ import { REPO_ROOT } from '../support/spawn-app.js';
  * its counts. CI installs Chromium (`.ci/run`); without it this test fails, it does not skip.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const BOARD = '/admin/queues';
 
 let postern: TestPostern;
-let browser: BrowserContext | undefined;
-let userDataDir: string;
+let chromiumInstance: TestBrowser | undefined;
 let key: string;
 
 beforeAll(async () => {
@@ -28,8 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await browser?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await chromiumInstance?.close();
   await postern.close();
 });
 
@@ -89,20 +85,10 @@ describe('auth', () => {
 });
 
 test('headless Chromium shows the deliveries queue and its counts', async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (bash .ci/run does this on CI)`);
-  }
   const tmp = path.join(REPO_ROOT, 'test-artifacts');
   mkdirSync(tmp, { recursive: true });
-  userDataDir = mkdtempSync(path.join(tmpdir(), 'postern-chromium-'));
-  // A fresh profile: playwright passes it as --user-data-dir.
-  browser = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    httpCredentials: { username: 'admin', password: TEST_ADMIN_TOKEN },
-  });
-  const context = browser;
+  chromiumInstance = await launchChromium({ httpCredentials: { username: 'admin', password: TEST_ADMIN_TOKEN } });
+  const context = chromiumInstance.context;
   // Only Postern itself: the board's web-font link would otherwise leave the machine.
   await context.route('**/*', (route) => (route.request().url().startsWith(postern.baseUrl) ? route.continue() : route.abort()));
   const page = await context.newPage();

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
+import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
 import { isEndpointFailure, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
@@ -102,14 +103,7 @@ export class AttemptRepository {
   constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
 
   private leaseKeys(ids: AttemptIds): string[] {
-    return [
-      this.keys.endpointLeases(ids.endpointId),
-      this.keys.orgLeases(ids.orgId),
-      this.keys.endpointParked(ids.endpointId),
-      this.keys.orgParked(ids.orgId),
-      this.keys.eventClaim(ids.endpointId, ids.eventId),
-      this.keys.eventClaimWaiters(ids.endpointId, ids.eventId),
-    ];
+    return leaseScriptKeys(this.keys, ids);
   }
 
   /**

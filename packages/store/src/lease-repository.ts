@@ -18,6 +18,21 @@ export interface LeaseKey {
 }
 
 /**
+ * The six keys of one delivery's lease, in the order `lua/includes/lease.lua` takes them: endpoint
+ * leases, org leases, endpoint parked, org parked, event claim, event claim waiters.
+ */
+export function leaseScriptKeys(keys: KeySchema, k: LeaseKey): string[] {
+  return [
+    keys.endpointLeases(k.endpointId),
+    keys.orgLeases(k.orgId),
+    keys.endpointParked(k.endpointId),
+    keys.orgParked(k.orgId),
+    keys.eventClaim(k.endpointId, k.eventId),
+    keys.eventClaimWaiters(k.endpointId, k.eventId),
+  ];
+}
+
+/**
  * Concurrency limits that hold across every sender process (every preset: 4 per endpoint, 20
  * per org, as jitter-45h documents), and one claim per event and endpoint (tourical: a
  * redelivery never overlaps a retry of the same event): leases in Redis scored by expiry, so a crashed holder's slot comes back by
@@ -27,14 +42,7 @@ export class LeaseRepository {
   constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
 
   private scriptKeys(k: LeaseKey): string[] {
-    return [
-      this.keys.endpointLeases(k.endpointId),
-      this.keys.orgLeases(k.orgId),
-      this.keys.endpointParked(k.endpointId),
-      this.keys.orgParked(k.orgId),
-      this.keys.eventClaim(k.endpointId, k.eventId),
-      this.keys.eventClaimWaiters(k.endpointId, k.eventId),
-    ];
+    return leaseScriptKeys(this.keys, k);
   }
 
   /**
