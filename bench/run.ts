@@ -120,6 +120,28 @@ function costRow(name: string, c: DeliveryCost) {
   return { scenario: name, deliveries: c.deliveries, 'ingest CPU ms': ms(c.cpuMsPerDelivery.ingest), 'sender CPU ms': ms(c.cpuMsPerDelivery.sender), 'redis CPU ms': ms(c.cpuMsPerDelivery.redis), 'total CPU ms': ms(c.cpuMsPerDelivery.total), 'redis commands': c.redisCommandsPerDelivery, ...Object.fromEntries(Object.entries(c.otherCpuMsPerDelivery).map(([k, v]) => [`(${k} CPU ms)`, ms(v)])) };
 }
 
+/** One row of bench/finished-memory.ts: Redis bytes per finished delivery, and what issue 14's detail adds. */
+interface FinishedMemory {
+  receiverAnswers: number;
+  deliveries: number;
+  allKeysPerDelivery: number;
+  attemptDetailPerDelivery: number;
+  orgEventsIndexPerDelivery: number;
+  statsCountersFixedBytes: number;
+}
+
+/** Runs bench/finished-memory.ts against the bench's Redis and returns its rows. */
+function measureFinishedMemory(redisUrl: string): FinishedMemory[] {
+  const out = execFileSync(process.execPath, ['--conditions=development', '--import', 'tsx', 'bench/finished-memory.ts', '--json'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, REDIS_URL: redisUrl },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = out.trim().split('\n').pop() ?? '[]';
+  return JSON.parse(line) as FinishedMemory[];
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   // Other work on the machine skews every figure: the report says how busy it was.
@@ -135,7 +157,7 @@ async function main(): Promise<void> {
   const redisPid = await redisServerPid(redis.client);
   const receiver = await startReceiverProcess();
   const ctx: CostContext = { redis, redisPid, receiver };
-  const steps = QUICK ? 4 : 6;
+  const steps = QUICK ? 4 : 7;
   log(`${QUICK ? 'QUICK mode (BENCH_QUICK=1): no memory, no scale point, no ' + RATE + '/s run; ' : ''}redis ${redis.url} (${redis.own ? `private: ${composeRedisFlags().join(' ')}` : 'shared: commands and Redis CPU include other clients'}, pid ${redisPid ?? '?'}), receiver ${receiver.base}, apps ${APP_MODE}, concurrency ${CONCURRENCY}, ${DURATION_S} s per run; load average ${loadAtStart.join(' ')} on ${cpus().length} cores`);
   try {
     log(`1/${steps} bare BullMQ: addBulk + no-op worker`);
@@ -203,6 +225,13 @@ async function main(): Promise<void> {
       return { idle, memory, oneEndpoint, manyEndpoints, atRate, below, atRateLow, scale, loadAtOneEndpoint };
     });
 
+    let finishedMemory: FinishedMemory[] | null = null;
+    if (!QUICK) {
+      log(`7/${steps} Redis per finished delivery (attempt detail, events index), 500 answered 200 and 500 answered 500`);
+      finishedMemory = measureFinishedMemory(redis.url);
+      for (const f of finishedMemory) log(`    answered ${f.receiverAnswers}: ${f.allKeysPerDelivery} B per finished delivery, of which attempt detail ${f.attemptDetailPerDelivery} B and the events index ${f.orgEventsIndexPerDelivery} B`);
+    }
+
     const slowerBare = Math.min(bullmq.perSecond, gotRun.perSecond);
     const ratio = { oneEndpoint: postern.oneEndpoint.deliveriesPerSecond / slowerBare, manyEndpoints: postern.manyEndpoints.deliveriesPerSecond / slowerBare };
     const ratioToBareGot = { oneEndpoint: r2(postern.oneEndpoint.deliveriesPerSecond / gotRun.perSecond), manyEndpoints: r2(postern.manyEndpoints.deliveriesPerSecond / gotRun.perSecond) };
@@ -233,6 +262,7 @@ async function main(): Promise<void> {
       machine: { node: process.version, cpus: cpus().length, loadAverageAtStart: loadAtStart, loadAverageAtOneEndpointRun: postern.loadAtOneEndpoint, loadAverageAtEnd: loadavg().map(r1), redis: redis.own ? `private redis-server ${composeRedisFlags().join(' ')}` : redis.url, clockTicksPerSecond: clockTicksPerSecond() },
       settings: { concurrency: CONCURRENCY, durationS: DURATION_S, rate: RATE, rateLow: RATE_LOW, pending: PENDING },
       bareBullmq: { jobsPerSecond: Math.round(bullmq.perSecond), jobs: bullmq.count, redisCommandsPerJob: bullmq.redisCommandsPerJob },
+      finishedMemory,
       bareGot: { requestsPerSecond: Math.round(gotRun.perSecond), requests: gotRun.count },
       postern: {
         oneEndpoint,
