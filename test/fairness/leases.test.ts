@@ -30,7 +30,7 @@ function delivery(ep: string, org = 'org_a', eventId?: string): LeaseKey & { cre
   return { deliveryId: `dlv_${n}`, eventId: eventId ?? `evt_${n}`, endpointId: ep, orgId: org, createdAt: n };
 }
 const acquire = (d: ReturnType<typeof delivery>, nowMs = 1_000, leaseMs = 60_000) =>
-  store.leases.acquire({ ...d, ...limits, nowMs, leaseMs, parkOrder: d.createdAt, park: true });
+  store.leases.acquire({ ...d, ...limits, nowMs, leaseMs, parkOrder: d.createdAt });
 const release = (d: LeaseKey, nowMs = 1_000) => store.leases.release({ ...d, ...limits, nowMs });
 
 test('refused by the endpoint limit: parked there; a release wakes the oldest parked, as many as it frees', async () => {

@@ -47,17 +47,16 @@ export class LeaseRepository {
 
   /**
    * Takes a slot of both limits and the event's claim atomically, or none. `leaseMs` bounds how
-   * long they are held if their holder dies. With `park`, a refused delivery is parked (at
-   * `parkOrder`, its createdAt) to be woken by {@link release}.
+   * long they are held if their holder dies. A refused delivery is parked (at `parkOrder`, its
+   * createdAt) to be woken by {@link release}.
    */
-  async acquire(input: LeaseKey & { perEndpoint: number; perOrg: number; nowMs: number; leaseMs: number; parkOrder: number; park: boolean }): Promise<AcquireResult> {
+  async acquire(input: LeaseKey & { perEndpoint: number; perOrg: number; nowMs: number; leaseMs: number; parkOrder: number }): Promise<AcquireResult> {
     const r = await acquireScript.run(this.redis, this.scriptKeys(input), [
       input.deliveryId,
       input.nowMs,
       input.nowMs + input.leaseMs,
       input.perEndpoint,
       input.perOrg,
-      input.park ? '1' : '0',
       input.parkOrder,
       input.leaseMs,
     ]);

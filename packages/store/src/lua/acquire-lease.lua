@@ -3,9 +3,9 @@
 -- KEYS[1] endpoint leases zset, KEYS[2] org leases zset, KEYS[3] endpoint parked zset,
 -- KEYS[4] org parked zset, KEYS[5] event claim string, KEYS[6] event claim waiters set.
 -- ARGV[1] lease id (the delivery id), ARGV[2] now (ms), ARGV[3] lease expiry (ms),
--- ARGV[4] per-endpoint limit, ARGV[5] per-org limit, ARGV[6] park on refusal: '1' | '0',
--- ARGV[7] park order (the delivery's createdAt, ms), ARGV[8] lease length (ms).
+-- ARGV[4] per-endpoint limit, ARGV[5] per-org limit, ARGV[6] park order (the delivery's
+-- createdAt, ms: a refused delivery is parked), ARGV[7] lease length (ms).
 -- Returns 1 when held, 0 refused by the endpoint limit, -1 by the org limit, -2 by the event claim.
 --- @include "lease"
 return takeLease(KEYS, ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]),
-  ARGV[6] == '1', ARGV[7], ARGV[8], true, true)
+  ARGV[6], ARGV[7], true, true)

@@ -51,7 +51,7 @@ if not policy or e.status ~= 'active' or orgStatus == 'suspended'
 end
 
 local leaseMs = policy.timeout.ms + tonumber(ARGV[3])
-local lease = takeLease(KEYS, id, now, now + leaseMs, perEndpoint, perOrg, true, d.createdAt, leaseMs,
+local lease = takeLease(KEYS, id, now, now + leaseMs, perEndpoint, perOrg, d.createdAt, leaseMs,
   status == 'in_flight', d.parked == '1')
 if lease ~= 1 then
   -- Remembered, so the claim that lets it in later knows to take it off its parked set.

@@ -12,13 +12,11 @@
 -- still stand in a parked set (else that clean-up is skipped).
 -- Returns 1 when held, 0 refused by the endpoint limit, -1 by the org limit, -2 by another
 -- delivery's claim on the same event at this endpoint (a redelivery racing a retry).
-local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, park, parkOrder, leaseMs, mayHold, wasParked)
+local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked)
   local claimedNow = redis.call('SET', lk[5], id, 'NX', 'PX', leaseMs)
   if not claimedNow and redis.call('GET', lk[5]) ~= id then
-    if park then
-      redis.call('SADD', lk[6], id)
-      redis.call('PEXPIRE', lk[6], leaseMs)
-    end
+    redis.call('SADD', lk[6], id)
+    redis.call('PEXPIRE', lk[6], leaseMs)
     return -2
   end
   local refusal = nil
@@ -34,9 +32,7 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, park, parkOrd
   end
   if refusal then
     if claimedNow then redis.call('DEL', lk[5]) end
-    if park then
-      if refusal == 0 then redis.call('ZADD', lk[3], 'NX', parkOrder, id) else redis.call('ZADD', lk[4], 'NX', parkOrder, id) end
-    end
+    if refusal == 0 then redis.call('ZADD', lk[3], 'NX', parkOrder, id) else redis.call('ZADD', lk[4], 'NX', parkOrder, id) end
     return refusal
   end
   redis.call('ZADD', lk[1], expiry, id)
