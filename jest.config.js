@@ -17,12 +17,13 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': swc },
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  testTimeout: 30000,
 };
 
 /** @type {import('jest').Config} */
 export default {
   maxWorkers: 2,
+  // A global option: inside `projects` jest ignores it and every test gets 5 s.
+  testTimeout: 30000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/apps/*/src/**/*.test.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.test.ts'] },

@@ -140,7 +140,9 @@ export async function startPosternProcesses(opts: { redisUrl: string; prefix: st
     SENDER_CONCURRENCY: String(opts.concurrency),
     NODE_ENV: 'production',
   };
-  const ingest = spawnApp('ingest', env, opts.nodeArgs?.('ingest') ?? []);
+  // BENCH_NODE_ARGS: node flags for both apps (e.g. heap settings), before any the run adds.
+  const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const ingest = spawnApp('ingest', env, [...extraNodeArgs, ...(opts.nodeArgs?.('ingest') ?? [])]);
   const apiBase = `http://127.0.0.1:${env.PORT}`;
   const ready = async (base: string, what: string) => {
     const deadline = Date.now() + 30_000;
@@ -158,7 +160,7 @@ export async function startPosternProcesses(opts: { redisUrl: string; prefix: st
     apiBase,
     prefix: opts.prefix,
     async startSender() {
-      processes.sender = spawnApp('sender', env, opts.nodeArgs?.('sender') ?? []);
+      processes.sender = spawnApp('sender', env, [...extraNodeArgs, ...(opts.nodeArgs?.('sender') ?? [])]);
       await ready(`http://127.0.0.1:${env.SENDER_PORT}`, 'sender');
     },
     async stop() {
