@@ -17,12 +17,13 @@ const ROOMY = { concurrency: { perEndpoint: 50, perOrg: 50 } };
 let postern: TestPostern;
 let receiver: TestReceiver;
 let apiKey: string;
+let orgId: string;
 
 beforeAll(async () => {
   postern = await startPostern();
   // An event marked `stuck` is answered 500 and then waits a minute for its retry: it stays queued.
   receiver = await startReceiver((req) => ((JSON.parse(req.body) as { data: { stuck?: boolean } }).data.stuck ? 500 : 200));
-  apiKey = (await postern.createOrg()).apiKey;
+  ({ apiKey, id: orgId } = await postern.createOrg());
 });
 afterAll(async () => {
   await postern.close();
@@ -46,7 +47,7 @@ async function stream(type: string, count: number): Promise<{ eventId: string; d
   const posted: { eventId: string; deliveryId: string }[] = [];
   for (let n = 0; n < count; n++) posted.push(await post(type, { n }));
   await waitUntil(`${count} deliveries succeeded`, async () => {
-    const rows = await postern.store.deliveries.getMany(posted.map((p) => p.deliveryId));
+    const rows = await postern.store.deliveries.getMany(orgId, posted.map((p) => p.deliveryId));
     return rows.every((d) => d.status === 'succeeded') ? true : undefined;
   });
   return posted;
@@ -54,7 +55,7 @@ async function stream(type: string, count: number): Promise<{ eventId: string; d
 
 async function waitForPending(deliveryId: string): Promise<void> {
   await waitUntil('the stuck delivery waiting for its retry', async () => {
-    const d = await postern.store.deliveries.get(deliveryId);
+    const d = await postern.store.deliveries.get(orgId, deliveryId);
     return d?.status === 'pending' && d.attempts === 1 ? true : undefined;
   });
 }
@@ -98,7 +99,7 @@ test('lastPerEndpoint 10: the janitor keeps the 10 newest finished deliveries, n
     expect((await postern.api('GET', `/v1/events/${eventId}`, { key: apiKey })).status).toBe(404);
   }
   const leftovers = await Promise.all(
-    removed.flatMap((p) => [postern.store.keys.delivery(p.deliveryId), postern.store.keys.deliveryAttempts(p.deliveryId), postern.store.keys.event(p.eventId)]).map((k) => postern.redis.exists(k)),
+    removed.flatMap((p) => [postern.store.keys.delivery(orgId, p.deliveryId), postern.store.keys.deliveryAttempts(orgId, p.deliveryId), postern.store.keys.event(orgId, p.eventId)]).map((k) => postern.redis.exists(k)),
   );
   expect(leftovers.filter((n) => n === 1)).toHaveLength(0);
   expect((await postern.api('GET', `/v1/events/${firstStream[59]!.eventId}`, { key: apiKey })).status).toBe(200);
@@ -110,7 +111,7 @@ test('lastPerEndpoint 10: the janitor keeps the 10 newest finished deliveries, n
   const after120 = await memoryUnderPrefix();
 
   expect(Math.abs(after120.bytes - after60.bytes) / after60.bytes).toBeLessThan(0.15);
-  expect((await postern.store.deliveries.get(stuck.deliveryId))?.status).toBe('pending');
+  expect((await postern.store.deliveries.get(orgId, stuck.deliveryId))?.status).toBe('pending');
 });
 
 test('days 1: deliveries finished more than a day ago are removed, newer ones and queued ones are kept', async () => {
@@ -139,7 +140,7 @@ test('days 1: deliveries finished more than a day ago are removed, newer ones an
   const twoDaysLater = createJanitor({ store: postern.store, clock: { now: () => Date.now() + 2 * DAY_MS }, logger });
   expect((await twoDaysLater.runOnce()).removed).toBe(5);
   expect(await logIds(endpoint.id)).toEqual([stuck.deliveryId]);
-  expect((await postern.store.deliveries.get(stuck.deliveryId))?.status).toBe('pending');
+  expect((await postern.store.deliveries.get(orgId, stuck.deliveryId))?.status).toBe('pending');
 });
 
 test("a deleted endpoint's finished deliveries expire after 30 days, then the endpoint is forgotten", async () => {
@@ -152,7 +153,7 @@ test("a deleted endpoint's finished deliveries expire after 30 days, then the en
   // Within 30 days the log of the deleted endpoint is still readable.
   await createJanitor({ store: postern.store, clock: { now: () => Date.now() + 29 * DAY_MS }, logger }).runOnce();
   for (const { deliveryId } of posted) expect((await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key: apiKey })).status).toBe(200);
-  expect(await postern.store.endpoints.listDeletedIds({ limit: 100 })).toContain(endpoint.id);
+  expect(await postern.store.endpoints.listDeletedIds(orgId, { limit: 100 })).toContain(endpoint.id);
 
   // Past 30 days its deliveries and events are gone and nothing of it is left to sweep.
   await createJanitor({ store: postern.store, clock: { now: () => Date.now() + 31 * DAY_MS }, logger }).runOnce();
@@ -160,6 +161,6 @@ test("a deleted endpoint's finished deliveries expire after 30 days, then the en
     expect((await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key: apiKey })).status).toBe(404);
     expect((await postern.api('GET', `/v1/events/${eventId}`, { key: apiKey })).status).toBe(404);
   }
-  expect(await postern.store.endpoints.listDeletedIds({ limit: 100 })).not.toContain(endpoint.id);
-  expect(await postern.redis.exists(postern.store.keys.endpointDeliveries(endpoint.id))).toBe(0);
+  expect(await postern.store.endpoints.listDeletedIds(orgId, { limit: 100 })).not.toContain(endpoint.id);
+  expect(await postern.redis.exists(postern.store.keys.endpointDeliveries(orgId, endpoint.id))).toBe(0);
 });

@@ -31,7 +31,7 @@ export interface DeliverDeps {
   /** Makes notification ids when a breaker trips. */
   ids: IdFactory;
   /** Wakes parked deliveries that a freed slot lets in (promotes their delayed jobs). */
-  wake: (deliveryIds: readonly string[]) => Promise<void>;
+  wake: (orgId: string, deliveryIds: readonly string[]) => Promise<void>;
   /** Tells the org's operations URL(s) about a trip (a signed operational webhook); optional. */
   announceTrip?: (notification: NotificationRecord) => Promise<unknown>;
   /** Told of attempts, finished deliveries and breaker trips (the sender's metrics); none by default. */
@@ -75,10 +75,10 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
     case 'parked':
       return { kind: 'parked', limit: claim.limit };
     case 'finished':
-      await deps.wake(claim.woken);
+      await deps.wake(ids.orgId, claim.woken);
       return { kind: 'done', status: claim.status };
     case 'blocked': {
-      await deps.wake(claim.woken);
+      await deps.wake(ids.orgId, claim.woken);
       return settleBlocked(deps, ids, claim);
     }
     case 'claimed':
@@ -118,7 +118,7 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
     { requestId: `${ids.deliveryId}.${attemptNumber}`, endpointId: ids.endpointId, attempt: attemptNumber, status: plan.next.status, error: result.error, responseStatus: result.responseStatus, durationMs },
     'attempt finished',
   );
-  await deps.wake(finished.woken);
+  await deps.wake(ids.orgId, finished.woken);
   if (finished.kind === 'stale') return { kind: 'done', status: 'stale' };
 
   if (plan.next.status === 'succeeded') observer.deliveryFinished({ outcome: 'succeeded', error: null, latencyMs: finishedAt - delivery.createdAt });
@@ -145,7 +145,7 @@ async function settleBlocked(deps: DeliverDeps, ids: AttemptIds, claim: Extract<
   if (plan.outcome === 'held' && status === 'pending') {
     // A resume that raced this hold found the job still running and could not re-queue it:
     // if the endpoint is active again, run the delivery again right away instead of waiting.
-    const now = await store.endpoints.get(ids.endpointId);
+    const now = await store.endpoints.get(ids.orgId, ids.endpointId);
     if (now?.status === 'active') return { kind: 'retry', nextAttemptAt: clock.now() };
   }
   return { kind: 'done', status: status ?? 'missing' };

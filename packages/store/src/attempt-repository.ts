@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { parseDelivery, parseEndpoint, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
@@ -91,16 +91,16 @@ const REFUSALS = { '0': 'endpoint', '-1': 'org', '-2': 'event_claim' } as const;
  * Every key the scripts touch is built here and passed in `KEYS`.
  */
 export class AttemptRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   private leaseKeys(ids: AttemptIds): string[] {
     return [
-      this.keys.endpointLeases(ids.endpointId),
+      this.keys.endpointLeases(ids.orgId, ids.endpointId),
       this.keys.orgLeases(ids.orgId),
-      this.keys.endpointParked(ids.endpointId),
+      this.keys.endpointParked(ids.orgId, ids.endpointId),
       this.keys.orgParked(ids.orgId),
-      this.keys.eventClaim(ids.endpointId, ids.eventId),
-      this.keys.eventClaimWaiters(ids.endpointId, ids.eventId),
+      this.keys.eventClaim(ids.orgId, ids.endpointId, ids.eventId),
+      this.keys.eventClaimWaiters(ids.orgId, ids.endpointId, ids.eventId),
     ];
   }
 
@@ -117,14 +117,14 @@ export class AttemptRepository {
       this.redis,
       [
         ...this.leaseKeys(ids),
-        k.delivery(ids.deliveryId),
-        k.deliveryAttempts(ids.deliveryId),
-        k.endpoint(ids.endpointId),
+        k.delivery(ids.orgId, ids.deliveryId),
+        k.deliveryAttempts(ids.orgId, ids.deliveryId),
+        k.endpoint(ids.orgId, ids.endpointId),
         k.org(ids.orgId),
-        k.event(ids.eventId),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'pending'),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
-        k.endpointHeld(ids.endpointId),
+        k.event(ids.orgId, ids.eventId),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
+        k.endpointHeld(ids.orgId, ids.endpointId),
       ],
       [ids.deliveryId, nowMs, LEASE_GRACE_MS],
     )) as unknown[];
@@ -175,12 +175,12 @@ export class AttemptRepository {
       this.redis,
       [
         ...this.leaseKeys(ids),
-        k.delivery(ids.deliveryId),
-        k.deliveryAttempts(ids.deliveryId),
-        k.endpoint(ids.endpointId),
-        k.unfinishedDeliveries(),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
-        k.endpointDeliveriesByStatus(ids.endpointId, input.nextStatus),
+        k.delivery(ids.orgId, ids.deliveryId),
+        k.deliveryAttempts(ids.orgId, ids.deliveryId),
+        k.endpoint(ids.orgId, ids.endpointId),
+        k.unfinishedDeliveries(ids.orgId),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, input.nextStatus),
       ],
       [
         ids.deliveryId,
@@ -210,18 +210,18 @@ export class AttemptRepository {
    * `planBeforeAttempt` decided. Finished deliveries are left untouched. Returns the status after,
    * or null when the delivery is missing.
    */
-  async settle(ids: Pick<AttemptIds, 'deliveryId' | 'endpointId'>, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number): Promise<DeliveryStatus | null> {
+  async settle(ids: Pick<AttemptIds, 'deliveryId' | 'endpointId' | 'orgId'>, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number): Promise<DeliveryStatus | null> {
     const k = this.keys;
     const target = outcome === 'held' ? 'pending' : outcome;
     const r = (await settleScript.run(
       this.redis,
       [
-        k.delivery(ids.deliveryId),
-        k.unfinishedDeliveries(),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'pending'),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
-        k.endpointDeliveriesByStatus(ids.endpointId, target),
-        k.endpointHeld(ids.endpointId),
+        k.delivery(ids.orgId, ids.deliveryId),
+        k.unfinishedDeliveries(ids.orgId),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, target),
+        k.endpointHeld(ids.orgId, ids.endpointId),
       ],
       [nowMs, outcome, reason],
     )) as [string, string?];

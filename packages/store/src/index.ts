@@ -1,6 +1,9 @@
 export { createStore, type Store } from './store.js';
-export { createKeySchema, type KeySchema } from './keys.js';
-export { createRedisConnection, redisAnswers } from './redis-connection.js';
+export { createKeySchema, type KeySchema, type KeySchemaOptions } from './keys.js';
+export { queuePartitionOf } from './queue-partition.js';
+export { connectRedis, createRedisConnection, parseClusterNodes, redisAnswers, redisTargetOf, type RedisClient, type RedisTarget } from './redis-connection.js';
+export { createDeliveryQueues, DeliveryQueues, type DeliveryJobEntry } from './delivery-queues.js';
+export { migrateKeyLayout, type KeyLayoutMigration } from './migrate-key-layout.js';
 export {
   DATA_CHECK_INTERVAL_MS,
   DATA_LOSS_MESSAGE,

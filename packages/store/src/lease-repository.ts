@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
@@ -24,16 +24,16 @@ export interface LeaseKey {
  * itself. A refused delivery is parked, oldest first, and woken by the release that frees room.
  */
 export class LeaseRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   private scriptKeys(k: LeaseKey): string[] {
     return [
-      this.keys.endpointLeases(k.endpointId),
+      this.keys.endpointLeases(k.orgId, k.endpointId),
       this.keys.orgLeases(k.orgId),
-      this.keys.endpointParked(k.endpointId),
+      this.keys.endpointParked(k.orgId, k.endpointId),
       this.keys.orgParked(k.orgId),
-      this.keys.eventClaim(k.endpointId, k.eventId),
-      this.keys.eventClaimWaiters(k.endpointId, k.eventId),
+      this.keys.eventClaim(k.orgId, k.endpointId, k.eventId),
+      this.keys.eventClaimWaiters(k.orgId, k.endpointId, k.eventId),
     ];
   }
 
@@ -79,16 +79,16 @@ export class LeaseRepository {
     const [endpoint, org, claim] = assertExec(
       await this.redis
         .pipeline()
-        .zscore(this.keys.endpointParked(k.endpointId), k.deliveryId)
+        .zscore(this.keys.endpointParked(k.orgId, k.endpointId), k.deliveryId)
         .zscore(this.keys.orgParked(k.orgId), k.deliveryId)
-        .sismember(this.keys.eventClaimWaiters(k.endpointId, k.eventId), k.deliveryId)
+        .sismember(this.keys.eventClaimWaiters(k.orgId, k.endpointId, k.eventId), k.deliveryId)
         .exec(),
     ).map(([, value]) => value);
     return endpoint !== null || org !== null || claim === 1;
   }
 
   /** Attempts in flight to an endpoint right now (expired leases excluded). */
-  async inFlight(endpointId: string, nowMs: number): Promise<number> {
-    return this.redis.zcount(this.keys.endpointLeases(endpointId), `(${nowMs}`, '+inf');
+  async inFlight(orgId: string, endpointId: string, nowMs: number): Promise<number> {
+    return this.redis.zcount(this.keys.endpointLeases(orgId, endpointId), `(${nowMs}`, '+inf');
   }
 }

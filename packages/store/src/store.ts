@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { ActionIdempotencyRepository } from './action-idempotency-repository.js';
 import { ApiKeyRepository } from './api-key-repository.js';
 import { AttemptRepository } from './attempt-repository.js';
@@ -28,9 +28,12 @@ export interface Store {
   readonly actionIdempotency: ActionIdempotencyRepository;
 }
 
-/** Builds the store. `prefix` is `REDIS_PREFIX`; the connection is owned (and closed) by the caller. */
-export function createStore(deps: { redis: Redis; prefix: string }): Store {
-  const keys = createKeySchema(deps.prefix);
+/**
+ * Builds the store. `prefix` is `REDIS_PREFIX`; `queuePartitions` is `QUEUE_PARTITIONS` (default
+ * 1); the connection (standalone or cluster) is owned (and closed) by the caller.
+ */
+export function createStore(deps: { redis: RedisClient; prefix: string; queuePartitions?: number }): Store {
+  const keys = createKeySchema(deps.prefix, { queuePartitions: deps.queuePartitions });
   return {
     keys,
     orgs: new OrgRepository(deps.redis, keys),

@@ -51,7 +51,7 @@ export function eventRoutes(deps: AppDeps): Router {
   });
 
   router.get('/v1/events/:id', requireScope('webhooks:read'), async (req, res) => {
-    const event = await deps.store.events.get(req.params.id);
+    const event = await deps.store.events.get(res.locals.orgId as string, req.params.id);
     if (!event || event.orgId !== res.locals.orgId) throw notFound('event');
     res.type('application/json').send(eventJson(event));
   });
