@@ -32,6 +32,9 @@ describeOnCluster('sender processes on Redis Cluster', () => {
     // A killed sender's jobs come back after their lock expires: seconds here, not the default 30 s.
     JOB_LOCK_DURATION_MS: '2000',
     STALLED_CHECK_INTERVAL_MS: '500',
+    // A wake-up the killed sender was about to send is lost with it; the parked delivery then looks
+    // again after this long (seconds here, not the default minute).
+    PARK_SAFETY_DELAY_MS: '2000',
   });
 
   beforeAll(async () => {
@@ -84,8 +87,10 @@ describeOnCluster('sender processes on Redis Cluster', () => {
       if (!ds.every((d) => d.status === 'succeeded')) return false;
       for (const o of otherIds) if (!(await postern.store.deliveries.getMany(o.orgId, o.ids)).every((d) => d.status === 'succeeded')) return false;
       return true;
-    }, 90_000, 250).catch((err: Error) => {
-      throw new Error(`${err.message}\n${senders.map((s) => s.output()).join('\n')}`);
+    }, 90_000, 250).catch(async (err: Error) => {
+      const left = (await postern.store.deliveries.getMany(orgId, deliveryIds)).filter((d) => d.status !== 'succeeded');
+      const states = await Promise.all(left.slice(0, 5).map(async (d) => `${d.id} ${d.status} attempts ${d.attempts} job ${(await (await partition.getJob(d.id))?.getState()) ?? 'none'}`));
+      throw new Error(`${err.message}: ${left.length} of the org left, e.g. ${states.join('; ')}\n${senders.map((s) => s.output()).join('\n')}`);
     });
 
     const peaks = [...counting.peak.values()];
