@@ -8,7 +8,8 @@ import { clusterMasters, crossSlotErrors, describeOnCluster, keysPerMaster } fro
 /**
  * Issue 12: the whole delivery path on a real three-master Redis Cluster with three queue
  * partitions — fan-out to several orgs, retries on schedule, a breaker trip with its notification
- * and operational webhook, held deliveries drained on resume, redelivery and recover — with the
+ * and operational webhook, held deliveries drained on resume, redelivery and recover, retention
+ * trimmed at finish — with the
  * keys spread over every master and not one command refused with CROSSSLOT.
  */
 
@@ -157,6 +158,18 @@ describeOnCluster('Postern on Redis Cluster', () => {
     } finally {
       await target.close();
     }
+  }, 40_000);
+
+  test('retention at finish: lastPerEndpoint 10 keeps the 10 newest of 60, with no sweep', async () => {
+    const { apiKey } = await postern.createOrg('cluster-retention');
+    const endpoint = await postern.createEndpoint(apiKey, { url: ok.url, policy: { ...fastPolicy(3, 50), retention: { lastPerEndpoint: 10 }, concurrency: { perEndpoint: 10, perOrg: 20 } } });
+    const ids: string[] = [];
+    for (let n = 0; n < 60; n++) ids.push((await postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'order.created', data: { n } } })).body.deliveries[0].id);
+    const expected = ids.slice(-10).reverse();
+    await waitUntil('the log is the newest 10', async () => {
+      const log = (await postern.api('GET', `/v1/endpoints/${endpoint.id}/deliveries?limit=100`, { key: apiKey })).body.data.map((d: { id: string }) => d.id);
+      return JSON.stringify(log) === JSON.stringify(expected) ? true : undefined;
+    }, 30_000);
   }, 40_000);
 
   test('the keys landed on every master, and no command was refused with CROSSSLOT', async () => {

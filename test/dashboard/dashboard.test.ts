@@ -62,6 +62,7 @@ beforeAll(async () => {
     status: 'disabled',
     reason: `20 consecutive failed deliveries since ${new Date(now - 3_600_000).toISOString()}`,
     pendingOnTrip: 'hold',
+    retention: { days: 30 },
     consecutiveFailures: 20,
     notificationId: createIdFactory()('ntf', now),
     nowMs: now,

@@ -86,6 +86,7 @@ test('a tripped breaker is seen by the next event', async () => {
     status: 'disabled',
     reason: 'test trip',
     pendingOnTrip: 'cancel',
+    retention: { days: 30 },
     consecutiveFailures: 20,
     notificationId: 'ntf_cache_test',
     nowMs: Date.now(),

@@ -83,15 +83,23 @@ async function memoryUnderPrefix(): Promise<{ bytes: number; byKey: Record<strin
   return { bytes, byKey };
 }
 
-test('lastPerEndpoint 10: the janitor keeps the 10 newest finished deliveries, never a queued one, and memory stays flat', async () => {
+/** Waits until the endpoint's log (newest first) is exactly `expected`. */
+async function logBecomes(endpointId: string, expected: string[]): Promise<void> {
+  await waitUntil('the log trimmed', async () => (JSON.stringify(await logIds(endpointId)) === JSON.stringify(expected) ? true : undefined)).catch(async (err: Error) => {
+    throw new Error(`${err.message}: ${(await logIds(endpointId)).length} rows, expected ${expected.length}`);
+  });
+}
+
+test('lastPerEndpoint 10: each finish trims the log to the 10 newest finished deliveries (no sweep), never a queued one, and memory stays flat', async () => {
   const endpoint = await endpointWith({ lastPerEndpoint: 10 });
   const stuck = await post(endpoint.type, { stuck: true });
   await waitForPending(stuck.deliveryId);
 
   const firstStream = await stream(endpoint.type, 60);
-  expect(await postern.sender!.janitor.runOnce()).toMatchObject({ removed: 50 });
   const newest = firstStream.slice(-10).map((p) => p.deliveryId);
-  expect(await logIds(endpoint.id)).toEqual([...newest].reverse().concat(stuck.deliveryId));
+  await logBecomes(endpoint.id, [...newest].reverse().concat(stuck.deliveryId));
+  // Nothing is left for the janitor.
+  expect(await postern.sender!.janitor.runOnce()).toMatchObject({ removed: 0 });
 
   const removed = firstStream.slice(0, 50);
   for (const { eventId, deliveryId } of [removed[0]!, removed[49]!]) {
@@ -106,8 +114,8 @@ test('lastPerEndpoint 10: the janitor keeps the 10 newest finished deliveries, n
   const after60 = await memoryUnderPrefix();
 
   const secondStream = await stream(endpoint.type, 60);
-  expect(await postern.sender!.janitor.runOnce()).toMatchObject({ removed: 60 });
-  expect(await logIds(endpoint.id)).toEqual(secondStream.slice(-10).map((p) => p.deliveryId).reverse().concat(stuck.deliveryId));
+  await logBecomes(endpoint.id, secondStream.slice(-10).map((p) => p.deliveryId).reverse().concat(stuck.deliveryId));
+  expect(await postern.sender!.janitor.runOnce()).toMatchObject({ removed: 0 });
   const after120 = await memoryUnderPrefix();
 
   expect(Math.abs(after120.bytes - after60.bytes) / after60.bytes).toBeLessThan(0.15);
@@ -163,4 +171,34 @@ test("a deleted endpoint's finished deliveries expire after 30 days, then the en
   }
   expect(await postern.store.endpoints.listDeletedIds(orgId, { limit: 100 })).not.toContain(endpoint.id);
   expect(await postern.redis.exists(postern.store.keys.endpointDeliveries(orgId, endpoint.id))).toBe(0);
+});
+
+test('days 1: a finished delivery, its attempts and (with its last delivery) its event expire natively, without a sweep; a queued one has no expiry', async () => {
+  // A sender whose clock runs a day minus two seconds behind: what it finishes now "finished a day
+  // ago" and is due to expire in two seconds, by Redis's own expiry.
+  const lagged = await startPostern({ senderClock: { now: () => Date.now() - DAY_MS + 2_000 } });
+  try {
+    const { apiKey: key, id: org } = await lagged.createOrg();
+    await lagged.createEndpoint(key, { url: receiver.url, eventTypes: ['retention.native'], policy: { ...fastPolicy(3, LONG_MS, ROOMY), retention: { days: 1 } } });
+    const posted: { id: string; deliveries: { id: string }[] }[] = [];
+    for (let n = 0; n < 3; n++) posted.push((await lagged.api('POST', '/v1/events', { key, body: { type: 'retention.native', data: { n } } })).body);
+    // Answered 500: with this clock its retries run at once; while queued it has no expiry.
+    const stuck = (await lagged.api('POST', '/v1/events', { key, body: { type: 'retention.native', data: { stuck: true } } })).body;
+    expect(await lagged.redis.pttl(lagged.store.keys.delivery(org, stuck.deliveries[0].id))).toBe(-1);
+    const ids = posted.map((e) => e.deliveries[0]!.id as string);
+    await waitUntil('3 deliveries succeeded', async () => ((await lagged.store.deliveries.getMany(org, ids)).every((d) => d.status === 'succeeded') ? true : undefined));
+    const ttl = await lagged.redis.pttl(lagged.store.keys.delivery(org, ids[0]!));
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(2_000);
+    // No janitor runs in this Postern: Redis removes them by itself.
+    await waitUntil('the finished records expired', async () => {
+      const left = await Promise.all(
+        posted.flatMap((e) => [lagged.store.keys.delivery(org, e.deliveries[0]!.id), lagged.store.keys.deliveryAttempts(org, e.deliveries[0]!.id), lagged.store.keys.event(org, e.id)]).map((k) => lagged.redis.exists(k)),
+      );
+      return left.every((n) => n === 0) ? true : undefined;
+    }, 10_000);
+    expect((await lagged.api('GET', `/v1/deliveries/${ids[0]}`, { key })).status).toBe(404);
+  } finally {
+    await lagged.close();
+  }
 });

@@ -52,6 +52,8 @@ export interface PosternOptions {
   cluster?: boolean;
   /** Queue partitions (`QUEUE_PARTITIONS`), default 1. */
   queuePartitions?: number;
+  /** The sender's clock (default the real one), e.g. to finish deliveries "days ago". */
+  senderClock?: { now(): number };
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -129,7 +131,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       store: workerStore,
       queues: workerQueues,
       transport,
-      clock: { now: () => Date.now() },
+      clock: options.senderClock ?? { now: () => Date.now() },
       random: options.random ?? Math.random,
       logger,
       classifyAddress: classify,

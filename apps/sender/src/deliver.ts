@@ -14,6 +14,7 @@ import type { AttemptIds, DeliveryRecord, EndpointRecord, NotificationRecord, St
 import type { Logger } from 'pino';
 import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
+import { DELETED_ENDPOINT_RETENTION_DAYS } from './janitor.js';
 import { NO_DELIVERY_OBSERVER, type DeliveryObserver } from './sender-metrics.js';
 
 /** Everything one attempt needs; built once per sender by `createSender`. */
@@ -112,6 +113,7 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
     nextAttemptAt: plan.next.status === 'pending' ? plan.next.nextAttemptAt : null,
     health: plan.health,
     concurrency: policy.concurrency,
+    retention: policy.retention,
   });
   deps.slots?.returned(ids.deliveryId);
   deps.logger.info(
@@ -138,7 +140,9 @@ async function settleBlocked(deps: DeliverDeps, ids: AttemptIds, claim: Extract<
   // The claim found something in the way that the rules do not (a record it could not read as
   // written): look again shortly rather than at once, so such a delivery never spins.
   if (plan.kind === 'send') return { kind: 'retry', nextAttemptAt: clock.now() + BLOCKED_RECHECK_MS };
-  const status = await store.attempts.settle(ids, plan.outcome, plan.reason, clock.now());
+  // A deleted endpoint's policy is gone with it: its deliveries keep the `standard` log window.
+  const retention = claim.endpoint?.policy.retention ?? { days: DELETED_ENDPOINT_RETENTION_DAYS };
+  const status = await store.attempts.settle(ids, plan.outcome, plan.reason, clock.now(), retention);
   if (status === 'cancelled' || status === 'failed') {
     (deps.metrics ?? NO_DELIVERY_OBSERVER).deliveryFinished({ outcome: status, error: plan.reason });
   }
@@ -199,6 +203,7 @@ async function tripBreaker(deps: DeliverDeps, endpoint: EndpointRecord, trip: Br
     status: trip.status,
     reason: trip.reason,
     pendingOnTrip: trip.pendingOnTrip,
+    retention: endpoint.policy.retention,
     recreateRequired: trip.recreateRequired,
     consecutiveFailures,
     notificationId: deps.ids('ntf', nowMs),

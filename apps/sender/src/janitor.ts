@@ -20,10 +20,13 @@ export interface Janitor {
 }
 
 /**
- * Retention as the policy says (docs/architecture.md "log kept" row): `{days}` removes finished deliveries
- * that finished more than that long ago (jitter-45h: 30 days); `{lastPerEndpoint}` keeps only the
- * newest N finished ones (custral: 100). Attempts go with their delivery, and an event goes with
- * its last delivery. Queued and in-flight deliveries are never removed (jitter-45h).
+ * What is left of retention after the finish scripts (docs/architecture.md, "Retention"): a
+ * delivery finished under `{days}` expires natively and `{lastPerEndpoint}` is trimmed right after
+ * each finish, so this sweep only catches what those cannot see — index entries of expired
+ * deliveries not yet dropped by a read, records written without an expiry (before the org-tagged
+ * layout, or whose endpoint's policy changed since), and deleted endpoints' logs. Its work per run
+ * is bounded (`endpointBatch` endpoints × `perEndpointLimit` rows) and does not grow with traffic.
+ * Queued and in-flight deliveries are never removed (jitter-45h).
  */
 export function createJanitor(deps: { store: Store; clock: { now(): number }; logger: Logger }): Janitor {
   // Where the sweep goes on from: the org it is in and the last endpoint (live, then deleted) done.
@@ -86,7 +89,10 @@ export function createJanitor(deps: { store: Store; clock: { now(): number }; lo
 async function expiredByAge(store: Store, orgId: string, endpointId: string, cutoffMs: number, limit: number): Promise<string[]> {
   const out: string[] = [];
   for (const status of ['succeeded', 'failed', 'cancelled'] as const) {
-    const oldest = await store.deliveries.getMany(orgId, await store.deliveries.oldestIds(orgId, endpointId, limit, status));
+    const ids = await store.deliveries.oldestIds(orgId, endpointId, limit, status);
+    const oldest = await store.deliveries.getMany(orgId, ids);
+    // Those Redis expired by themselves (finished under a `{days}` policy) leave index entries behind.
+    await store.deliveries.dropMissing(orgId, endpointId, ids, oldest);
     for (const d of oldest) {
       // Ids are time-ordered: past the cutoff by creation, nothing later can be older.
       if (d.createdAt >= cutoffMs) break;

@@ -5,6 +5,7 @@ import { assertExec } from './org-repository.js';
 import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
+const trimFinishedScript = LuaScript.load('trim-finished');
 
 /** Deliveries, their attempts and the per-endpoint delivery log. */
 export class DeliveryRepository {
@@ -31,7 +32,8 @@ export class DeliveryRepository {
 
   /**
    * A page of an endpoint's delivery log, newest first, optionally of one status.
-   * `cursor` is the last id of the previous page; `limit` 1..100.
+   * `cursor` is the last id of the previous page; `limit` 1..100. Index entries of deliveries
+   * that expired (`{days}` retention) are dropped as they are read, so a page may hold fewer.
    */
   async listByEndpoint(
     orgId: string,
@@ -43,7 +45,24 @@ export class DeliveryRepository {
     const ids = await this.redis.zrevrangebylex(key, max, '-', 'LIMIT', 0, opts.limit + 1);
     const page = ids.slice(0, opts.limit);
     const items = await this.getMany(orgId, page);
+    if (items.length < page.length) await this.dropMissing(orgId, endpointId, page, items);
     return { items, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
+  }
+
+  /**
+   * Removes from the endpoint's indexes the ids of `ids` that `found` lacks: deliveries Redis
+   * expired by themselves (`{days}` retention), whose index entries are trimmed as they are read.
+   */
+  async dropMissing(orgId: string, endpointId: string, ids: readonly string[], found: readonly DeliveryRecord[]): Promise<number> {
+    const present = new Set(found.map((d) => d.id));
+    const gone = ids.filter((id) => !present.has(id));
+    if (gone.length === 0) return 0;
+    const k = this.keys;
+    const multi = this.redis.multi().zrem(k.endpointDeliveries(orgId, endpointId), ...gone);
+    for (const s of ['succeeded', 'failed', 'cancelled'] as const) multi.zrem(k.endpointDeliveriesByStatus(orgId, endpointId, s), ...gone);
+    multi.zrem(k.endpointHeld(orgId, endpointId), ...gone).srem(k.endpointBulkRedelivered(orgId, endpointId), ...gone);
+    assertExec(await multi.exec());
+    return gone.length;
   }
 
   /** Deliveries of one org by id, in the order given; missing ones are skipped. */
@@ -69,7 +88,8 @@ export class DeliveryRepository {
         .zadd(this.keys.endpointDeliveries(d.orgId, d.endpointId), 0, d.id)
         .zadd(this.keys.endpointDeliveriesByStatus(d.orgId, d.endpointId, d.status), 0, d.id)
         .zadd(this.keys.unfinishedDeliveries(d.orgId), d.createdAt, d.id);
-      multi.hincrby(this.keys.event(d.orgId, d.eventId), 'liveDeliveries', 1);
+      // One more delivery of the event to wait for: it must not expire before this one finishes.
+      multi.hincrby(this.keys.event(d.orgId, d.eventId), 'liveDeliveries', 1).hincrby(this.keys.event(d.orgId, d.eventId), 'unfinishedDeliveries', 1).persist(this.keys.event(d.orgId, d.eventId));
       if (markBulkRedelivered && d.redeliveredFromId) multi.sadd(this.keys.endpointBulkRedelivered(d.orgId, d.endpointId), d.redeliveredFromId);
     }
     assertExec(await multi.exec());
@@ -119,6 +139,35 @@ export class DeliveryRepository {
       [status],
     );
     return r === 1;
+  }
+
+  /**
+   * Keeps the newest `keep` finished deliveries of an endpoint: removes up to `max` of the oldest
+   * (by id, which is creation order) while there are more than `keep`, with their attempts, index
+   * entries and, with its last delivery, their event — the bounded step of a `{lastPerEndpoint}`
+   * trim after a finish. The count is checked inside the script, so concurrent trims never remove
+   * too many. Three round trips (candidates, their events, the script), all in the org's slot.
+   * Returns how many went.
+   */
+  async trimOldestFinished(orgId: string, endpointId: string, keep: number, max: number): Promise<number> {
+    if (max <= 0) return 0;
+    const k = this.keys;
+    const statuses = ['succeeded', 'failed', 'cancelled'] as const;
+    // A few spare candidates: a concurrent trim may have taken the oldest ones already.
+    const want = max + 2;
+    const pipeline = this.redis.pipeline();
+    for (const s of statuses) pipeline.zrangebylex(k.endpointDeliveriesByStatus(orgId, endpointId, s), '-', '+', 'LIMIT', 0, want);
+    const oldest = assertExec(await pipeline.exec()).flatMap(([, ids]) => ids as string[]).sort().slice(0, want);
+    if (oldest.length === 0) return 0;
+    const events = assertExec(await this.redis.pipeline(oldest.map((id) => ['hget', k.delivery(orgId, id), 'eventId'])).exec());
+    const keys = [
+      ...statuses.map((s) => k.endpointDeliveriesByStatus(orgId, endpointId, s)),
+      k.endpointDeliveries(orgId, endpointId),
+      k.endpointHeld(orgId, endpointId),
+      k.endpointBulkRedelivered(orgId, endpointId),
+      ...oldest.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, String(events[i]?.[1] ?? 'evt_missing'))]),
+    ];
+    return Number(await trimFinishedScript.run(this.redis, keys, [keep, ...oldest]));
   }
 
   /** The oldest `limit` ids of an endpoint's delivery log (all statuses), in creation order. */

@@ -1,4 +1,5 @@
 import type { RedisClient } from './redis-connection.js';
+import { finishedExpiresAt, type Retention } from './attempt-repository.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
@@ -16,6 +17,8 @@ export interface TripInput {
   status: 'paused' | 'disabled';
   reason: string;
   pendingOnTrip: 'cancel' | 'hold' | 'fail';
+  /** The endpoint policy's retention, for the deliveries the trip ends. */
+  retention: Retention;
   /** Only deleting and re-creating the endpoint brings it back (vestiarion). */
   recreateRequired?: boolean;
   consecutiveFailures: number;
@@ -54,7 +57,7 @@ export class NotificationRepository {
       [input.nowMs, input.status, input.reason, notification.id, JSON.stringify(toHashFields(notification)), input.recreateRequired ? '1' : '0'],
     );
     if (tripped !== 1) return null;
-    const deliveriesAffected = await this.settlePendingOnTrip(input.endpoint.orgId, input.endpoint.id, input.pendingOnTrip, input.nowMs);
+    const deliveriesAffected = await this.settlePendingOnTrip(input.endpoint.orgId, input.endpoint.id, input.pendingOnTrip, input.nowMs, input.retention);
     await this.redis.hset(k.notification(input.endpoint.orgId, notification.id), 'deliveriesAffected', deliveriesAffected);
     return { ...notification, deliveriesAffected };
   }
@@ -64,7 +67,7 @@ export class NotificationRepository {
    * {@link TRIP_SETTLE_BATCH} (each one script call, every key passed in), so a long backlog never
    * blocks Redis. Returns how many were settled.
    */
-  private async settlePendingOnTrip(orgId: string, endpointId: string, pendingOnTrip: TripInput['pendingOnTrip'], nowMs: number): Promise<number> {
+  private async settlePendingOnTrip(orgId: string, endpointId: string, pendingOnTrip: TripInput['pendingOnTrip'], nowMs: number, retention: Retention): Promise<number> {
     const k = this.keys;
     const target = pendingOnTrip === 'cancel' ? 'cancelled' : pendingOnTrip === 'fail' ? 'failed' : 'pending';
     let settled = 0;
@@ -72,6 +75,8 @@ export class NotificationRepository {
     for (;;) {
       const ids = await this.redis.zrangebylex(k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'), cursor, '+', 'LIMIT', 0, TRIP_SETTLE_BATCH);
       if (ids.length === 0) break;
+      // Each delivery's event, so the script passes it its keys (one pipeline, one slot).
+      const eventIds = await this.redis.pipeline(ids.map((id) => ['hget', k.delivery(orgId, id), 'eventId'])).exec().then(assertExec);
       settled += Number(
         await settleOnTripScript.run(
           this.redis,
@@ -80,9 +85,9 @@ export class NotificationRepository {
             k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'),
             k.endpointDeliveriesByStatus(orgId, endpointId, target),
             k.endpointHeld(orgId, endpointId),
-            ...ids.map((id) => k.delivery(orgId, id)),
+            ...ids.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, String(eventIds[i]?.[1] ?? 'evt_missing'))]),
           ],
-          [nowMs, pendingOnTrip],
+          [nowMs, pendingOnTrip, finishedExpiresAt(retention, nowMs)],
         ),
       );
       if (ids.length < TRIP_SETTLE_BATCH) break;

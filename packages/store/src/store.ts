@@ -34,6 +34,7 @@ export interface Store {
  */
 export function createStore(deps: { redis: RedisClient; prefix: string; queuePartitions?: number }): Store {
   const keys = createKeySchema(deps.prefix, { queuePartitions: deps.queuePartitions });
+  const deliveries = new DeliveryRepository(deps.redis, keys);
   return {
     keys,
     orgs: new OrgRepository(deps.redis, keys),
@@ -41,8 +42,8 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     apiKeys: new ApiKeyRepository(deps.redis, keys),
     endpoints: new EndpointRepository(deps.redis, keys),
     events: new EventRepository(deps.redis, keys),
-    deliveries: new DeliveryRepository(deps.redis, keys),
-    attempts: new AttemptRepository(deps.redis, keys),
+    deliveries,
+    attempts: new AttemptRepository(deps.redis, keys, deliveries),
     notifications: new NotificationRepository(deps.redis, keys),
     leases: new LeaseRepository(deps.redis, keys),
     actionIdempotency: new ActionIdempotencyRepository(deps.redis, keys),
