@@ -27,7 +27,7 @@ import { loadavg } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { createIdFactory } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
+import { createDeliveryQueues, createRedisConnection, createStore } from '@postern/store';
 import { acceptEvent, type AppDeps } from '@postern/ingest';
 import { apiClient, type ApiClient } from '../test/support/api-client.js';
 import { deleteByPrefix, TEST_ADMIN_TOKEN } from '../test/support/postern.js';
@@ -174,7 +174,8 @@ async function run(name: string, slowBacklog: number, waitForParking: boolean): 
   const receivers = await startReceivers();
   const redis = createRedisConnection(REDIS_URL, 'worker');
   const store = createStore({ redis, prefix });
-  const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
+  const queues = createDeliveryQueues(redis, store.keys);
+  const queue = queues.partitions[0]!;
   const apps: AppProcess[] = [];
   try {
     const env = {
@@ -202,7 +203,7 @@ async function run(name: string, slowBacklog: number, waitForParking: boolean): 
     let backlogQueuedMs: number | null = null;
     let backlogParkedMs: number | null = null;
     if (slowBacklog > 0) {
-      const deps = { store, queue, clock: { now: () => Date.now() }, ids: createIdFactory(), logger: pino({ level: 'silent' }) } as unknown as AppDeps;
+      const deps = { store, queues, clock: { now: () => Date.now() }, ids: createIdFactory(), logger: pino({ level: 'silent' }) } as unknown as AppDeps;
       const t = Date.now();
       let n = 0;
       await Promise.all(

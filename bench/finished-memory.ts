@@ -27,7 +27,7 @@ async function run(status: 200 | 500) {
     const orgId = (await postern.api('GET', '/v1/me', { key })).body.orgId as string;
     const ids: string[] = [];
     for (let i = 0; i < N; i++) ids.push((await postern.api('POST', '/v1/events', { key, body: { type: 'invoice.paid', data: { invoice: `in_${i}`, amount: 1234 } } })).body.deliveries[0].id);
-    await waitUntil('every delivery finished', async () => (await postern.redis.zcard(postern.store.keys.unfinishedDeliveries())) === 0 || undefined, 120_000, 200);
+    await waitUntil('every delivery finished', async () => (await postern.redis.zcard(postern.store.keys.unfinishedDeliveries(orgId))) === 0 || undefined, 120_000, 200);
 
     const r = postern.redis;
     const k = postern.store.keys;
@@ -36,9 +36,9 @@ async function run(status: 200 | 500) {
     let attemptsWithoutDetail = 0;
     const scratch = `${postern.prefix}:scratch`;
     for (const id of ids) {
-      attempts += await usage(k.deliveryAttempts(id));
+      attempts += await usage(k.deliveryAttempts(orgId, id));
       const plain: string[] = [];
-      for (const [field, json] of Object.entries(await r.hgetall(k.deliveryAttempts(id)))) {
+      for (const [field, json] of Object.entries(await r.hgetall(k.deliveryAttempts(orgId, id)))) {
         const { sent: _sent, response: _response, ...rest } = JSON.parse(json) as Record<string, unknown>;
         plain.push(field, JSON.stringify(rest));
       }

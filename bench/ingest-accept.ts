@@ -22,7 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createApp } from '@postern/ingest';
 import { createIdFactory } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
+import { createDeliveryQueues, createRedisConnection, createStore } from '@postern/store';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { BENCH_ADMIN_TOKEN, REPO_ROOT, startBenchRedis } from './bench-support.js';
@@ -102,11 +102,11 @@ async function startIngest(redisUrl: string, prefix: string) {
   const queueRedis = createRedisConnection(redisUrl, 'api');
   await Promise.all([ready(redis), ready(queueRedis)]);
   const store = createStore({ redis, prefix });
-  const queue = createDeliveryQueue(queueRedis, store.keys.queuePrefix);
+  const queues = createDeliveryQueues(queueRedis, store.keys);
   const app = createApp({
     redis,
     store,
-    queue,
+    queues,
     clock: { now: () => Date.now() },
     ids: createIdFactory(),
     logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
@@ -120,7 +120,7 @@ async function startIngest(redisUrl: string, prefix: string) {
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await queue.close();
+      await queues.close();
       await redis.quit();
       await queueRedis.quit();
     },

@@ -110,7 +110,7 @@ async function withCost<T extends EndToEnd>(ctx: CostContext, p: PosternProcesse
     otherPids: { receiver: ctx.receiver.pid },
   });
   const result = await run();
-  const activeKey = `${createKeySchema(p.prefix).queuePrefix}:${DELIVERY_QUEUE_NAME}:active`;
+  const activeKey = `${createKeySchema(p.prefix).queuePrefix(0)}:${DELIVERY_QUEUE_NAME}:active`;
   const probes = await waitForNoActiveJobs(ctx.redis.client, activeKey);
   return { ...result, cost: await window.end(result.deliveries, { llen: probes }) };
 }

@@ -9,7 +9,7 @@ import { Queue, Worker } from 'bullmq';
 import { got } from 'got';
 import { pino } from 'pino';
 import { createIdFactory } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore, deliveryJobOptions, DELIVERY_QUEUE_NAME } from '@postern/store';
+import { createDeliveryQueue, createRedisConnection, createStore, deliveryJobOptions, DELIVERY_QUEUE_NAME, type KeySchema } from '@postern/store';
 import { acceptEvent, type AppDeps } from '@postern/ingest';
 import { BENCH_ADMIN_TOKEN, jsonClient, percentile, pollUntil, sampleRss, type BenchRedis, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 
@@ -325,7 +325,7 @@ export async function scalePoint(redis: BenchRedis, p: PosternProcesses, receive
   const connection = createRedisConnection(redis.url, 'worker');
   await connection.ping();
   const store = createStore({ redis: connection, prefix: p.prefix });
-  const queue = createDeliveryQueue(connection, store.keys.queuePrefix);
+  const queue = createDeliveryQueue(connection, store.keys.queuePrefix(store.keys.partitionOf(parked!.orgId)));
   const HOUR_MS = 3_600_000;
   // acceptEvent queues through deps.queue.add (one job) or addBulk; here each job waits an hour, like a pending retry.
   const delayedQueue = {
@@ -335,7 +335,7 @@ export async function scalePoint(redis: BenchRedis, p: PosternProcesses, receive
   const deps = {
     redis: connection,
     store,
-    queue: delayedQueue as unknown as AppDeps['queue'],
+    queues: { forOrg: () => delayedQueue, partitions: [queue] } as unknown as AppDeps['queues'],
     clock: { now: () => Date.now() },
     ids: createIdFactory(),
     logger: pino({ level: 'silent' }),
@@ -360,7 +360,7 @@ export async function scalePoint(redis: BenchRedis, p: PosternProcesses, receive
   const after = await redis.usedMemory();
   const keysAfter = await opts.keySum();
   const delayedJobs = (await queue.getJobCounts('delayed')).delayed ?? 0;
-  const breakdown = await memoryBreakdown(redis, p.prefix, parked!.endpointIds[0]!, sample!, opts.pending);
+  const breakdown = await memoryBreakdown(redis, store.keys, parked!.orgId, parked!.endpointIds[0]!, sample!, opts.pending);
 
   // Retries that must fire among them.
   await receiver.reset();
@@ -403,19 +403,19 @@ export async function scalePoint(redis: BenchRedis, p: PosternProcesses, receive
  * What one pending delivery keeps in Redis, by key (MEMORY USAGE): its own hashes as they are, the
  * sets and streams it shares with the others divided by their size. Largest first.
  */
-async function memoryBreakdown(redis: BenchRedis, prefix: string, endpointId: string, sample: { eventId: string; deliveryId: string }, pending: number): Promise<Record<string, number>> {
+async function memoryBreakdown(redis: BenchRedis, k: KeySchema, orgId: string, endpointId: string, sample: { eventId: string; deliveryId: string }, pending: number): Promise<Record<string, number>> {
   const c = redis.client;
   const usage = async (key: string) => Number((await c.memory('USAGE', key, 'SAMPLES', '0')) ?? 0);
   const perMember = async (key: string, size: Promise<number>) => Math.round((await usage(key)) / Math.max(1, await size));
-  const q = `${prefix}:q:${DELIVERY_QUEUE_NAME}`;
+  const q = `${k.queuePrefix(k.partitionOf(orgId))}:${DELIVERY_QUEUE_NAME}`;
   const parts: Record<string, number> = {
-    'delivery hash': await usage(`${prefix}:delivery:${sample.deliveryId}`),
-    'event hash (holds the envelope)': await usage(`${prefix}:event:${sample.eventId}`),
+    'delivery hash': await usage(k.delivery(orgId, sample.deliveryId)),
+    'event hash (holds the envelope)': await usage(k.event(orgId, sample.eventId)),
     'BullMQ job hash': await usage(`${q}:${sample.deliveryId}`),
     'BullMQ delayed set, per member': await perMember(`${q}:delayed`, c.zcard(`${q}:delayed`)),
-    "endpoint's delivery log index, per member": await perMember(`${prefix}:endpoint:${endpointId}:deliveries`, c.zcard(`${prefix}:endpoint:${endpointId}:deliveries`)),
-    "endpoint's pending index, per member": await perMember(`${prefix}:endpoint:${endpointId}:deliveries:pending`, c.zcard(`${prefix}:endpoint:${endpointId}:deliveries:pending`)),
-    'unfinished-deliveries index, per member': await perMember(`${prefix}:deliveries:unfinished`, c.zcard(`${prefix}:deliveries:unfinished`)),
+    "endpoint's delivery log index, per member": await perMember(k.endpointDeliveries(orgId, endpointId), c.zcard(k.endpointDeliveries(orgId, endpointId))),
+    "endpoint's pending index, per member": await perMember(k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'), c.zcard(k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'))),
+    'unfinished-deliveries index, per member': await perMember(k.unfinishedDeliveries(orgId), c.zcard(k.unfinishedDeliveries(orgId))),
     'BullMQ events stream, per delivery (capped stream)': Math.round((await usage(`${q}:events`)) / pending),
   };
   return Object.fromEntries(Object.entries(parts).sort((a, b) => b[1] - a[1]));

@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { classifyAddress, createIdFactory } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
+import { createDeliveryQueues, createRedisConnection, createStore } from '@postern/store';
 import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, type Sender } from '@postern/sender';
 import type { Redis } from 'ioredis';
@@ -95,18 +95,19 @@ async function startPostern(apiRedis: Redis) {
   const workerRedis = createRedisConnection(REDIS_URL, 'worker');
   const logger = pino({ level: process.env.DEMO_LOG_LEVEL ?? 'silent' });
   const store = createStore({ redis: apiRedis, prefix: PREFIX });
-  const queue = createDeliveryQueue(apiRedis, store.keys.queuePrefix);
+  const queues = createDeliveryQueues(apiRedis, store.keys);
+  const queue = queues.partitions[0]!;
   const app = createApp({
-    redis: apiRedis, store, queue, clock: { now: () => Date.now() }, ids: createIdFactory(), logger,
+    redis: apiRedis, store, queues, clock: { now: () => Date.now() }, ids: createIdFactory(), logger,
     config: { adminToken: ADMIN_TOKEN, maxBodyBytes: 1024 * 1024, allowList: ALLOW_LIST, secretRotationGraceMs: 60_000 },
   });
   const server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const classify = (address: string) => classifyAddress(address, ALLOW_LIST);
   const transport = createGotTransport({ allowList: ALLOW_LIST, classifyAddress: classify });
-  const workerQueue = createDeliveryQueue(workerRedis, store.keys.queuePrefix);
+  const workerQueues = createDeliveryQueues(workerRedis, store.keys);
   const sender: Sender = createSender({
-    redis: workerRedis, store: createStore({ redis: workerRedis, prefix: PREFIX }), queue: workerQueue, transport,
+    redis: workerRedis, store: createStore({ redis: workerRedis, prefix: PREFIX }), queues: workerQueues, transport,
     clock: { now: () => Date.now() }, random: Math.random, logger, classifyAddress: classify,
     config: { concurrency: 20, reconcileIntervalMs: 0, reconcileGraceMs: 300_000, userAgent: 'Postern/demo' },
   });
@@ -119,7 +120,7 @@ async function startPostern(apiRedis: Redis) {
       await new Promise<void>((r) => server.close(() => r()));
       await queue.obliterate({ force: true }).catch(() => undefined);
       await queue.close();
-      await workerQueue.close();
+      await workerQueues.close();
       await workerRedis.quit();
     },
   };

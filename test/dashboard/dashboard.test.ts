@@ -58,11 +58,12 @@ beforeAll(async () => {
     status: 'disabled',
     reason: `20 consecutive failed deliveries since ${new Date(now - 3_600_000).toISOString()}`,
     pendingOnTrip: 'hold',
+    retention: { days: 30 },
     consecutiveFailures: 20,
     notificationId: createIdFactory()('ntf', now),
     nowMs: now,
   });
-  await postern.store.endpoints.update(disabled.id, { consecutiveFailures: 20, failureStreakStartedAt: now - 3_600_000 }, now);
+  await postern.store.endpoints.update({ id: disabled.id, orgId }, { consecutiveFailures: 20, failureStreakStartedAt: now - 3_600_000 }, now);
   const readOnly = await postern.api('POST', '/v1/api-keys', { key: adminKey, body: { name: 'support (read-only)', scopes: ['webhooks:read'] } });
   readOnlyKey = readOnly.body.apiKey;
 

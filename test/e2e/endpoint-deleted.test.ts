@@ -7,11 +7,12 @@ import { waitUntil } from '../support/wait-until.js';
 let postern: TestPostern;
 let receiver: TestReceiver;
 let apiKey: string;
+let orgId: string;
 
 beforeAll(async () => {
   postern = await startPostern();
   receiver = await startReceiver(() => 500);
-  apiKey = (await postern.createOrg()).apiKey;
+  ({ apiKey, id: orgId } = await postern.createOrg());
 });
 afterAll(async () => {
   await postern.close();
@@ -71,7 +72,7 @@ test('an endpoint deleted during an attempt: that attempt is recorded, no other 
     expect(delivery.attempts.map((a: { error: string; responseStatus: number }) => [a.error, a.responseStatus])).toEqual([['http_500', 500]]);
     expect(holding.requests).toHaveLength(1);
     // Recording the in-flight attempt's health must not re-create the endpoint as a half-written hash.
-    expect(await postern.redis.exists(postern.store.keys.endpoint(endpoint.id))).toBe(0);
+    expect(await postern.redis.exists(postern.store.keys.endpoint(orgId, endpoint.id))).toBe(0);
   } finally {
     release();
     await holding.close();

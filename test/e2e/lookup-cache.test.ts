@@ -21,7 +21,7 @@ beforeAll(async () => {
   const app = createApp({
     redis: postern.redis,
     store: postern.store,
-    queue: postern.queue,
+    queues: postern.queues,
     clock: { now: () => Date.now() },
     ids: createIdFactory(),
     logger: pino({ level: 'silent' }),
@@ -86,6 +86,7 @@ test('a tripped breaker is seen by the next event', async () => {
     status: 'disabled',
     reason: 'test trip',
     pendingOnTrip: 'cancel',
+    retention: { days: 30 },
     consecutiveFailures: 20,
     notificationId: 'ntf_cache_test',
     nowMs: Date.now(),
@@ -125,6 +126,6 @@ test('a change made straight through the store (as the sender and tests do) is s
   const org = await postern.createOrg('cache-store');
   const endpoint = await postern.createEndpoint(org.apiKey, { url: URL, policy: CANCEL_WHILE_INACTIVE });
   expect(await fanOut(org.apiKey)).toEqual([endpoint.id]);
-  expect(await postern.store.endpoints.update(endpoint.id, { status: 'paused' }, Date.now())).not.toBeNull();
+  expect(await postern.store.endpoints.update({ id: endpoint.id, orgId: org.id }, { status: 'paused' }, Date.now())).not.toBeNull();
   expect(await fanOut(org.apiKey)).toEqual([]);
 });

@@ -29,7 +29,7 @@ test('a suspended org: its keys get 403 org_suspended and its queued deliveries 
 
   const deliveryId = posted.body.deliveries[0].id as string;
   const d = await waitUntil('delivery cancelled', async () => {
-    const row = await postern.store.deliveries.get(deliveryId);
+    const row = await postern.store.deliveries.get(org.id, deliveryId);
     return row?.status === 'cancelled' ? row : undefined;
   });
   expect(d.cancelReason).toBe('org_suspended');

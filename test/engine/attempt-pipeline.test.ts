@@ -42,7 +42,7 @@ function transport(answer: (req: OutboundRequest) => TransportResult | Promise<T
   const t: DeliveryTransport = {
     async send(request) {
       const id = request.headers['webhook-delivery-id']!;
-      const [deliveryStatus, attempts] = await postern.redis.hmget(postern.store.keys.delivery(id), 'status', 'attempts');
+      const [deliveryStatus, attempts] = await postern.redis.hmget(postern.store.keys.delivery(orgId, id), 'status', 'attempts');
       sent.push({ request, deliveryStatus: deliveryStatus ?? null, attempts: attempts ?? null });
       return answer(request);
     },
@@ -61,7 +61,7 @@ function deps(t: DeliveryTransport, woken: string[] = []): DeliverDeps {
     classifyAddress: () => null,
     userAgent: 'Postern/test',
     ids: createIdFactory(),
-    wake: async (ids) => void woken.push(...ids),
+    wake: async (_orgId, ids) => void woken.push(...ids),
   };
 }
 
@@ -92,7 +92,7 @@ test('a successful attempt: recorded in flight before the request, two Redis cal
   expect(sent[0]!.request.headers).toMatchObject({ 'webhook-attempt': '1', 'webhook-id': ids.eventId, 'webhook-request-id': `${ids.deliveryId}.1` });
   const d = await delivery(ids.deliveryId);
   expect(d).toMatchObject({ status: 'succeeded', attempts: [{ number: 1, responseStatus: 200, error: null }] });
-  expect(await store.leases.inFlight(endpointId, Date.now())).toBe(0);
+  expect(await store.leases.inFlight(orgId, endpointId, Date.now())).toBe(0);
   // A second run of the same job finds it finished and sends nothing.
   expect(await runAttempt(deps(t), ids)).toEqual({ kind: 'done', status: 'succeeded' });
   expect(sent).toHaveLength(1);

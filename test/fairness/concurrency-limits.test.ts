@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 test('per-endpoint and per-org limits hold, and every delivery still succeeds', async () => {
-  const { apiKey } = await postern.createOrg();
+  const { apiKey, id: orgId } = await postern.createOrg();
   const base = receiver.url.replace(/\/hook$/, '');
   const concurrency = { perEndpoint: 2, perOrg: 5 };
   const endpoints = [];
@@ -34,13 +34,13 @@ test('per-endpoint and per-org limits hold, and every delivery still succeeds', 
   expect(deliveryIds).toHaveLength(240);
   await receiver.waitForRequests(240, 30_000);
   await waitUntil('every delivery succeeded', async () => {
-    const ds = await postern.store.deliveries.getMany(deliveryIds);
+    const ds = await postern.store.deliveries.getMany(orgId, deliveryIds);
     return ds.every((d) => d.status === 'succeeded');
   }, 20_000);
   for (let i = 0; i < 4; i++) expect(counting.peak.get(`/ep${i}`)).toBeLessThanOrEqual(2);
   expect(counting.orgPeak()).toBeLessThanOrEqual(5);
   // The limits were actually exercised, not trivially met.
   expect(counting.orgPeak()).toBeGreaterThanOrEqual(4);
-  const ds = await postern.store.deliveries.getMany(deliveryIds);
+  const ds = await postern.store.deliveries.getMany(orgId, deliveryIds);
   expect(ds.every((d) => d.attempts === 1)).toBe(true);
 }, 60_000);

@@ -43,7 +43,7 @@ test('refused by the endpoint limit: parked there; a release wakes the oldest pa
   expect(await store.leases.isParked(c)).toBe(true);
   // Taking the same lease again renews it (a re-run of the same attempt), it takes no second slot.
   expect(await acquire(a)).toBe('acquired');
-  expect(await store.leases.inFlight('ep_1', 1_000)).toBe(2);
+  expect(await store.leases.inFlight('org_a', 'ep_1', 1_000)).toBe(2);
 
   expect(await release(a)).toEqual({ released: true, woken: [c.deliveryId] });
   expect(await store.leases.isParked(c)).toBe(false);
@@ -88,5 +88,5 @@ test("a crashed holder's lease expires: its slot and its claim come back without
   // Nobody releases: the leases (scored by expiry) and the claim (PX) run out by themselves.
   await waitUntil('the crashed lease and claim expired', async () => (await acquire(sameEvent, Date.now())) === 'acquired', 5_000);
   expect(Date.now() - startedAt).toBeGreaterThanOrEqual(300);
-  expect(await store.leases.inFlight('ep_8', Date.now())).toBe(1);
+  expect(await store.leases.inFlight('org_d', 'ep_8', Date.now())).toBe(1);
 });

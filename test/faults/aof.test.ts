@@ -34,7 +34,7 @@ beforeAll(async () => {
   sender = spawnSender({ ...env, JOB_LOCK_DURATION_MS: '4000', STALLED_CHECK_INTERVAL_MS: '1000', PARK_SAFETY_DELAY_MS: '2000' });
   conn = new Redis(redis.url, { maxRetriesPerRequest: null });
   conn.on('error', () => undefined); // refused while Redis is down, on purpose
-  queue = createDeliveryQueue(conn, createKeySchema(PREFIX).queuePrefix);
+  queue = createDeliveryQueue(conn, createKeySchema(PREFIX).queuePrefix(0));
   queue.on('error', () => undefined);
   await waitForSenders(queue, 1, [sender]);
   api = apiClient(ingest.baseUrl);
@@ -52,6 +52,7 @@ test('kill -9 of Redis under load: every event that got 202 survives the restart
   expect(await conn.config('GET', 'appendonly')).toEqual(['appendonly', 'yes']);
   const org = await api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name: 'aof' } });
   const key = org.body.apiKey as string;
+  const orgId = org.body.id as string;
   expect((await api('POST', '/v1/endpoints', { key, body: { url: receiver.url, policy: fastPolicy(5, 200) } })).status).toBe(201);
 
   const producer = startProducer(api, key, 4);
@@ -73,7 +74,7 @@ test('kill -9 of Redis under load: every event that got 202 survives the restart
 
   const accepted = producer.accepted();
   const store = createStore({ redis: conn, prefix: PREFIX });
-  const stored = await Promise.all(accepted.map((id) => store.events.get(id)));
+  const stored = await Promise.all(accepted.map((id) => store.events.get(orgId, id)));
   expect(accepted.filter((_, i) => stored[i] === null)).toEqual([]);
   await waitUntil('every accepted event delivered', () => {
     const seen = new Set(receiver.requests.map((r) => r.headers['webhook-id']));

@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 test('3 sender processes: at most 4 in flight per endpoint and 20 per org, every delivery succeeds, no attempt spent on waiting', async () => {
-  const { apiKey } = await postern.createOrg();
+  const { apiKey, id: orgId } = await postern.createOrg();
   const base = counting.receiver.url.replace(/\/hook$/, '');
   for (let i = 0; i < ENDPOINTS; i++) {
     await postern.createEndpoint(apiKey, { url: `${base}/ep${i}`, policy: fastPolicy(3, 20, { concurrency: { perEndpoint: 4, perOrg: 20 } }) });
@@ -44,7 +44,7 @@ test('3 sender processes: at most 4 in flight per endpoint and 20 per org, every
   expect(deliveryIds).toHaveLength(2000);
 
   await waitUntil('every delivery succeeded', async () => {
-    const ds = await postern.store.deliveries.getMany(deliveryIds);
+    const ds = await postern.store.deliveries.getMany(orgId, deliveryIds);
     return ds.every((d) => d.status === 'succeeded');
   }, 60_000, 200).catch((err: Error) => {
     throw new Error(`${err.message}\n${senders.map((s) => s.output()).join('\n')}`);
@@ -60,9 +60,9 @@ test('3 sender processes: at most 4 in flight per endpoint and 20 per org, every
   // Waiting for a slot spent nothing: one attempt each, one request each.
   // A second attempt is legitimate only after a real failure of the first (on a loaded 2-core
   // machine a request can time out); every attempt spent must have been a request sent.
-  const ds = await postern.store.deliveries.getMany(deliveryIds);
+  const ds = await postern.store.deliveries.getMany(orgId, deliveryIds);
   const retried = ds.filter((d) => d.attempts !== 1);
-  const retriedErrors = await Promise.all(retried.map(async (d) => (await postern.store.deliveries.getAttempts(d.id)).map((a) => a.error)));
+  const retriedErrors = await Promise.all(retried.map(async (d) => (await postern.store.deliveries.getAttempts(orgId, d.id)).map((a) => a.error)));
   expect(retriedErrors.flat().filter((e) => e !== null && !/^(timeout|connection_failed)/.test(e))).toEqual([]);
   expect(retried.length).toBeLessThanOrEqual(20);
   const attemptsSpent = ds.reduce((n, d) => n + d.attempts, 0);

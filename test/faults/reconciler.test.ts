@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { createReconciler } from '@postern/sender';
-import { deliveryJobOptions } from '@postern/store';
+import { deliveryJobData, deliveryJobOptions } from '@postern/store';
 import { startPostern, fastPolicy, type TestPostern } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -33,7 +33,7 @@ async function jobCount(): Promise<number> {
 }
 
 test('re-queues exactly the deliveries whose job vanished, never a second job, and they are delivered once', async () => {
-  const { apiKey } = await postern.createOrg();
+  const { apiKey, id: orgId } = await postern.createOrg();
   // Limits out of the way: this test is about jobs, not slots.
   await postern.createEndpoint(apiKey, { url: receiver.url, policy: fastPolicy(3, 20, { concurrency: { perEndpoint: 20, perOrg: 20 } }) });
   const deliveryIds = (await postEvents(postern.api, apiKey, DELIVERIES)).flatMap((e) => e.deliveryIds);
@@ -44,10 +44,11 @@ test('re-queues exactly the deliveries whose job vanished, never a second job, a
   expect(await jobCount()).toBe(DELIVERIES - REMOVED);
   // One of the survivors waits for a retry, as a scheduled one would: it has a job, so it is left alone.
   await (await postern.queue.getJob(deliveryIds[0]!))!.remove();
-  await postern.queue.add('deliver', { v: 1, deliveryId: deliveryIds[0]! }, deliveryJobOptions(deliveryIds[0]!, 60_000));
+  const [waiting] = await postern.store.deliveries.getMany(orgId, [deliveryIds[0]!]);
+  await postern.queue.add('deliver', deliveryJobData(waiting!), deliveryJobOptions(deliveryIds[0]!, 60_000));
   expect(await (await postern.queue.getJob(deliveryIds[0]!))!.isDelayed()).toBe(true);
 
-  const newReconciler = () => createReconciler({ store: postern.store, queue: postern.queue, clock: { now: () => Date.now() }, logger: pino({ level: 'silent' }), graceMs: 0 });
+  const newReconciler = () => createReconciler({ store: postern.store, queues: postern.queues, clock: { now: () => Date.now() }, logger: pino({ level: 'silent' }), graceMs: 0 });
   const reconciler = newReconciler();
   const startedAt = performance.now();
   const first = await reconciler.runOnce(DELIVERIES);
@@ -65,8 +66,8 @@ test('re-queues exactly the deliveries whose job vanished, never a second job, a
 
   await (await postern.queue.getJob(deliveryIds[0]!))!.promote();
   await postern.startSender({ concurrency: 20 });
-  await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(deliveryIds)).every((d) => d.status === 'succeeded'), 60_000, 100).catch(async (err: Error) => {
-    const left = (await postern.store.deliveries.getMany(deliveryIds)).filter((d) => d.status !== 'succeeded');
+  await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(orgId, deliveryIds)).every((d) => d.status === 'succeeded'), 60_000, 100).catch(async (err: Error) => {
+    const left = (await postern.store.deliveries.getMany(orgId, deliveryIds)).filter((d) => d.status !== 'succeeded');
     const states = await Promise.all(left.slice(0, 5).map(async (d) => `${d.id} ${d.status} job ${(await postern.queue.getJob(d.id))?.id ? await (await postern.queue.getJob(d.id))!.getState() : 'none'}`));
     throw new Error(`${err.message}: ${left.length} left, e.g. ${states.join('; ')}`);
   });

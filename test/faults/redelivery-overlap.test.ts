@@ -47,7 +47,7 @@ afterAll(async () => {
 });
 
 test('a redelivery and a scheduled retry of the same delivery never overlap in flight', async () => {
-  const { apiKey } = await postern.createOrg();
+  const { apiKey, id: orgId } = await postern.createOrg();
   const policy = fastPolicy(3, RETRY_WAIT_MS, { redelivery: { allowed: true, whilePending: true }, concurrency: { perEndpoint: 20, perOrg: 20 } });
   await postern.createEndpoint(apiKey, { url: receiver.url, policy });
 
@@ -58,7 +58,7 @@ test('a redelivery and a scheduled retry of the same delivery never overlap in f
       const originalId = r.body.deliveries[0].id as string;
       // The first attempt failed and the retry is scheduled: redeliver now, racing it.
       const failed = await waitUntil('first attempt failed', async () => {
-        const d = await postern.store.deliveries.get(originalId);
+        const d = await postern.store.deliveries.get(orgId, originalId);
         return d?.status === 'pending' && d.attempts === 1 ? d : undefined;
       }, 10_000, 5);
       const redelivered = await postern.api('POST', `/v1/deliveries/${originalId}/redeliver`, { key: apiKey });
@@ -68,7 +68,7 @@ test('a redelivery and a scheduled retry of the same delivery never overlap in f
   );
 
   const ids = pairs.flatMap((p) => [p.originalId, p.redeliveryId]);
-  await waitUntil('originals and redeliveries succeeded', async () => (await postern.store.deliveries.getMany(ids)).every((d) => d.status === 'succeeded'), 20_000, 50);
+  await waitUntil('originals and redeliveries succeeded', async () => (await postern.store.deliveries.getMany(orgId, ids)).every((d) => d.status === 'succeeded'), 20_000, 50);
   for (const p of pairs) expect(peak.get(p.eventId)).toBe(1);
 
   // The race was real: the retry fell due while the redelivery's request was in flight, and waited.
@@ -78,6 +78,6 @@ test('a redelivery and a scheduled retry of the same delivery never overlap in f
     return redelivery && retry && p.retryDueAt > redelivery.from && p.retryDueAt < redelivery.to && retry.from >= redelivery.to;
   });
   expect(raced.length).toBeGreaterThan(0);
-  const originals = await postern.store.deliveries.getMany(pairs.map((p) => p.originalId));
+  const originals = await postern.store.deliveries.getMany(orgId, pairs.map((p) => p.originalId));
   expect(originals.every((d) => d.attempts === 2)).toBe(true);
 }, 60_000);

@@ -34,7 +34,7 @@ beforeAll(async () => {
   sender = spawnSender({ ...env, JOB_LOCK_DURATION_MS: '4000', STALLED_CHECK_INTERVAL_MS: '1000', PARK_SAFETY_DELAY_MS: '2000' });
   conn = new Redis(redis.url, { maxRetriesPerRequest: null });
   conn.on('error', () => undefined); // refused while Redis is down, on purpose
-  queue = createDeliveryQueue(conn, createKeySchema(PREFIX).queuePrefix);
+  queue = createDeliveryQueue(conn, createKeySchema(PREFIX).queuePrefix(0));
   queue.on('error', () => undefined);
   await waitForSenders(queue, 1, [sender]);
   api = apiClient(ingest.baseUrl);
@@ -51,6 +51,7 @@ test('Redis down for a few seconds: 503 fast and clear, no 202 lost, the sender 
   const org = await api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name: 'outage' } });
   expect(org.status).toBe(201);
   const key = org.body.apiKey as string;
+  const orgId = org.body.id as string;
   expect((await api('POST', '/v1/endpoints', { key, body: { url: receiver.url, policy: fastPolicy(5, 200) } })).status).toBe(201);
 
   const producer = startProducer(api, key, 2);
@@ -97,8 +98,8 @@ test('Redis down for a few seconds: 503 fast and clear, no 202 lost, the sender 
     const store = createStore({ redis: conn, prefix: PREFIX });
     const missing = await Promise.all(
       accepted.filter((id) => !seen.has(id)).map(async (eventId) => {
-        const event = await store.events.get(eventId);
-        const deliveries = await store.deliveries.getMany(event?.deliveryIds ?? []);
+        const event = await store.events.get(orgId, eventId);
+        const deliveries = await store.deliveries.getMany(orgId, event?.deliveryIds ?? []);
         const states = await Promise.all(deliveries.map(async (d) => (await queue.getJob(d.id))?.getState() ?? 'no job'));
         return { eventId, deliveries: deliveries.map((d, i) => ({ id: d.id, status: d.status, attempts: d.attempts, job: states[i] })) };
       }),

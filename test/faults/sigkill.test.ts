@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 test('SIGKILL mid-load, then a new sender: all succeed, duplicates only of what was in flight, attempts not double-spent', async () => {
-  const { apiKey } = await postern.createOrg();
+  const { apiKey, id: orgId } = await postern.createOrg();
   const base = counting.receiver.url.replace(/\/hook$/, '');
   const endpointIds: string[] = [];
   for (let i = 0; i < 5; i++) {
@@ -49,7 +49,7 @@ test('SIGKILL mid-load, then a new sender: all succeed, duplicates only of what 
   // Nothing changes these any more: the one sender is dead.
   const inFlightAtKill = new Set<string>();
   for (const id of endpointIds) {
-    const page = await postern.store.deliveries.listByEndpoint(id, { status: 'in_flight', limit: 100 });
+    const page = await postern.store.deliveries.listByEndpoint(orgId, id, { status: 'in_flight', limit: 100 });
     for (const d of page.items) inFlightAtKill.add(d.id);
   }
   const requestsAtKill = counting.receiver.requests.length;
@@ -58,7 +58,7 @@ test('SIGKILL mid-load, then a new sender: all succeed, duplicates only of what 
 
   const second = spawnSender({ ...SENDER_ENV, REDIS_PREFIX: postern.prefix });
   await waitUntil('every delivery succeeded', async () => {
-    const ds = await postern.store.deliveries.getMany(deliveryIds);
+    const ds = await postern.store.deliveries.getMany(orgId, deliveryIds);
     return ds.every((d) => d.status === 'succeeded');
   }, 30_000, 100).catch((err: Error) => {
     throw new Error(`${err.message}\n${second.output()}`);
@@ -72,13 +72,13 @@ test('SIGKILL mid-load, then a new sender: all succeed, duplicates only of what 
   expect(counting.perDelivery().size).toBe(400);
 
   // Attempts not double-spent: a re-run of an interrupted attempt keeps its number.
-  const ds = await postern.store.deliveries.getMany(deliveryIds);
+  const ds = await postern.store.deliveries.getMany(orgId, deliveryIds);
   expect(ds.filter((d) => d.attempts !== 1).map((d) => d.id)).toEqual([]);
   expect(counting.receiver.requests.filter((r) => r.headers['webhook-attempt'] !== '1')).toEqual([]);
-  const attempts = await Promise.all([...inFlightAtKill].map((id) => postern.store.deliveries.getAttempts(id)));
+  const attempts = await Promise.all([...inFlightAtKill].map((id) => postern.store.deliveries.getAttempts(orgId, id)));
   expect(attempts.every((a) => a.length === 1 && a[0]!.number === 1)).toBe(true);
 
   // The killed sender's slots came back.
-  const leased = await Promise.all(endpointIds.map((id) => postern.store.leases.inFlight(id, Date.now())));
+  const leased = await Promise.all(endpointIds.map((id) => postern.store.leases.inFlight(orgId, id, Date.now())));
   expect(leased).toEqual(endpointIds.map(() => 0));
 }, 60_000);

@@ -37,7 +37,7 @@ async function setUp(paths: string[]): Promise<{ apiKey: string; orgId: string; 
 
 async function slotsHeld(orgId: string, endpointIds: string[]): Promise<number> {
   const now = Date.now();
-  const perEndpoint = await Promise.all(endpointIds.map((id) => postern.store.leases.inFlight(id, now)));
+  const perEndpoint = await Promise.all(endpointIds.map((id) => postern.store.leases.inFlight(orgId, id, now)));
   const org = await postern.redis.zcount(postern.store.keys.orgLeases(orgId), `(${now}`, '+inf');
   return perEndpoint.reduce((a, b) => a + b, 0) + org;
 }
@@ -62,23 +62,23 @@ test('SIGTERM: in-flight attempts finish, no new work is taken, slots are releas
   // Stopped taking work: at most the attempts already started when the signal came.
   expect(counting.receiver.requests.length - requestsAtTerm).toBeLessThanOrEqual(CONCURRENCY);
   // The in-flight attempts finished and were recorded.
-  const finishedOnes = await postern.store.deliveries.getMany(openAtTerm);
+  const finishedOnes = await postern.store.deliveries.getMany(orgId, openAtTerm);
   expect(finishedOnes.map((d) => [d.status, d.attempts])).toEqual(openAtTerm.map(() => ['succeeded', 1]));
   expect(await slotsHeld(orgId, endpointIds)).toBe(0);
   // Nothing in flight, nothing spent on what was not sent.
-  const all = await postern.store.deliveries.getMany(deliveryIds);
+  const all = await postern.store.deliveries.getMany(orgId, deliveryIds);
   expect(all.filter((d) => d.status === 'in_flight')).toEqual([]);
   const rest = all.filter((d) => d.status !== 'succeeded');
   expect(rest.length).toBeGreaterThan(0);
   expect(rest.every((d) => d.status === 'pending' && d.attempts === 0)).toBe(true);
 
   const next = spawnSender({ ...SENDER_ENV, REDIS_PREFIX: postern.prefix });
-  await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(deliveryIds)).every((d) => d.status === 'succeeded'), 20_000, 100).catch((err: Error) => {
+  await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(orgId, deliveryIds)).every((d) => d.status === 'succeeded'), 20_000, 100).catch((err: Error) => {
     throw new Error(`${err.message}\n${next.output()}`);
   });
   const perDelivery = counting.perDelivery();
   expect(deliveryIds.map((id) => perDelivery.get(id))).toEqual(deliveryIds.map(() => 1));
-  expect((await postern.store.deliveries.getMany(deliveryIds)).every((d) => d.attempts === 1)).toBe(true);
+  expect((await postern.store.deliveries.getMany(orgId, deliveryIds)).every((d) => d.attempts === 1)).toBe(true);
   await next.kill();
 }, 60_000);
 
@@ -96,15 +96,15 @@ test('SIGTERM with attempts longer than SHUTDOWN_GRACE_MS: exits within the boun
   expect(Date.now() - termAt).toBeLessThan(1000 + 2000);
   expect(exit.code).toBe(1);
   expect(await slotsHeld(orgId, endpointIds)).toBe(0);
-  const abandoned = await postern.store.deliveries.getMany(deliveryIds);
+  const abandoned = await postern.store.deliveries.getMany(orgId, deliveryIds);
   expect(abandoned.map((d) => [d.status, d.attempts])).toEqual(deliveryIds.map(() => ['in_flight', 1]));
 
   counting.setHoldMs(10);
   const next = spawnSender({ ...SENDER_ENV, REDIS_PREFIX: postern.prefix });
-  await waitUntil('the abandoned attempts re-run and succeed', async () => (await postern.store.deliveries.getMany(deliveryIds)).every((d) => d.status === 'succeeded'), 20_000, 100).catch((err: Error) => {
+  await waitUntil('the abandoned attempts re-run and succeed', async () => (await postern.store.deliveries.getMany(orgId, deliveryIds)).every((d) => d.status === 'succeeded'), 20_000, 100).catch((err: Error) => {
     throw new Error(`${err.message}\n${next.output()}`);
   });
-  const done = await postern.store.deliveries.getMany(deliveryIds);
+  const done = await postern.store.deliveries.getMany(orgId, deliveryIds);
   expect(done.every((d) => d.attempts === 1)).toBe(true);
   const requests = counting.receiver.requests.filter((r) => r.path === '/b0');
   expect(requests).toHaveLength(8);

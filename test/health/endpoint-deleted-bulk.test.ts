@@ -12,12 +12,13 @@ const BACKLOG = 100;
 let postern: TestPostern;
 let receiver: TestReceiver;
 let apiKey: string;
+let orgId: string;
 
 beforeAll(async () => {
   // No sender yet: the deliveries stay queued until the endpoint is gone.
   postern = await startPostern({ sender: false });
   receiver = await startReceiver(() => 200);
-  apiKey = (await postern.createOrg()).apiKey;
+  ({ apiKey, id: orgId } = await postern.createOrg());
 });
 afterAll(async () => {
   await postern.close();
@@ -61,5 +62,5 @@ test(`deleting an endpoint with ${BACKLOG} queued deliveries cancels all of them
     failed: 0,
     prioritized: 0,
   });
-  expect(await postern.store.deliveries.listUnfinished(Date.now() + 1000, 0, 10)).toEqual([]);
+  expect(await postern.store.deliveries.listUnfinished(orgId, Date.now() + 1000, 0, 10)).toEqual([]);
 });

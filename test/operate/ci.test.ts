@@ -47,3 +47,13 @@ test('.ci/run also runs the unit and end-to-end tests on Node 24 from the npm pa
   expect(args).toMatch(/--selectProjects unit e2e/);
   expect(args).toMatch(/test\/e2e\//);
 });
+
+test('.ci/run starts a local Redis Cluster and exports TEST_REDIS_CLUSTER_NODES before the tests, and stops it on exit', () => {
+  const start = commands.findIndex((c) => c.includes('scripts/redis-cluster.sh start'));
+  const exported = commands.findIndex((c) => c.startsWith('export TEST_REDIS_CLUSTER_NODES='));
+  const tests = commands.findIndex((c) => c.startsWith('npm test'));
+  expect(start).toBeGreaterThan(-1);
+  expect(exported).toBeGreaterThan(start);
+  expect(tests).toBeGreaterThan(exported);
+  expect(ci).toContain("trap 'scripts/redis-cluster.sh stop' EXIT");
+});

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createIdFactory } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore } from '@postern/store';
+import { createDeliveryQueues, createRedisConnection, createStore } from '@postern/store';
 import { createApp } from '@postern/ingest';
 import { createSenderHttp } from '@postern/sender';
 import type { Redis } from 'ioredis';
@@ -69,13 +69,13 @@ describe('ingest', () => {
   test('/readyz is 503 naming redis when Redis is unreachable; /healthz stays 200', async () => {
     const redis = unreachableRedis('api');
     const store = createStore({ redis, prefix: 'test:unreachable' });
-    const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
-    queue.on('error', () => undefined);
-    queues.push(queue);
+    const deliveryQueues = createDeliveryQueues(redis, store.keys);
+    deliveryQueues.onError(() => undefined);
+    queues.push(...deliveryQueues.partitions);
     const app = createApp({
       redis,
       store,
-      queue,
+      queues: deliveryQueues,
       clock: { now: () => Date.now() },
       ids: createIdFactory(),
       logger: pino({ level: 'silent' }),

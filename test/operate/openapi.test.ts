@@ -28,7 +28,7 @@ function registeredRoutes(): { method: string; path: string }[] {
   const app = createApp({
     redis: postern.redis,
     store: postern.store,
-    queue: postern.queue as never,
+    queues: postern.queues as never,
     clock: { now: () => Date.now() },
     ids: createIdFactory(),
     logger: pino({ level: 'silent' }),

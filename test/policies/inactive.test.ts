@@ -14,12 +14,13 @@ import { waitUntil } from '../support/wait-until.js';
 
 let postern: TestPostern;
 let apiKey: string;
+let orgId: string;
 const receivers: TestReceiver[] = [];
 
 beforeAll(async () => {
   // The reconciler runs only when a test calls it, and looks at deliveries of any age.
   postern = await startPostern({ senderConcurrency: 1, reconcileGraceMs: 0 });
-  apiKey = (await postern.createOrg()).apiKey;
+  ({ apiKey, id: orgId } = await postern.createOrg());
 });
 afterAll(async () => {
   await postern.close();
@@ -170,7 +171,7 @@ test('hold: a held delivery whose endpoint is active again but has no job is re-
 
   // What a resume racing the hold leaves behind: it re-queued while the held attempt's job was
   // still active, so BullMQ dropped the new job as a duplicate, and then the old one was removed.
-  await postern.store.endpoints.update(endpointId, { status: 'active' }, Date.now());
+  await postern.store.endpoints.update({ id: endpointId, orgId }, { status: 'active' }, Date.now());
 
   const swept = await postern.sender!.reconciler.runOnce();
   expect(swept.requeued).toBe(1);

@@ -15,11 +15,12 @@ const POLICY = { preset: 'vestiarion', maxAttempts: 3, schedule: { kind: 'fixed'
 let postern: TestPostern;
 let receiver: TestReceiver;
 let apiKey: string;
+let orgId: string;
 
 beforeAll(async () => {
   postern = await startPostern();
   receiver = await startReceiver(() => 200);
-  apiKey = (await postern.createOrg()).apiKey;
+  ({ apiKey, id: orgId } = await postern.createOrg());
 });
 afterAll(async () => {
   await postern.close();
@@ -32,7 +33,7 @@ let runs = 0;
 async function deliverWithCorruptField(field: string, value: string): Promise<{ delivery: any; endpointId: string; type: string }> {
   const type = `internal.${field}${++runs}`;
   const endpoint = await postern.createEndpoint(apiKey, { url: receiver.url, eventTypes: [type], policy: POLICY });
-  const key = postern.store.keys.endpoint(endpoint.id);
+  const key = postern.store.keys.endpoint(orgId, endpoint.id);
   expect(await postern.redis.hexists(key, field)).toBe(1);
   await postern.redis.hset(key, field, value);
 

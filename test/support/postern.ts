@@ -4,15 +4,27 @@ import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { classifyAddress, createIdFactory } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore, type Store } from '@postern/store';
+import { connectRedis, createDeliveryQueues, createStore, parseClusterNodes, type DeliveryQueues, type RedisClient, type RedisTarget, type Store } from '@postern/store';
 import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { apiClient, type ApiClient } from './api-client.js';
 
 /** Redis used by tests (`REDIS_URL`, default the local one). */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * Seed nodes of the tests' Redis Cluster (`TEST_REDIS_CLUSTER_NODES`, `host:port,…`, started by
+ * `scripts/redis-cluster.sh` and `.ci/run`), or null when unset.
+ */
+export const TEST_REDIS_CLUSTER_NODES = process.env.TEST_REDIS_CLUSTER_NODES || null;
+
+/** Where a test Postern's Redis is: the cluster when asked for (`cluster: true`), else `TEST_REDIS_URL`. */
+export function testRedisTarget(cluster = false): RedisTarget {
+  if (!cluster) return { url: TEST_REDIS_URL };
+  if (!TEST_REDIS_CLUSTER_NODES) throw new Error('TEST_REDIS_CLUSTER_NODES is not set: start a cluster with scripts/redis-cluster.sh start');
+  return { clusterNodes: parseClusterNodes(TEST_REDIS_CLUSTER_NODES) };
+}
+
 /** The admin token of test instances. */
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -36,6 +48,12 @@ export interface PosternOptions {
   bullBoardReadOnly?: boolean;
   /** Ingest's lookup cache TTL, ms (default: the app's, 10 s). */
   lookupCacheTtlMs?: number;
+  /** Run against the test Redis Cluster (`TEST_REDIS_CLUSTER_NODES`) instead of `TEST_REDIS_URL`. */
+  cluster?: boolean;
+  /** Queue partitions (`QUEUE_PARTITIONS`), default 1. */
+  queuePartitions?: number;
+  /** The sender's clock (default the real one), e.g. to finish deliveries "days ago". */
+  senderClock?: { now(): number };
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -43,9 +61,12 @@ export interface TestPostern {
   baseUrl: string;
   prefix: string;
   store: Store;
+  /** Partition 0's queue (the only one unless `queuePartitions` was given). */
   queue: Queue;
+  /** Every partition's queue, as ingest uses them. */
+  queues: DeliveryQueues;
   sender: Sender | null;
-  redis: Redis;
+  redis: RedisClient;
   /** Ingest's metrics registry (served at `/metrics`). */
   ingestRegistry: Registry;
   /** The sender's metrics registry: every sender this harness starts reports into it. */
@@ -67,10 +88,11 @@ export interface TestPostern {
 export async function startPostern(options: PosternOptions = {}): Promise<TestPostern> {
   const prefix = `test:${randomBytes(6).toString('hex')}`;
   const allowList = options.allowList ?? ['127.0.0.1', '::1'];
-  const apiRedis = createRedisConnection(TEST_REDIS_URL, 'api');
+  const target = testRedisTarget(options.cluster);
+  const apiRedis = connectRedis(target, 'api');
   // Ingest's queue has its own connection, as in main.ts.
-  const queueRedis = createRedisConnection(TEST_REDIS_URL, 'api');
-  const workerRedis = createRedisConnection(TEST_REDIS_URL, 'worker');
+  const queueRedis = connectRedis(target, 'api');
+  const workerRedis = connectRedis(target, 'worker');
   for (const connection of [apiRedis, queueRedis]) {
     await connection.ping().catch(async () => {
       await new Promise((r) => connection.once('ready', r));
@@ -78,12 +100,13 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   }
   const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const ingestRegistry = new Registry();
-  const store = createStore({ redis: apiRedis, prefix });
-  const queue = createDeliveryQueue(queueRedis, store.keys.queuePrefix);
+  const store = createStore({ redis: apiRedis, prefix, queuePartitions: options.queuePartitions });
+  const queues = createDeliveryQueues(queueRedis, store.keys);
+  const queue = queues.partitions[0]!;
   const app = createApp({
     redis: apiRedis,
     store,
-    queue,
+    queues,
     clock: { now: () => Date.now() },
     ids: createIdFactory(),
     logger,
@@ -96,19 +119,19 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   let sender: Sender | null = null;
-  const workerStore = createStore({ redis: workerRedis, prefix });
-  const workerQueue = createDeliveryQueue(workerRedis, store.keys.queuePrefix);
+  const workerStore = createStore({ redis: workerRedis, prefix, queuePartitions: options.queuePartitions });
+  const workerQueues = createDeliveryQueues(workerRedis, store.keys);
   const classify = (address: string) => classifyAddress(address, allowList);
   const transport = createGotTransport({ allowList, classifyAddress: classify });
   const senderRegistry = new Registry();
-  const senderMetrics = createSenderMetrics({ registry: senderRegistry, queue: workerQueue });
+  const senderMetrics = createSenderMetrics({ registry: senderRegistry, queues: workerQueues.partitions });
   const makeSender = (concurrency: number): Sender =>
     createSender({
       redis: workerRedis,
       store: workerStore,
-      queue: workerQueue,
+      queues: workerQueues,
       transport,
-      clock: { now: () => Date.now() },
+      clock: options.senderClock ?? { now: () => Date.now() },
       random: options.random ?? Math.random,
       logger,
       classifyAddress: classify,
@@ -143,6 +166,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     prefix,
     store,
     queue,
+    queues,
     get sender() {
       return sender;
     },
@@ -167,9 +191,9 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       transport.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
-      await queue.obliterate({ force: true }).catch(() => undefined);
-      await queue.close();
-      await workerQueue.close();
+      for (const q of queues.partitions) await q.obliterate({ force: true }).catch(() => undefined);
+      await queues.close();
+      await workerQueues.close();
       await deleteByPrefix(apiRedis, prefix);
       await apiRedis.quit();
       await queueRedis.quit();
@@ -178,14 +202,24 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   };
 }
 
-/** Deletes every key under `prefix:` (SCAN, so it never blocks Redis for long). */
-export async function deleteByPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
+/**
+ * Deletes every key under `prefix:` and the queue partitions' `{prefix:q<n>}` (SCAN, so it never
+ * blocks Redis for long; on a cluster, on every master, one key per DEL).
+ */
+export async function deleteByPrefix(redis: RedisClient, prefix: string): Promise<void> {
+  const nodes: RedisClient[] = 'nodes' in redis ? redis.nodes('master') : [redis];
+  for (const node of nodes) {
+    for (const match of [`${prefix}:*`, `{${prefix}:q*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length === 0) continue;
+        if (node === redis) await redis.del(...keys);
+        else await Promise.all(keys.map((k) => redis.del(k)));
+      } while (cursor !== '0');
+    }
+  }
 }
 
 /** A fast fixed-wait policy for tests: `maxAttempts` attempts, `waitMs` between them, no jitter. */

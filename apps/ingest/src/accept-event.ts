@@ -20,9 +20,10 @@ interface StoredAnswer {
  * and every pipeline copies each of the dozens of scripts BullMQ defines on its connection, which
  * costs more than the one command it would carry.
  */
-async function queueJobs(queue: AppDeps['queue'], jobs: ReturnType<typeof deliveryJobs>): Promise<void> {
+async function queueJobs(queues: AppDeps['queues'], orgId: string, jobs: ReturnType<typeof deliveryJobs>): Promise<void> {
   if (jobs.length === 0) return;
   const [only] = jobs;
+  const queue = queues.forOrg(orgId);
   if (jobs.length === 1 && only) await queue.add(only.name, only.data, only.opts);
   else await queue.addBulk(jobs);
 }
@@ -99,12 +100,12 @@ export async function acceptEvent(
     }
     // The first request may have died between writing and queueing. Re-adding is safe: a job id
     // that exists is ignored, and a job for a finished delivery ends without sending anything.
-    await queueJobs(deps.queue, deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId }))));
+    await queueJobs(deps.queues, input.orgId, deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId }))));
     return { replayed: true, answer: stored.body };
   }
 
   try {
-    await queueJobs(deps.queue, deliveryJobs(deliveries));
+    await queueJobs(deps.queues, input.orgId, deliveryJobs(deliveries));
   } catch (err) {
     // Best effort: if Redis is gone this fails too, and the reconciler queues the deliveries later.
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);

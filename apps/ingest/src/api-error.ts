@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@postern/store';
 import type { Logger } from 'pino';
 import { requestLogger } from './request-logging.js';
 import type { z } from 'zod';
@@ -37,7 +37,7 @@ export function invalidRequest(error: z.ZodError, prefix = ''): ApiError {
  * counts too: the fail-fast refusal, a connection error code, Redis still loading its data, or
  * Redis full (`maxmemory` with `noeviction`: it refuses writes rather than drop data).
  */
-export function isRedisUnreachable(err: unknown, redis: Redis): boolean {
+export function isRedisUnreachable(err: unknown, redis: RedisClient): boolean {
   if (redis.status !== 'ready') return true;
   const e = err as { name?: string; message?: string; code?: string };
   return (
@@ -52,7 +52,7 @@ export function isRedisUnreachable(err: unknown, redis: Redis): boolean {
  * path as 400; anything else is logged and answered 503 when Redis is unreachable, else 500 —
  * never a stack trace.
  */
-export function errorHandler(deps: { redis: Redis; logger: Logger; config?: { maxBodyBytes?: number } }): ErrorRequestHandler {
+export function errorHandler(deps: { redis: RedisClient; logger: Logger; config?: { maxBodyBytes?: number } }): ErrorRequestHandler {
   const limit = deps.config?.maxBodyBytes;
   const tooLarge = limit === undefined ? 'request body is larger than the limit (MAX_BODY_BYTES)' : `request body is larger than the limit of ${limit} bytes (MAX_BODY_BYTES)`;
   return (err: unknown, req, res, _next) => {

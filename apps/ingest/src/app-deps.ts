@@ -1,20 +1,19 @@
-import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { IdFactory } from '@postern/shared';
-import type { DataLossMonitor, DeliveryJobData, Store } from '@postern/store';
+import type { DataLossMonitor, DeliveryQueues, RedisClient, Store } from '@postern/store';
 
 /** Everything `createApp` needs; `main.ts` (or a test) builds it. */
 export interface AppDeps {
   /** API connection (fails fast: `enableOfflineQueue: false`), the store's. */
-  redis: Redis;
+  redis: RedisClient;
   store: Store;
   /**
-   * The deliveries queue, on a connection of its own (also failing fast): ioredis copies every
-   * script defined on a connection into each pipeline made on it, and BullMQ defines dozens.
+   * The deliveries queues (one per partition), on a connection of their own (also failing fast):
+   * ioredis copies every script defined on a connection into each pipeline made on it, and BullMQ
+   * defines dozens.
    */
-  queue: Queue<DeliveryJobData>;
+  queues: DeliveryQueues;
   clock: { now(): number };
   ids: IdFactory;
   logger: Logger;

@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestLogging(deps.logger));
   app.use(operationsRoutes({ redis: deps.redis, registry, dataLossMonitor: deps.dataLossMonitor }));
   // Before the JSON body parser: Bull Board reads its own request bodies.
-  mountBullBoard(app, { queue: deps.queue, adminToken: deps.config.adminToken, readOnly: deps.config.bullBoardReadOnly ?? true });
+  mountBullBoard(app, { queues: deps.queues.partitions, adminToken: deps.config.adminToken, readOnly: deps.config.bullBoardReadOnly ?? true });
 
   // Same origin as the API, so the dashboard needs no CORS and its key never leaves the site.
   app.use('/dashboard', dashboardStatic());

@@ -38,16 +38,25 @@ export function requireAdminForBrowser(adminToken: string): RequestHandler {
 }
 
 /**
- * Bull Board for the deliveries queue at {@link BULL_BOARD_PATH}, behind the admin token.
+ * Bull Board for every partition of the deliveries queue at {@link BULL_BOARD_PATH}, behind the
+ * admin token (one board entry per partition, named by its prefix).
  * `readOnly` (`BULL_BOARD_READ_ONLY`, default true) hides every action and refuses every request
  * but GET and HEAD (405 `read_only`): retrying, promoting or removing a job by hand bypasses Postern's delivery
  * records, so it is for emergencies only.
  */
-export function mountBullBoard(app: Express, opts: { queue: Queue; adminToken: string; readOnly: boolean }): void {
+export function mountBullBoard(app: Express, opts: { queues: readonly Queue[]; adminToken: string; readOnly: boolean }): void {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: [new BullMQAdapter(opts.queue, { readOnlyMode: opts.readOnly, description: 'One job per delivery attempt chain; the delivery log is the history.' })],
+    queues: opts.queues.map(
+      (queue, n) =>
+        new BullMQAdapter(queue, {
+          readOnlyMode: opts.readOnly,
+          description: 'One job per delivery attempt chain; the delivery log is the history.',
+          // Bull Board tells queues apart by name; the partitions share one, so each gets its number.
+          ...(opts.queues.length > 1 ? { prefix: `p${n}-`, displayName: `${queue.name} (partition ${n}, ${queue.opts.prefix ?? ''})` } : {}),
+        }),
+    ),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Postern queues' } },
   });

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createIdFactory, httpServerOptions, jsonConsole, loggerOptions } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor } from '@postern/store';
+import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
@@ -25,14 +25,16 @@ process.on('uncaughtException', (err) => {
   process.exit(1);
 });
 process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
-const redis = createRedisConnection(config.REDIS_URL, 'api');
+// Standalone (REDIS_URL) or Redis Cluster (REDIS_CLUSTER_NODES): the same key layout either way.
+const redisTarget = redisTargetOf(config);
+const redis = connectRedis(redisTarget, 'api');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
-const store = createStore({ redis, prefix: config.REDIS_PREFIX });
+const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS });
 // Its own connection: every pipeline the store makes would otherwise copy BullMQ's scripts.
-const queueRedis = createRedisConnection(config.REDIS_URL, 'api');
+const queueRedis = connectRedis(redisTarget, 'api');
 queueRedis.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue redis connection error'));
-const queue = createDeliveryQueue(queueRedis, store.keys.queuePrefix);
-queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
+const queues = createDeliveryQueues(queueRedis, store.keys);
+queues.onError((err: Error) => logger.warn({ err: err.message }, 'queue error'));
 
 // Default process metrics (CPU, memory, event-loop lag, GC) next to ingest's own, on one registry.
 const registry = new Registry();
@@ -51,7 +53,7 @@ const app = createApp({
   redis,
   dataLossMonitor,
   store,
-  queue,
+  queues,
   clock: { now: () => Date.now() },
   ids: createIdFactory(),
   logger,
@@ -82,13 +84,13 @@ server.listen(config.PORT, config.HOST, () => {
   const { address, port } = server.address() as AddressInfo;
   const shown = address.includes(':') ? `[${address}]` : address;
   const local = address === '0.0.0.0' || address === '::' ? ` (all interfaces; locally http://127.0.0.1:${port})` : '';
-  logger.info({ port, address, host: config.HOST, prefix: config.REDIS_PREFIX }, `ingest listening on http://${shown}:${port}${local}`);
+  logger.info({ port, address, host: config.HOST, prefix: config.REDIS_PREFIX, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS }, `ingest listening on http://${shown}:${port}${local}`);
 });
 
 function shutdown(signal: string): void {
   logger.info({ signal }, 'ingest stopping');
   server.close(() => {
-    void queue
+    void queues
       .close()
       .finally(() => Promise.allSettled([queueRedis.quit(), redis.quit()]))
       .finally(() => process.exit(0));

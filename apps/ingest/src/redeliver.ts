@@ -30,5 +30,5 @@ export function assertRedeliverable(endpoint: EndpointRecord | null): asserts en
 /** Writes redeliveries, then queues them; resolves once both are in Redis. */
 export async function queueRedeliveries(deps: AppDeps, endpoint: EndpointRecord, deliveries: DeliveryRecord[], bulk: boolean): Promise<void> {
   await deps.store.deliveries.createMany(deliveries, bulk);
-  await deps.queue.addBulk(deliveryJobs(deliveries));
+  await deps.queues.forOrg(endpoint.orgId).addBulk(deliveryJobs(deliveries));
 }

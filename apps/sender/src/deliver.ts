@@ -17,6 +17,7 @@ import type { AttemptIds, AttemptResponseRecord, DeliveryRecord, EndpointRecord,
 import type { Logger } from 'pino';
 import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
+import { DELETED_ENDPOINT_RETENTION_DAYS } from './janitor.js';
 import { NO_DELIVERY_OBSERVER, type DeliveryObserver } from './sender-metrics.js';
 
 /** Everything one attempt needs; built once per sender by `createSender`. */
@@ -34,7 +35,7 @@ export interface DeliverDeps {
   /** Makes notification ids when a breaker trips. */
   ids: IdFactory;
   /** Wakes parked deliveries that a freed slot lets in (promotes their delayed jobs). */
-  wake: (deliveryIds: readonly string[]) => Promise<void>;
+  wake: (orgId: string, deliveryIds: readonly string[]) => Promise<void>;
   /** Tells the org's operations URL(s) about a trip (a signed operational webhook); optional. */
   announceTrip?: (notification: NotificationRecord) => Promise<unknown>;
   /** Told of attempts, finished deliveries and breaker trips (the sender's metrics); none by default. */
@@ -78,10 +79,10 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
     case 'parked':
       return { kind: 'parked', limit: claim.limit };
     case 'finished':
-      await deps.wake(claim.woken);
+      await deps.wake(ids.orgId, claim.woken);
       return { kind: 'done', status: claim.status };
     case 'blocked': {
-      await deps.wake(claim.woken);
+      await deps.wake(ids.orgId, claim.woken);
       return settleBlocked(deps, ids, claim);
     }
     case 'claimed':
@@ -117,13 +118,14 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
     request: result.request,
     response: result.response,
     concurrency: policy.concurrency,
+    retention: policy.retention,
   });
   deps.slots?.returned(ids.deliveryId);
   deps.logger.info(
     { requestId: `${ids.deliveryId}.${attemptNumber}`, endpointId: ids.endpointId, attempt: attemptNumber, status: plan.next.status, error: result.error, responseStatus: result.responseStatus, durationMs },
     'attempt finished',
   );
-  await deps.wake(finished.woken);
+  await deps.wake(ids.orgId, finished.woken);
   if (finished.kind === 'stale') return { kind: 'done', status: 'stale' };
 
   if (plan.next.status === 'succeeded') observer.deliveryFinished({ outcome: 'succeeded', error: null, latencyMs: finishedAt - delivery.createdAt });
@@ -143,14 +145,16 @@ async function settleBlocked(deps: DeliverDeps, ids: AttemptIds, claim: Extract<
   // The claim found something in the way that the rules do not (a record it could not read as
   // written): look again shortly rather than at once, so such a delivery never spins.
   if (plan.kind === 'send') return { kind: 'retry', nextAttemptAt: clock.now() + BLOCKED_RECHECK_MS };
-  const status = await store.attempts.settle(ids, plan.outcome, plan.reason, clock.now());
+  // A deleted endpoint's policy is gone with it: its deliveries keep the `standard` log window.
+  const retention = claim.endpoint?.policy.retention ?? { days: DELETED_ENDPOINT_RETENTION_DAYS };
+  const status = await store.attempts.settle(ids, plan.outcome, plan.reason, clock.now(), retention);
   if (status === 'cancelled' || status === 'failed') {
     (deps.metrics ?? NO_DELIVERY_OBSERVER).deliveryFinished({ outcome: status, error: plan.reason });
   }
   if (plan.outcome === 'held' && status === 'pending') {
     // A resume that raced this hold found the job still running and could not re-queue it:
     // if the endpoint is active again, run the delivery again right away instead of waiting.
-    const now = await store.endpoints.get(ids.endpointId);
+    const now = await store.endpoints.get(ids.orgId, ids.endpointId);
     if (now?.status === 'active') return { kind: 'retry', nextAttemptAt: clock.now() };
   }
   return { kind: 'done', status: status ?? 'missing' };
@@ -204,6 +208,7 @@ async function tripBreaker(deps: DeliverDeps, endpoint: EndpointRecord, trip: Br
     status: trip.status,
     reason: trip.reason,
     pendingOnTrip: trip.pendingOnTrip,
+    retention: endpoint.policy.retention,
     recreateRequired: trip.recreateRequired,
     consecutiveFailures,
     notificationId: deps.ids('ntf', nowMs),

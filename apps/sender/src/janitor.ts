@@ -12,47 +12,71 @@ export const DELETED_ENDPOINT_RETENTION_DAYS = 30;
 /** Removes finished deliveries past their endpoint's retention. */
 export interface Janitor {
   /**
-   * One bounded step of a sweep over every endpoint: at most `endpointBatch` endpoints and
+   * One bounded step of a sweep over every org's endpoints (live, then deleted ones): at most
+   * `endpointBatch` endpoints (and as many org reads) and
    * `perEndpointLimit` deliveries examined for each. Returns how many deliveries were removed.
    */
   runOnce(opts?: { endpointBatch?: number; perEndpointLimit?: number }): Promise<{ endpoints: number; removed: number }>;
 }
 
 /**
- * Retention as the policy says (docs/architecture.md "log kept" row): `{days}` removes finished deliveries
- * that finished more than that long ago (jitter-45h: 30 days); `{lastPerEndpoint}` keeps only the
- * newest N finished ones (custral: 100). Attempts go with their delivery, and an event goes with
- * its last delivery. Queued and in-flight deliveries are never removed (jitter-45h).
+ * What is left of retention after the finish scripts (docs/architecture.md, "Retention"): a
+ * delivery finished under `{days}` expires natively and `{lastPerEndpoint}` is trimmed right after
+ * each finish, so this sweep only catches what those cannot see — index entries of expired
+ * deliveries not yet dropped by a read, records written without an expiry (before the org-tagged
+ * layout, or whose endpoint's policy changed since), and deleted endpoints' logs. Its work per run
+ * is bounded (`endpointBatch` endpoints × `perEndpointLimit` rows) and does not grow with traffic.
+ * Queued and in-flight deliveries are never removed (jitter-45h).
  */
 export function createJanitor(deps: { store: Store; clock: { now(): number }; logger: Logger }): Janitor {
-  let cursor: string | undefined;
-  let deletedCursor: string | undefined;
+  // Where the sweep goes on from: the org it is in and the last endpoint (live, then deleted) done.
+  let orgCursor: string | undefined;
+  let current: { orgId: string; cursor?: string; deletedCursor?: string; liveDone: boolean } | null = null;
   return {
     async runOnce(opts = {}) {
       const endpointBatch = opts.endpointBatch ?? 100;
       const perEndpointLimit = opts.perEndpointLimit ?? 500;
-      const ids = await deps.store.endpoints.listAllIds({ limit: endpointBatch, cursor });
-      cursor = ids.length < endpointBatch ? undefined : ids[ids.length - 1];
       let removed = 0;
+      let endpoints = 0;
       const now = deps.clock.now();
-      for (const id of ids) {
-        const endpoint = await deps.store.endpoints.get(id);
-        if (!endpoint) continue;
-        const retention = endpoint.policy.retention;
-        const victims = 'days' in retention
-          ? await expiredByAge(deps.store, id, now - retention.days * DAY_MS, perEndpointLimit)
-          : await beyondNewest(deps.store, id, retention.lastPerEndpoint, perEndpointLimit);
-        for (const deliveryId of victims) if (await deps.store.deliveries.purge(deliveryId)) removed += 1;
+      // At most `endpointBatch` endpoints (live or deleted) and as many org reads per run.
+      for (let steps = 0; endpoints < endpointBatch && steps < endpointBatch; steps += 1) {
+        if (!current) {
+          const [orgId] = await deps.store.orgs.listIds({ limit: 1, cursor: orgCursor });
+          orgCursor = orgId;
+          if (!orgId) break;
+          current = { orgId, liveDone: false };
+        }
+        const { orgId } = current;
+        const room = endpointBatch - endpoints;
+        if (!current.liveDone) {
+          const ids = await deps.store.endpoints.listIds(orgId, { limit: room, cursor: current.cursor });
+          current.cursor = ids[ids.length - 1] ?? current.cursor;
+          if (ids.length < room) current.liveDone = true;
+          endpoints += ids.length;
+          for (const id of ids) {
+            const endpoint = await deps.store.endpoints.get(orgId, id);
+            if (!endpoint) continue;
+            const retention = endpoint.policy.retention;
+            const victims = 'days' in retention
+              ? await expiredByAge(deps.store, orgId, id, now - retention.days * DAY_MS, perEndpointLimit)
+              : await beyondNewest(deps.store, orgId, id, retention.lastPerEndpoint, perEndpointLimit);
+            for (const deliveryId of victims) if (await deps.store.deliveries.purge(orgId, deliveryId)) removed += 1;
+          }
+          continue;
+        }
+        const deletedIds = await deps.store.endpoints.listDeletedIds(orgId, { limit: room, cursor: current.deletedCursor });
+        current.deletedCursor = deletedIds[deletedIds.length - 1] ?? current.deletedCursor;
+        if (deletedIds.length < room) current = null;
+        endpoints += deletedIds.length;
+        for (const id of deletedIds) {
+          const victims = await expiredByAge(deps.store, orgId, id, now - DELETED_ENDPOINT_RETENTION_DAYS * DAY_MS, perEndpointLimit);
+          for (const deliveryId of victims) if (await deps.store.deliveries.purge(orgId, deliveryId)) removed += 1;
+          await deps.store.endpoints.forgetDeletedIfEmpty(orgId, id);
+        }
       }
-      const deletedIds = await deps.store.endpoints.listDeletedIds({ limit: endpointBatch, cursor: deletedCursor });
-      deletedCursor = deletedIds.length < endpointBatch ? undefined : deletedIds[deletedIds.length - 1];
-      for (const id of deletedIds) {
-        const victims = await expiredByAge(deps.store, id, now - DELETED_ENDPOINT_RETENTION_DAYS * DAY_MS, perEndpointLimit);
-        for (const deliveryId of victims) if (await deps.store.deliveries.purge(deliveryId)) removed += 1;
-        await deps.store.endpoints.forgetDeletedIfEmpty(id);
-      }
-      if (removed > 0) deps.logger.info({ removed, endpoints: ids.length + deletedIds.length }, 'janitor removed deliveries past retention');
-      return { endpoints: ids.length + deletedIds.length, removed };
+      if (removed > 0) deps.logger.info({ removed, endpoints }, 'janitor removed deliveries past retention');
+      return { endpoints, removed };
     },
   };
 }
@@ -62,10 +86,13 @@ export function createJanitor(deps: { store: Store; clock: { now(): number }; lo
  * finished statuses' indexes are read: queued deliveries older than the cutoff, which are never
  * removed, would otherwise fill every bounded step and stall the sweep for good.
  */
-async function expiredByAge(store: Store, endpointId: string, cutoffMs: number, limit: number): Promise<string[]> {
+async function expiredByAge(store: Store, orgId: string, endpointId: string, cutoffMs: number, limit: number): Promise<string[]> {
   const out: string[] = [];
   for (const status of ['succeeded', 'failed', 'cancelled'] as const) {
-    const oldest = await store.deliveries.getMany(await store.deliveries.oldestIds(endpointId, limit, status));
+    const ids = await store.deliveries.oldestIds(orgId, endpointId, limit, status);
+    const oldest = await store.deliveries.getMany(orgId, ids);
+    // Those Redis expired by themselves (finished under a `{days}` policy) leave index entries behind.
+    await store.deliveries.dropMissing(orgId, endpointId, ids, oldest);
     for (const d of oldest) {
       // Ids are time-ordered: past the cutoff by creation, nothing later can be older.
       if (d.createdAt >= cutoffMs) break;
@@ -76,11 +103,11 @@ async function expiredByAge(store: Store, endpointId: string, cutoffMs: number, 
 }
 
 /** The oldest finished deliveries beyond the newest `keep`, at most `limit` of them. */
-async function beyondNewest(store: Store, endpointId: string, keep: number, limit: number): Promise<string[]> {
+async function beyondNewest(store: Store, orgId: string, endpointId: string, keep: number, limit: number): Promise<string[]> {
   const statuses = ['succeeded', 'failed', 'cancelled'] as const;
-  const counts = await store.deliveries.countByStatus(endpointId, statuses);
+  const counts = await store.deliveries.countByStatus(orgId, endpointId, statuses);
   const excess = Math.min(limit, counts.reduce((a, b) => a + b, 0) - keep);
   if (excess <= 0) return [];
-  const lists = await Promise.all(statuses.map((s) => store.deliveries.oldestIds(endpointId, excess, s)));
+  const lists = await Promise.all(statuses.map((s) => store.deliveries.oldestIds(orgId, endpointId, excess, s)));
   return lists.flat().sort().slice(0, excess);
 }

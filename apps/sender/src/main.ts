@@ -1,5 +1,5 @@
 import { classifyAddress, httpServerOptions, jsonConsole, loggerOptions } from '@postern/shared';
-import { createDeliveryQueue, createRedisConnection, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor } from '@postern/store';
+import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadSenderConfig, type SenderConfig } from './config.js';
@@ -27,12 +27,14 @@ process.on('uncaughtException', (err) => {
   process.exit(1);
 });
 process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
-const redis = createRedisConnection(config.REDIS_URL, 'worker');
+// Standalone (REDIS_URL) or Redis Cluster (REDIS_CLUSTER_NODES): the same key layout either way.
+const redisTarget = redisTargetOf(config);
+const redis = connectRedis(redisTarget, 'worker');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
-const store = createStore({ redis, prefix: config.REDIS_PREFIX });
-const queue = createDeliveryQueue(redis, store.keys.queuePrefix);
+const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS });
+const queues = createDeliveryQueues(redis, store.keys);
 // Without a listener BullMQ prints the error itself, as a multi-line stack trace.
-queue.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue error'));
+queues.onError((err: Error) => logger.warn({ err: err.message }, 'queue error'));
 const allowList = config.allowList;
 const classify = (address: string) => classifyAddress(address, allowList);
 // One DNS cache for the pre-send check and the sockets' own lookups: one answer serves both.
@@ -41,11 +43,11 @@ const transport = createGotTransport({ allowList, classifyAddress: classify, loo
 // The sender's metrics and the default process metrics (CPU, memory, event-loop lag, GC).
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
-const metrics = createSenderMetrics({ registry, queue });
+const metrics = createSenderMetrics({ registry, queues: queues.partitions });
 const sender = createSender({
   redis,
   store,
-  queue,
+  queues,
   transport,
   clock: { now: () => Date.now() },
   random: Math.random,
@@ -64,7 +66,7 @@ const sender = createSender({
     userAgent: SENDER_USER_AGENT,
   },
 });
-logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList }, 'sender started');
+logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS }, 'sender started');
 
 // Redis losing its data while the sender runs fails /readyz, logs at error level and sets a gauge.
 const dataLossMonitor = new DataLossMonitor({
@@ -77,7 +79,7 @@ const dataCheckTimer = setInterval(() => void dataLossMonitor.check(), DATA_CHEC
 dataCheckTimer.unref();
 
 // /healthz, /readyz and /metrics for probes and Prometheus; a port that cannot be had stops start-up.
-const http = createSenderHttp({ registry, redis, worker: sender.worker, timeouts: httpServerOptions(config), dataLossMonitor });
+const http = createSenderHttp({ registry, redis, worker: sender, timeouts: httpServerOptions(config), dataLossMonitor });
 http.listen(config.SENDER_PORT, config.SENDER_HOST, () => {
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : config.SENDER_PORT;
@@ -100,7 +102,7 @@ async function shutdown(signal: string): Promise<void> {
   const { finished } = await sender.close({ graceMs: config.SHUTDOWN_GRACE_MS });
   // Attempts were abandoned (their jobs run again once their locks expire): say so in the exit code.
   if (!finished) process.exit(1);
-  await queue.close();
+  await queues.close();
   transport.close();
   await redis.quit().catch(() => undefined);
   logger.info('sender stopped');

@@ -1,6 +1,5 @@
 import { buildEnvelope, type IdFactory } from '@postern/shared';
-import { deliveryJobs, newPendingDelivery, type DeliveryJobData, type DeliveryRecord, type EventRecord, type NotificationRecord, type Store } from '@postern/store';
-import type { Queue } from 'bullmq';
+import { deliveryJobs, newPendingDelivery, type DeliveryQueues, type DeliveryRecord, type EventRecord, type NotificationRecord, type Store } from '@postern/store';
 
 /**
  * Sends a breaker trip to the org's operations URL(s) as a signed webhook (issue 4): an
@@ -9,7 +8,7 @@ import type { Queue } from 'bullmq';
  * and the tripped endpoint never gets its own notice). Returns how many deliveries were queued.
  */
 export async function announceTrip(
-  deps: { store: Store; queue: Queue<DeliveryJobData>; ids: IdFactory; clock: { now(): number } },
+  deps: { store: Store; queues: DeliveryQueues; ids: IdFactory; clock: { now(): number } },
   notification: NotificationRecord,
 ): Promise<number> {
   const type = notification.kind;
@@ -41,6 +40,6 @@ export async function announceTrip(
     deliveryIds: deliveries.map((d) => d.id),
   };
   await deps.store.events.createWithDeliveries({ event, deliveries, idempotencyKeyHash: null, answer: '{}' });
-  await deps.queue.addBulk(deliveryJobs(deliveries));
+  await deps.queues.forOrg(notification.orgId).addBulk(deliveryJobs(deliveries));
   return deliveries.length;
 }

@@ -1,7 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { HttpServerTimeoutOptions } from '@postern/shared';
-import type { Redis } from 'ioredis';
-import { redisAnswers, type DataLossMonitor } from '@postern/store';
+import { redisAnswers, type DataLossMonitor, type RedisClient } from '@postern/store';
 import { Gauge, type Registry } from 'prom-client';
 
 /** How long `/readyz` waits for Redis to answer PING before naming it failing, ms. */
@@ -12,7 +11,7 @@ export interface SenderHttpDeps {
   /** The sender's metrics registry, served at `/metrics`. */
   registry: Registry;
   /** The worker's Redis connection: readiness pings it. */
-  redis: Redis;
+  redis: RedisClient;
   /** The running worker; `isRunning()` is false before it starts and once it closes. */
   worker: { isRunning(): boolean };
   /** Redis PING deadline, ms (default {@link SENDER_READY_TIMEOUT_MS}). */

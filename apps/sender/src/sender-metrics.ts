@@ -68,12 +68,12 @@ export interface SenderMetrics extends DeliveryObserver {
  * - `postern_delivery_latency_seconds`: event accepted → delivered, successful deliveries;
  * - `postern_attempts_in_flight`: attempts this process is sending now;
  * - `postern_breaker_trips_total{action}`;
- * - `postern_queue_jobs{state}`: the deliveries queue's jobs by state, read from Redis at scrape
+ * - `postern_queue_jobs{state}`: the deliveries queue's jobs by state, summed over its partitions, read from Redis at scrape
  *   time (at most `queueTimeoutMs`, default 1000; a slow or unreachable Redis leaves the last values).
  * Throws when `registry` already holds these metrics.
  */
-export function createSenderMetrics(opts: { registry: Registry; queue: Queue; queueTimeoutMs?: number }): SenderMetrics {
-  const { registry, queue } = opts;
+export function createSenderMetrics(opts: { registry: Registry; queues: readonly Queue[]; queueTimeoutMs?: number }): SenderMetrics {
+  const { registry, queues } = opts;
   const queueTimeoutMs = opts.queueTimeoutMs ?? 1000;
   const registers = [registry];
   const finished = new Counter({
@@ -118,10 +118,11 @@ export function createSenderMetrics(opts: { registry: Registry; queue: Queue; qu
       const timeout = new Promise<null>((resolve) => {
         timer = setTimeout(() => resolve(null), queueTimeoutMs);
       });
-      const counts = await Promise.race([queue.getJobCounts(...QUEUE_STATES).catch(() => null), timeout]);
+      const all = Promise.all(queues.map((q) => q.getJobCounts(...QUEUE_STATES))).catch(() => null);
+      const counts = await Promise.race([all, timeout]);
       clearTimeout(timer);
       if (!counts) return;
-      for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+      for (const state of QUEUE_STATES) this.set({ state }, counts.reduce((sum, c) => sum + (c[state] ?? 0), 0));
     },
   });
 

@@ -1,6 +1,5 @@
-import { DelayedError, Job, UnrecoverableError, Worker, type Queue } from 'bullmq';
-import { DELIVERY_QUEUE_NAME, deliveryJobDataSchema, type AttemptIds, type DeliveryJobData, type EndpointRecord, type Store } from '@postern/store';
-import type { Redis } from 'ioredis';
+import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
+import { DELIVERY_QUEUE_NAME, deliveryJobDataSchema, type AttemptIds, type DeliveryJobData, type DeliveryQueues, type EndpointRecord, type RedisClient, type Store } from '@postern/store';
 import { createIdFactory } from '@postern/shared';
 import type { Logger } from 'pino';
 import { runAttempt, type DeliverDeps } from './deliver.js';
@@ -13,11 +12,11 @@ import type { DeliveryObserver } from './sender-metrics.js';
 
 /** Dependencies of {@link createSender}, wired by `main.ts` (or a test). */
 export interface SenderDeps {
-  /** Worker connection (`maxRetriesPerRequest: null`); BullMQ duplicates it for blocking calls. */
-  redis: Redis;
+  /** Worker connection (`maxRetriesPerRequest: null`), standalone or cluster; BullMQ duplicates it for blocking calls. */
+  redis: RedisClient;
   store: Store;
-  /** The deliveries queue (same prefix), used by the reconciler to re-create lost jobs. */
-  queue: Queue<DeliveryJobData>;
+  /** The deliveries queues, every partition (same key schema): for waking parked deliveries and re-creating lost jobs. */
+  queues: DeliveryQueues;
   transport: DeliveryTransport;
   clock: { now(): number };
   random: () => number;
@@ -27,7 +26,11 @@ export interface SenderDeps {
   /** The sender's metrics (`createSenderMetrics`), told of every attempt and finished delivery; none when absent. */
   metrics?: DeliveryObserver;
   config: {
-    /** Attempts run at once by this process (`SENDER_CONCURRENCY`). */
+    /**
+     * Attempts run at once by this process (`SENDER_CONCURRENCY`), split evenly over the queue
+     * partitions (each partition's worker runs `ceil(concurrency / partitions)`), so a process never
+     * runs much more than this whatever `QUEUE_PARTITIONS` is.
+     */
     concurrency: number;
     /** How often the reconciler looks for deliveries whose job vanished, ms; 0 = never. */
     reconcileIntervalMs: number;
@@ -45,9 +48,14 @@ export interface SenderDeps {
   };
 }
 
-/** A running sender: BullMQ worker plus reconciler. */
+/** A running sender: one BullMQ worker per queue partition, plus reconciler and janitor. */
 export interface Sender {
+  /** Partition 0's worker (the only one with `QUEUE_PARTITIONS=1`). */
   readonly worker: Worker<DeliveryJobData>;
+  /** Every partition's worker, index = partition number. */
+  readonly workers: readonly Worker<DeliveryJobData>[];
+  /** True while every partition's worker runs (`/readyz`). */
+  isRunning(): boolean;
   readonly reconciler: Reconciler;
   readonly janitor: Janitor;
   /**
@@ -60,7 +68,8 @@ export interface Sender {
 }
 
 /**
- * Builds and starts the delivery worker. Each job run is one attempt of one delivery
+ * Builds and starts the delivery workers, one per queue partition: every sender works every
+ * partition. Each job run is one attempt of one delivery
  * (`runAttempt`). The job itself carries no retry rules: a failed attempt whose plan has a next
  * attempt moves the job to `delayed` at exactly that time; a delivery refused a concurrency slot is
  * parked, delayed, until a release wakes it; anything else completes the job. An error that is not
@@ -69,13 +78,14 @@ export interface Sender {
 export function createSender(deps: SenderDeps): Sender {
   const ids = createIdFactory();
   // Promote needs only the job id: no read of the job first. A job that is not delayed (moved on
-  // by itself, or not yet delayed: it then wakes itself) is left alone.
-  const wakeOne = (deliveryId: string) =>
-    new Job(deps.queue, 'deliver', { v: 1, deliveryId }, {}, deliveryId).promote().catch((err: Error) => {
+  // by itself, or not yet delayed: it then wakes itself) is left alone. Parked deliveries are of
+  // the releasing delivery's org, so their jobs are in that org's partition.
+  const wakeOne = (orgId: string, deliveryId: string) =>
+    new Job(deps.queues.forOrg(orgId), 'deliver', { v: 1, deliveryId }, {}, deliveryId).promote().catch((err: Error) => {
       deps.logger.debug({ deliveryId, err: err.message }, 'parked delivery not woken');
     });
-  const wake = async (deliveryIds: readonly string[]) => {
-    if (deliveryIds.length > 0) await Promise.all(deliveryIds.map(wakeOne));
+  const wake = async (orgId: string, deliveryIds: readonly string[]) => {
+    if (deliveryIds.length > 0) await Promise.all(deliveryIds.map((id) => wakeOne(orgId, id)));
   };
   // Slots this process holds, by delivery id, so a shutdown that cannot wait can give them back.
   const held = new Map<string, { ids: AttemptIds; concurrency: EndpointRecord['policy']['concurrency'] }>();
@@ -91,7 +101,7 @@ export function createSender(deps: SenderDeps): Sender {
     ids,
     wake,
     metrics: deps.metrics,
-    announceTrip: (notification) => announceTrip({ store: deps.store, queue: deps.queue, ids, clock: deps.clock }, notification),
+    announceTrip: (notification) => announceTrip({ store: deps.store, queues: deps.queues, ids, clock: deps.clock }, notification),
     slots: {
       taken: (attemptIds, concurrency) => held.set(attemptIds.deliveryId, { ids: attemptIds, concurrency }),
       returned: (deliveryId) => held.delete(deliveryId),
@@ -99,11 +109,15 @@ export function createSender(deps: SenderDeps): Sender {
   };
   const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 60_000;
 
-  /** The ids the attempt's keys are built from; a legacy `{v: 1}` job has them read from its delivery. */
-  const attemptIdsOf = async (data: DeliveryJobData): Promise<AttemptIds | null> => {
+  /**
+   * The ids the attempt's keys are built from. A legacy `{v: 1}` job (queued by a Postern before
+   * the org-tagged key layout) names no org, so its delivery cannot be found: it is dropped, and
+   * a delivery migrated to the new layout is queued again by the reconciler (README, "Migrating").
+   */
+  const attemptIdsOf = (data: DeliveryJobData): AttemptIds | null => {
     if (data.v === 2) return data;
-    const delivery = await deps.store.deliveries.get(data.deliveryId);
-    return delivery && { deliveryId: delivery.id, endpointId: delivery.endpointId, eventId: delivery.eventId, orgId: delivery.orgId };
+    deps.logger.warn({ deliveryId: data.deliveryId }, 'legacy delivery job without an org dropped');
+    return null;
   };
 
   const processor = async (job: Job<DeliveryJobData>, token?: string): Promise<string> => {
@@ -115,7 +129,7 @@ export function createSender(deps: SenderDeps): Sender {
     let attemptIds: AttemptIds | null = null;
     let run: Awaited<ReturnType<typeof runAttempt>>;
     try {
-      attemptIds = await attemptIdsOf(parsed.data);
+      attemptIds = attemptIdsOf(parsed.data);
       if (!attemptIds) return 'missing';
       run = await runAttempt(deliverDeps, attemptIds);
     } catch (err) {
@@ -142,19 +156,24 @@ export function createSender(deps: SenderDeps): Sender {
     throw new DelayedError();
   };
 
-  const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE_NAME, processor, {
-    connection: deps.redis,
-    prefix: deps.store.keys.queuePrefix,
-    concurrency: deps.config.concurrency,
-    maxStalledCount: 10,
-    lockDuration: deps.config.lockDurationMs ?? 30_000,
-    stalledInterval: deps.config.stalledIntervalMs ?? 30_000,
+  const keys = deps.store.keys;
+  const perPartition = Math.max(1, Math.ceil(deps.config.concurrency / keys.queuePartitions));
+  const workers = Array.from({ length: keys.queuePartitions }, (_, n) => {
+    const worker = new Worker<DeliveryJobData>(DELIVERY_QUEUE_NAME, processor, {
+      connection: deps.redis,
+      prefix: keys.queuePrefix(n),
+      concurrency: perPartition,
+      maxStalledCount: 10,
+      lockDuration: deps.config.lockDurationMs ?? 30_000,
+      stalledInterval: deps.config.stalledIntervalMs ?? 30_000,
+    });
+    worker.on('failed', (job, err) => {
+      if (err instanceof DelayedError || err instanceof UnrecoverableError) return;
+      deps.logger.warn({ jobId: job?.id, err: err.message }, 'delivery job errored; it will run again');
+    });
+    worker.on('error', (err) => deps.logger.error({ err: err.message, partition: n }, 'worker error'));
+    return worker;
   });
-  worker.on('failed', (job, err) => {
-    if (err instanceof DelayedError || err instanceof UnrecoverableError) return;
-    deps.logger.warn({ jobId: job?.id, err: err.message }, 'delivery job errored; it will run again');
-  });
-  worker.on('error', (err) => deps.logger.error({ err: err.message }, 'worker error'));
 
   /** Gives back every slot this process still holds (attempts abandoned at shutdown); returns how many. */
   const releaseHeld = async () => {
@@ -163,7 +182,7 @@ export function createSender(deps: SenderDeps): Sender {
     await Promise.all(
       slots.map(async ({ ids: slot, concurrency }) => {
         const { woken } = await deps.store.leases.release({ ...slot, ...concurrency, nowMs: deps.clock.now() });
-        await wake(woken);
+        await wake(slot.orgId, woken);
       }),
     );
     return slots.length;
@@ -171,7 +190,7 @@ export function createSender(deps: SenderDeps): Sender {
 
   const reconciler = createReconciler({
     store: deps.store,
-    queue: deps.queue,
+    queues: deps.queues,
     clock: deps.clock,
     logger: deps.logger,
     graceMs: deps.config.reconcileGraceMs,
@@ -194,13 +213,15 @@ export function createSender(deps: SenderDeps): Sender {
   janitorTimer?.unref();
 
   return {
-    worker,
+    worker: workers[0]!,
+    workers,
+    isRunning: () => workers.every((w) => w.isRunning()),
     reconciler,
     janitor,
     async close(opts = {}) {
       if (timer) clearInterval(timer);
       if (janitorTimer) clearInterval(janitorTimer);
-      const closed = worker.close().then(() => true);
+      const closed = Promise.all(workers.map((w) => w.close())).then(() => true);
       if (opts.graceMs === undefined) return { finished: await closed };
       let graceTimer: NodeJS.Timeout | undefined;
       const graceOver = new Promise<false>((resolve) => {

@@ -9,7 +9,14 @@ import { parseAllowList } from './url-rules.js';
  */
 export const commonConfigShape = {
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').default('redis://127.0.0.1:6379'),
-  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_{}.-]+$/, 'letters, digits and :_{}.- only').default('postern'),
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9:_.-]+$/, 'letters, digits and :_.- only').default('postern'),
+  /**
+   * `host:port,host:port,…`: seed nodes of a Redis Cluster; when set, both apps use a cluster
+   * client and `REDIS_URL` is not used. Empty (default) = standalone Redis at `REDIS_URL`.
+   */
+  REDIS_CLUSTER_NODES: z.string().regex(/^$|^[^,\s]+:\d{1,5}(,[^,\s]+:\d{1,5})*$/, 'must be host:port,host:port,…').default(''),
+  /** How many BullMQ queues carry deliveries, each its own hash slot (README, "Scaling"); 1..256, default 1. */
+  QUEUE_PARTITIONS: z.coerce.number().int().min(1).max(256).default(1),
   ALLOWED_ADDRESSES: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Time a client has to send a request's headers, ms; then 408 and the connection is closed. */

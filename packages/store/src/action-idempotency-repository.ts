@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 
 /** How long an action's answer is returned again for its `Idempotency-Key`: 24 h, in ms. */
@@ -25,7 +25,7 @@ export type ActionClaim = { claimed: true } | { claimed: false; record: ActionId
  * exactly one runs the action; the others read the record and wait for its answer.
  */
 export class ActionIdempotencyRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   /** Claims the key for a request with this fingerprint; when it is taken, returns what it holds. */
   async claim(orgId: string, route: string, keyHash: string, fingerprint: string): Promise<ActionClaim> {

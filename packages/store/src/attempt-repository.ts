@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
+import type { DeliveryRepository } from './delivery-repository.js';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
@@ -70,7 +71,29 @@ export interface FinishInput {
   response: AttemptResponseRecord | null;
   /** The endpoint policy's concurrency limits, to wake as many parked deliveries as have room. */
   concurrency: { perEndpoint: number; perOrg: number };
+  /** The endpoint policy's retention, applied if this attempt finishes the delivery. */
+  retention: Retention;
 }
+
+/** A policy's `retention`: finished deliveries kept `days` after they finished, or the newest `lastPerEndpoint`. */
+export type Retention = { days: number } | { lastPerEndpoint: number };
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * When a delivery finished at `nowMs` expires under `retention` (epoch ms), or '' when it is kept
+ * until a count trim removes it (docs/architecture.md, "Retention").
+ */
+export function finishedExpiresAt(retention: Retention, nowMs: number): number | '' {
+  return 'days' in retention ? nowMs + retention.days * DAY_MS : '';
+}
+
+/**
+ * Finished deliveries removed at most per finish by a `{lastPerEndpoint}` trim: more than the one a
+ * finish adds, so an endpoint over its limit (a lowered limit) comes back under it, and never a
+ * long pause of Redis.
+ */
+export const TRIM_PER_FINISH = 2;
 
 /**
  * Result of {@link AttemptRepository.finish}: `stale` when the attempt was no longer the
@@ -79,6 +102,8 @@ export interface FinishInput {
  */
 export interface FinishResult {
   kind: 'ok' | 'stale';
+  /** Finished deliveries of a `{lastPerEndpoint}` endpoint removed after this finish (at most {@link TRIM_PER_FINISH}). */
+  trimmed: number;
   consecutiveFailures: number;
   failureStreakStartedAt: number | null;
   woken: string[];
@@ -100,7 +125,11 @@ const REFUSALS = { '0': 'endpoint', '-1': 'org', '-2': 'event_claim' } as const;
  * Every key the scripts touch is built here and passed in `KEYS`.
  */
 export class AttemptRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: KeySchema,
+    private readonly deliveries: DeliveryRepository,
+  ) {}
 
   private leaseKeys(ids: AttemptIds): string[] {
     return leaseScriptKeys(this.keys, ids);
@@ -119,14 +148,14 @@ export class AttemptRepository {
       this.redis,
       [
         ...this.leaseKeys(ids),
-        k.delivery(ids.deliveryId),
-        k.deliveryAttempts(ids.deliveryId),
-        k.endpoint(ids.endpointId),
+        k.delivery(ids.orgId, ids.deliveryId),
+        k.deliveryAttempts(ids.orgId, ids.deliveryId),
+        k.endpoint(ids.orgId, ids.endpointId),
         k.org(ids.orgId),
-        k.event(ids.eventId),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'pending'),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
-        k.endpointHeld(ids.endpointId),
+        k.event(ids.orgId, ids.eventId),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
+        k.endpointHeld(ids.orgId, ids.endpointId),
       ],
       [ids.deliveryId, nowMs, LEASE_GRACE_MS],
     )) as unknown[];
@@ -183,14 +212,18 @@ export class AttemptRepository {
       this.redis,
       [
         ...this.leaseKeys(ids),
-        k.delivery(ids.deliveryId),
-        k.deliveryAttempts(ids.deliveryId),
-        k.endpoint(ids.endpointId),
-        k.unfinishedDeliveries(),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
-        k.endpointDeliveriesByStatus(ids.endpointId, input.nextStatus),
-        k.statsHour('endpoint', ids.endpointId, hourStartMs),
-        k.statsHour('org', ids.orgId, hourStartMs),
+        k.delivery(ids.orgId, ids.deliveryId),
+        k.deliveryAttempts(ids.orgId, ids.deliveryId),
+        k.endpoint(ids.orgId, ids.endpointId),
+        k.unfinishedDeliveries(ids.orgId),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, input.nextStatus),
+        k.event(ids.orgId, ids.eventId),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'succeeded'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'failed'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'cancelled'),
+        k.statsHour(ids.orgId, 'endpoint', ids.endpointId, hourStartMs),
+        k.statsHour(ids.orgId, 'org', ids.orgId, hourStartMs),
       ],
       [
         ids.deliveryId,
@@ -205,38 +238,51 @@ export class AttemptRepository {
         input.health,
         input.concurrency.perEndpoint,
         input.concurrency.perOrg,
+        finishedExpiresAt(input.retention, input.nowMs),
         Math.floor((input.nowMs - hourStartMs) / 60_000),
         STATS_TTL_S,
         isEndpointFailure(input.error) ? '1' : '0',
       ],
-    )) as [string, number, string, ...string[]];
+    )) as [string, number, string, number, ...string[]];
+    // `{lastPerEndpoint: N}`: the oldest finished deliveries beyond N go right after the finish that
+    // passed N, a bounded few per finish (their keys must be in KEYS, so they are read first).
+    const finishedCount = Number(r[3] ?? 0);
+    let trimmed = 0;
+    if ('lastPerEndpoint' in input.retention && finishedCount > input.retention.lastPerEndpoint) {
+      // The attempt is recorded whatever happens here: a trim that fails is done by the next finish.
+      trimmed = await this.deliveries.trimOldestFinished(ids.orgId, ids.endpointId, input.retention.lastPerEndpoint, TRIM_PER_FINISH).catch(() => 0);
+    }
     return {
       kind: r[0] === 'ok' ? 'ok' : 'stale',
+      trimmed,
       consecutiveFailures: Number(r[1] ?? 0),
       failureStreakStartedAt: r[2] ? Number(r[2]) : null,
-      woken: r.slice(3) as string[],
+      woken: r.slice(4) as string[],
     };
   }
 
   /**
    * Ends (`cancelled`, `failed`) or holds a delivery without an attempt, with a reason code, as
-   * `planBeforeAttempt` decided. Finished deliveries are left untouched. Returns the status after,
-   * or null when the delivery is missing.
+   * `planBeforeAttempt` decided, with the endpoint policy's `retention` (a deleted endpoint's:
+   * `{days: 30}`). Finished deliveries are left untouched. Returns the status after, or null when
+   * the delivery is missing.
    */
-  async settle(ids: Pick<AttemptIds, 'deliveryId' | 'endpointId'>, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number): Promise<DeliveryStatus | null> {
+  async settle(ids: AttemptIds, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number, retention: Retention): Promise<DeliveryStatus | null> {
     const k = this.keys;
     const target = outcome === 'held' ? 'pending' : outcome;
     const r = (await settleScript.run(
       this.redis,
       [
-        k.delivery(ids.deliveryId),
-        k.unfinishedDeliveries(),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'pending'),
-        k.endpointDeliveriesByStatus(ids.endpointId, 'in_flight'),
-        k.endpointDeliveriesByStatus(ids.endpointId, target),
-        k.endpointHeld(ids.endpointId),
+        k.delivery(ids.orgId, ids.deliveryId),
+        k.unfinishedDeliveries(ids.orgId),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, target),
+        k.endpointHeld(ids.orgId, ids.endpointId),
+        k.deliveryAttempts(ids.orgId, ids.deliveryId),
+        k.event(ids.orgId, ids.eventId),
       ],
-      [nowMs, outcome, reason],
+      [nowMs, outcome, reason, finishedExpiresAt(retention, nowMs)],
     )) as [string, string?];
     if (r[0] === 'missing') return null;
     return r[1] as DeliveryStatus;

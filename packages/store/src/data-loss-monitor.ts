@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 
 /**
@@ -29,7 +29,7 @@ export interface DataLoss {
 
 /** Options of {@link DataLossMonitor}. */
 export interface DataLossMonitorOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: KeySchema;
   /** A new marker, written when Redis holds none; default a random UUID and the current time. */
   newMarker?: () => InstanceMarker;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
@@ -6,24 +6,25 @@ import { webhookRequestHeaders } from '@postern/shared';
 import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type StoredAttempt } from './records.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
+const trimFinishedScript = LuaScript.load('trim-finished');
 
 /** Deliveries, their attempts and the per-endpoint delivery log. */
 export class DeliveryRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   /** The delivery, or null. */
-  async get(deliveryId: string): Promise<DeliveryRecord | null> {
-    return parseDelivery(await this.redis.hgetall(this.keys.delivery(deliveryId)));
+  async get(orgId: string, deliveryId: string): Promise<DeliveryRecord | null> {
+    return parseDelivery(await this.redis.hgetall(this.keys.delivery(orgId, deliveryId)));
   }
 
   /**
    * Every attempt of a delivery, by number, with the request headers rebuilt as sent
    * (`webhookRequestHeaders`). `eventId` is read from the delivery when not given.
    */
-  async getAttempts(deliveryId: string, eventId?: string): Promise<AttemptRecord[]> {
+  async getAttempts(orgId: string, deliveryId: string, eventId?: string): Promise<AttemptRecord[]> {
     const [raw, storedEventId] = await Promise.all([
-      this.redis.hvals(this.keys.deliveryAttempts(deliveryId)),
-      eventId === undefined ? this.redis.hget(this.keys.delivery(deliveryId), 'eventId') : eventId,
+      this.redis.hvals(this.keys.deliveryAttempts(orgId, deliveryId)),
+      eventId === undefined ? this.redis.hget(this.keys.delivery(orgId, deliveryId), 'eventId') : eventId,
     ]);
     return raw
       .map((r) => JSON.parse(r) as StoredAttempt)
@@ -41,30 +42,49 @@ export class DeliveryRepository {
 
   /**
    * A page of an endpoint's delivery log, newest first, optionally of one status.
-   * `cursor` is the last id of the previous page; `limit` 1..100.
+   * `cursor` is the last id of the previous page; `limit` 1..100. Index entries of deliveries
+   * that expired (`{days}` retention) are dropped as they are read, so a page may hold fewer.
    */
   async listByEndpoint(
+    orgId: string,
     endpointId: string,
     opts: { status?: DeliveryStatus; limit: number; cursor?: string },
   ): Promise<{ items: DeliveryRecord[]; nextCursor: string | null }> {
-    const key = opts.status ? this.keys.endpointDeliveriesByStatus(endpointId, opts.status) : this.keys.endpointDeliveries(endpointId);
+    const key = opts.status ? this.keys.endpointDeliveriesByStatus(orgId, endpointId, opts.status) : this.keys.endpointDeliveries(orgId, endpointId);
     const max = opts.cursor ? `(${opts.cursor}` : '+';
     const ids = await this.redis.zrevrangebylex(key, max, '-', 'LIMIT', 0, opts.limit + 1);
     const page = ids.slice(0, opts.limit);
-    const items = await this.getMany(page);
+    const items = await this.getMany(orgId, page);
+    if (items.length < page.length) await this.dropMissing(orgId, endpointId, page, items);
     return { items, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
   }
 
   /** Ids of an event's redeliveries (deliveries with `redeliveredFromId`), oldest first. */
-  async redeliveryIds(eventId: string): Promise<string[]> {
-    return this.redis.zrange(this.keys.eventRedeliveries(eventId), 0, -1);
+  async redeliveryIds(orgId: string, eventId: string): Promise<string[]> {
+    return this.redis.zrange(this.keys.eventRedeliveries(orgId, eventId), 0, -1);
   }
 
-  /** Deliveries by id, in the order given; missing ones are skipped. */
-  async getMany(ids: readonly string[]): Promise<DeliveryRecord[]> {
+  /**
+   * Removes from the endpoint's indexes the ids of `ids` that `found` lacks: deliveries Redis
+   * expired by themselves (`{days}` retention), whose index entries are trimmed as they are read.
+   */
+  async dropMissing(orgId: string, endpointId: string, ids: readonly string[], found: readonly DeliveryRecord[]): Promise<number> {
+    const present = new Set(found.map((d) => d.id));
+    const gone = ids.filter((id) => !present.has(id));
+    if (gone.length === 0) return 0;
+    const k = this.keys;
+    const multi = this.redis.multi().zrem(k.endpointDeliveries(orgId, endpointId), ...gone);
+    for (const s of ['succeeded', 'failed', 'cancelled'] as const) multi.zrem(k.endpointDeliveriesByStatus(orgId, endpointId, s), ...gone);
+    multi.zrem(k.endpointHeld(orgId, endpointId), ...gone).srem(k.endpointBulkRedelivered(orgId, endpointId), ...gone);
+    assertExec(await multi.exec());
+    return gone.length;
+  }
+
+  /** Deliveries of one org by id, in the order given; missing ones are skipped. */
+  async getMany(orgId: string, ids: readonly string[]): Promise<DeliveryRecord[]> {
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.delivery(id));
+    for (const id of ids) pipeline.hgetall(this.keys.delivery(orgId, id));
     const results = assertExec(await pipeline.exec());
     return results.map(([, h]) => parseDelivery(h as Record<string, string>)).filter((d): d is DeliveryRecord => d !== null);
   }
@@ -72,22 +92,23 @@ export class DeliveryRepository {
   /**
    * Writes new deliveries (redeliveries) with their indexes in one transaction. With
    * `markBulkRedelivered`, the originals are remembered so the next bulk call skips them; the
-   * original rows themselves are never changed.
+   * original rows themselves are never changed. All deliveries must be of one org (one slot).
    */
   async createMany(deliveries: readonly DeliveryRecord[], markBulkRedelivered = false): Promise<void> {
     if (deliveries.length === 0) return;
     const multi = this.redis.multi();
     for (const d of deliveries) {
       multi
-        .hset(this.keys.delivery(d.id), ...toHashFields(d))
-        .zadd(this.keys.endpointDeliveries(d.endpointId), 0, d.id)
-        .zadd(this.keys.endpointDeliveriesByStatus(d.endpointId, d.status), 0, d.id)
-        .zadd(this.keys.unfinishedDeliveries(), d.createdAt, d.id);
-      multi.hincrby(this.keys.event(d.eventId), 'liveDeliveries', 1);
+        .hset(this.keys.delivery(d.orgId, d.id), ...toHashFields(d))
+        .zadd(this.keys.endpointDeliveries(d.orgId, d.endpointId), 0, d.id)
+        .zadd(this.keys.endpointDeliveriesByStatus(d.orgId, d.endpointId, d.status), 0, d.id)
+        .zadd(this.keys.unfinishedDeliveries(d.orgId), d.createdAt, d.id);
+      // One more delivery of the event to wait for: it must not expire before this one finishes.
+      multi.hincrby(this.keys.event(d.orgId, d.eventId), 'liveDeliveries', 1).hincrby(this.keys.event(d.orgId, d.eventId), 'unfinishedDeliveries', 1).persist(this.keys.event(d.orgId, d.eventId));
       // Every delivery of an event is listed with it: the first ones are the event's own
       // `deliveryIds`, redeliveries are indexed here (issue 14).
-      if (d.redeliveredFromId) multi.zadd(this.keys.eventRedeliveries(d.eventId), 0, d.id);
-      if (markBulkRedelivered && d.redeliveredFromId) multi.sadd(this.keys.endpointBulkRedelivered(d.endpointId), d.redeliveredFromId);
+      if (d.redeliveredFromId) multi.zadd(this.keys.eventRedeliveries(d.orgId, d.eventId), 0, d.id);
+      if (markBulkRedelivered && d.redeliveredFromId) multi.sadd(this.keys.endpointBulkRedelivered(d.orgId, d.endpointId), d.redeliveredFromId);
     }
     assertExec(await multi.exec());
   }
@@ -97,17 +118,17 @@ export class DeliveryRepository {
    * and every one `cancelled` by the breaker, not yet taken by an earlier bulk call, finished at or
    * after `sinceMs`. Returns up to `limit` of them and how many there are in all.
    */
-  async listRedeliverable(endpointId: string, opts: { limit: number; sinceMs?: number }): Promise<{ items: DeliveryRecord[]; total: number }> {
+  async listRedeliverable(orgId: string, endpointId: string, opts: { limit: number; sinceMs?: number }): Promise<{ items: DeliveryRecord[]; total: number }> {
     const [failed, cancelled, taken] = await Promise.all([
-      this.redis.zrange(this.keys.endpointDeliveriesByStatus(endpointId, 'failed'), 0, -1),
-      this.redis.zrange(this.keys.endpointDeliveriesByStatus(endpointId, 'cancelled'), 0, -1),
-      this.redis.smembers(this.keys.endpointBulkRedelivered(endpointId)),
+      this.redis.zrange(this.keys.endpointDeliveriesByStatus(orgId, endpointId, 'failed'), 0, -1),
+      this.redis.zrange(this.keys.endpointDeliveriesByStatus(orgId, endpointId, 'cancelled'), 0, -1),
+      this.redis.smembers(this.keys.endpointBulkRedelivered(orgId, endpointId)),
     ]);
     const skip = new Set(taken);
     const candidates = [...failed, ...cancelled].filter((id) => !skip.has(id)).sort();
     const eligible: DeliveryRecord[] = [];
     for (let i = 0; i < candidates.length; i += 500) {
-      const batch = await this.getMany(candidates.slice(i, i + 500));
+      const batch = await this.getMany(orgId, candidates.slice(i, i + 500));
       for (const d of batch) {
         if (d.status === 'cancelled' && d.cancelReason !== 'breaker_tripped') continue;
         if (opts.sinceMs !== undefined && (d.finishedAt ?? d.updatedAt) < opts.sinceMs) continue;
@@ -118,60 +139,89 @@ export class DeliveryRepository {
   }
 
   /** Removes a finished delivery (and its event when no other delivery refers to it). Returns false when unfinished or missing. */
-  async purge(deliveryId: string): Promise<boolean> {
-    const [status, endpointId, eventId, orgId] = await this.redis.hmget(this.keys.delivery(deliveryId), 'status', 'endpointId', 'eventId', 'orgId');
-    if (!status || !endpointId || !eventId || !orgId) return false;
+  async purge(orgId: string, deliveryId: string): Promise<boolean> {
+    const [status, endpointId, eventId] = await this.redis.hmget(this.keys.delivery(orgId, deliveryId), 'status', 'endpointId', 'eventId');
+    if (!status || !endpointId || !eventId) return false;
     const k = this.keys;
     const r = await purgeDeliveryScript.run(
       this.redis,
       [
-        k.delivery(deliveryId),
-        k.deliveryAttempts(deliveryId),
-        k.endpointDeliveries(endpointId),
-        k.endpointDeliveriesByStatus(endpointId, status),
-        k.endpointHeld(endpointId),
-        k.endpointBulkRedelivered(endpointId),
-        k.event(eventId),
+        k.delivery(orgId, deliveryId),
+        k.deliveryAttempts(orgId, deliveryId),
+        k.endpointDeliveries(orgId, endpointId),
+        k.endpointDeliveriesByStatus(orgId, endpointId, status),
+        k.endpointHeld(orgId, endpointId),
+        k.endpointBulkRedelivered(orgId, endpointId),
+        k.event(orgId, eventId),
         k.orgEvents(orgId),
-        k.eventRedeliveries(eventId),
+        k.eventRedeliveries(orgId, eventId),
       ],
       [status, eventId],
     );
     return r === 1;
   }
 
+  /**
+   * Keeps the newest `keep` finished deliveries of an endpoint: removes up to `max` of the oldest
+   * (by id, which is creation order) while there are more than `keep`, with their attempts, index
+   * entries and, with its last delivery, their event — the bounded step of a `{lastPerEndpoint}`
+   * trim after a finish. The count is checked inside the script, so concurrent trims never remove
+   * too many. Three round trips (candidates, their events, the script), all in the org's slot.
+   * Returns how many went.
+   */
+  async trimOldestFinished(orgId: string, endpointId: string, keep: number, max: number): Promise<number> {
+    if (max <= 0) return 0;
+    const k = this.keys;
+    const statuses = ['succeeded', 'failed', 'cancelled'] as const;
+    // A few spare candidates: a concurrent trim may have taken the oldest ones already.
+    const want = max + 2;
+    const pipeline = this.redis.pipeline();
+    for (const s of statuses) pipeline.zrangebylex(k.endpointDeliveriesByStatus(orgId, endpointId, s), '-', '+', 'LIMIT', 0, want);
+    const oldest = assertExec(await pipeline.exec()).flatMap(([, ids]) => ids as string[]).sort().slice(0, want);
+    if (oldest.length === 0) return 0;
+    const events = assertExec(await this.redis.pipeline(oldest.map((id) => ['hget', k.delivery(orgId, id), 'eventId'])).exec());
+    const keys = [
+      ...statuses.map((s) => k.endpointDeliveriesByStatus(orgId, endpointId, s)),
+      k.endpointDeliveries(orgId, endpointId),
+      k.endpointHeld(orgId, endpointId),
+      k.endpointBulkRedelivered(orgId, endpointId),
+      ...oldest.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, String(events[i]?.[1] ?? 'evt_missing'))]),
+    ];
+    return Number(await trimFinishedScript.run(this.redis, keys, [keep, ...oldest]));
+  }
+
   /** The oldest `limit` ids of an endpoint's delivery log (all statuses), in creation order. */
-  async oldestIds(endpointId: string, limit: number, status?: DeliveryStatus): Promise<string[]> {
-    const key = status ? this.keys.endpointDeliveriesByStatus(endpointId, status) : this.keys.endpointDeliveries(endpointId);
+  async oldestIds(orgId: string, endpointId: string, limit: number, status?: DeliveryStatus): Promise<string[]> {
+    const key = status ? this.keys.endpointDeliveriesByStatus(orgId, endpointId, status) : this.keys.endpointDeliveries(orgId, endpointId);
     return this.redis.zrangebylex(key, '-', '+', 'LIMIT', 0, limit);
   }
 
   /** How many deliveries of an endpoint are in each status given. */
-  async countByStatus(endpointId: string, statuses: readonly DeliveryStatus[]): Promise<number[]> {
+  async countByStatus(orgId: string, endpointId: string, statuses: readonly DeliveryStatus[]): Promise<number[]> {
     const pipeline = this.redis.pipeline();
-    for (const s of statuses) pipeline.zcard(this.keys.endpointDeliveriesByStatus(endpointId, s));
+    for (const s of statuses) pipeline.zcard(this.keys.endpointDeliveriesByStatus(orgId, endpointId, s));
     return assertExec(await pipeline.exec()).map(([, n]) => Number(n));
   }
 
   /** Ids of the endpoint's held deliveries, oldest first, at most `limit`. */
-  async listHeld(endpointId: string, limit: number): Promise<string[]> {
-    return this.redis.zrangebylex(this.keys.endpointHeld(endpointId), '-', '+', 'LIMIT', 0, limit);
+  async listHeld(orgId: string, endpointId: string, limit: number): Promise<string[]> {
+    return this.redis.zrangebylex(this.keys.endpointHeld(orgId, endpointId), '-', '+', 'LIMIT', 0, limit);
   }
 
-  /** Those of `ids` whose queue job does not exist, in the order given (one round trip for all). */
-  async withoutJob(ids: readonly string[]): Promise<string[]> {
+  /** Those of the org's delivery `ids` whose queue job does not exist, in the order given (one round trip for all: one partition, one slot). */
+  async withoutJob(orgId: string, ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.exists(this.keys.deliveryJob(id));
+    for (const id of ids) pipeline.exists(this.keys.deliveryJob(orgId, id));
     const results = assertExec(await pipeline.exec());
     return ids.filter((_, i) => results[i]![1] === 0);
   }
 
   /**
-   * Ids of unfinished deliveries created before `beforeMs`, oldest first, skipping `offset`
-   * (for the reconciler's sweep).
+   * Ids of the org's unfinished deliveries created before `beforeMs`, oldest first, skipping
+   * `offset` (for the reconciler's sweep).
    */
-  async listUnfinished(beforeMs: number, offset: number, limit: number): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.unfinishedDeliveries(), 0, beforeMs, 'LIMIT', offset, limit);
+  async listUnfinished(orgId: string, beforeMs: number, offset: number, limit: number): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.unfinishedDeliveries(orgId), 0, beforeMs, 'LIMIT', offset, limit);
   }
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
@@ -17,23 +17,22 @@ export type EndpointPatch = Partial<
  * the same step.
  */
 export class EndpointRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   /** Stores a new endpoint and indexes it under its org. */
   async create(endpoint: EndpointRecord): Promise<void> {
     await this.redis
       .multi()
-      .hset(this.keys.endpoint(endpoint.id), ...toHashFields(endpoint))
+      .hset(this.keys.endpoint(endpoint.orgId, endpoint.id), ...toHashFields(endpoint))
       .zadd(this.keys.orgEndpoints(endpoint.orgId), 0, endpoint.id)
-      .zadd(this.keys.allEndpoints(), 0, endpoint.id)
       .incr(this.keys.orgVersion(endpoint.orgId))
       .exec()
       .then(assertExec);
   }
 
-  /** The endpoint, or null when there is none (or it was deleted). */
-  async get(endpointId: string): Promise<EndpointRecord | null> {
-    return parseEndpoint(await this.redis.hgetall(this.keys.endpoint(endpointId)));
+  /** The org's endpoint, or null when there is none (or it was deleted). */
+  async get(orgId: string, endpointId: string): Promise<EndpointRecord | null> {
+    return parseEndpoint(await this.redis.hgetall(this.keys.endpoint(orgId, endpointId)));
   }
 
   /**
@@ -44,42 +43,37 @@ export class EndpointRepository {
     const min = opts.cursor ? `(${opts.cursor}` : '-';
     const ids = await this.redis.zrangebylex(this.keys.orgEndpoints(orgId), min, '+', 'LIMIT', 0, opts.limit + 1);
     const page = ids.slice(0, opts.limit);
-    const items = await this.getMany(page);
+    const items = await this.getMany(orgId, page);
     return { items, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
   }
 
   /** Every endpoint of the org (for fan-out). */
   async listAll(orgId: string): Promise<EndpointRecord[]> {
     const ids = await this.redis.zrange(this.keys.orgEndpoints(orgId), 0, -1);
-    return this.getMany(ids);
+    return this.getMany(orgId, ids);
   }
 
-  private async getMany(ids: string[]): Promise<EndpointRecord[]> {
+  private async getMany(orgId: string, ids: string[]): Promise<EndpointRecord[]> {
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.endpoint(id));
+    for (const id of ids) pipeline.hgetall(this.keys.endpoint(orgId, id));
     const results = assertExec(await pipeline.exec());
     return results.map(([, h]) => parseEndpoint(h as Record<string, string>)).filter((e): e is EndpointRecord => e !== null);
   }
 
-  /**
-   * A page of every endpoint id of the instance (all orgs), in id order, after `cursor`; for
-   * background sweeps.
-   */
-  async listAllIds(opts: { limit: number; cursor?: string }): Promise<string[]> {
-    return this.redis.zrangebylex(this.keys.allEndpoints(), opts.cursor ? `(${opts.cursor}` : '-', '+', 'LIMIT', 0, opts.limit);
+  /** A page of the org's endpoint ids, in id order, after `cursor`; for background sweeps. */
+  async listIds(orgId: string, opts: { limit: number; cursor?: string }): Promise<string[]> {
+    return this.redis.zrangebylex(this.keys.orgEndpoints(orgId), opts.cursor ? `(${opts.cursor}` : '-', '+', 'LIMIT', 0, opts.limit);
   }
 
   /**
    * Applies a patch and bumps the org's version; returns the updated endpoint, or null when it
-   * does not exist. Given only an id, the endpoint's org is read first (one more round trip).
+   * does not exist.
    */
-  async update(endpoint: string | Pick<EndpointRecord, 'id' | 'orgId'>, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
-    const id = typeof endpoint === 'string' ? endpoint : endpoint.id;
-    const orgId = typeof endpoint === 'string' ? await this.redis.hget(this.keys.endpoint(id), 'orgId') : endpoint.orgId;
-    if (!orgId) return null;
-    const updated = await updateEndpointScript.run(this.redis, [this.keys.endpoint(id), this.keys.orgVersion(orgId)], toHashFields({ ...patch, updatedAt: nowMs }));
-    return updated === 1 ? this.get(id) : null;
+  async update(endpoint: Pick<EndpointRecord, 'id' | 'orgId'>, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
+    const { id, orgId } = endpoint;
+    const updated = await updateEndpointScript.run(this.redis, [this.keys.endpoint(orgId, id), this.keys.orgVersion(orgId)], toHashFields({ ...patch, updatedAt: nowMs }));
+    return updated === 1 ? this.get(orgId, id) : null;
   }
 
   /**
@@ -90,31 +84,31 @@ export class EndpointRepository {
     const results = assertExec(
       await this.redis
         .multi()
-        .del(this.keys.endpoint(endpoint.id))
+        .del(this.keys.endpoint(endpoint.orgId, endpoint.id))
         .zrem(this.keys.orgEndpoints(endpoint.orgId), endpoint.id)
-        .zrem(this.keys.allEndpoints(), endpoint.id)
-        .zadd(this.keys.deletedEndpoints(), 0, endpoint.id)
+        .zadd(this.keys.deletedEndpoints(endpoint.orgId), 0, endpoint.id)
         .incr(this.keys.orgVersion(endpoint.orgId))
         .exec(),
     );
     return results[0]?.[1] === 1;
   }
 
-  /** A page of deleted endpoints whose log still awaits expiry, in id order, after `cursor`. */
-  async listDeletedIds(opts: { limit: number; cursor?: string }): Promise<string[]> {
-    return this.redis.zrangebylex(this.keys.deletedEndpoints(), opts.cursor ? `(${opts.cursor}` : '-', '+', 'LIMIT', 0, opts.limit);
+  /** A page of the org's deleted endpoints whose log still awaits expiry, in id order, after `cursor`. */
+  async listDeletedIds(orgId: string, opts: { limit: number; cursor?: string }): Promise<string[]> {
+    return this.redis.zrangebylex(this.keys.deletedEndpoints(orgId), opts.cursor ? `(${opts.cursor}` : '-', '+', 'LIMIT', 0, opts.limit);
   }
 
   /**
    * Forgets a deleted endpoint once its delivery log is empty: drops it from the deleted list and
    * removes its leftover bookkeeping keys. Returns false (and changes nothing) while rows remain.
    */
-  async forgetDeletedIfEmpty(endpointId: string): Promise<boolean> {
-    if ((await this.redis.zcard(this.keys.endpointDeliveries(endpointId))) > 0) return false;
+  async forgetDeletedIfEmpty(orgId: string, endpointId: string): Promise<boolean> {
+    const k = this.keys;
+    if ((await this.redis.zcard(k.endpointDeliveries(orgId, endpointId))) > 0) return false;
     await this.redis
       .multi()
-      .zrem(this.keys.deletedEndpoints(), endpointId)
-      .del(this.keys.endpointHeld(endpointId), this.keys.endpointBulkRedelivered(endpointId), this.keys.endpointLeases(endpointId), this.keys.endpointParked(endpointId))
+      .zrem(k.deletedEndpoints(orgId), endpointId)
+      .del(k.endpointHeld(orgId, endpointId), k.endpointBulkRedelivered(orgId, endpointId), k.endpointLeases(orgId, endpointId), k.endpointParked(orgId, endpointId))
       .exec()
       .then(assertExec);
     return true;

@@ -1,5 +1,5 @@
 import { newId } from '@postern/shared';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { assertExec } from './org-repository.js';
 import { parseEvent, type EventRecord } from './records.js';
@@ -32,7 +32,7 @@ const SCAN_BATCH = 200;
  * removed by retention are dropped from the org's index as they are met.
  */
 export class EventIndexRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   /**
    * A page of events, newest first. `nextCursor` (an event id, or with `endpointId` a delivery id)
@@ -41,7 +41,7 @@ export class EventIndexRepository {
    */
   async list(orgId: string, q: EventListQuery): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
     const byEndpoint = q.endpointId !== undefined;
-    const key = byEndpoint ? this.keys.endpointDeliveries(q.endpointId!) : this.keys.orgEvents(orgId);
+    const key = byEndpoint ? this.keys.endpointDeliveries(orgId, q.endpointId!) : this.keys.orgEvents(orgId);
     const kind = byEndpoint ? 'dlv' : 'evt';
     // Bounds as ids: the smallest and largest id of an instant (zero and all-ones random part).
     const floor = q.sinceMs !== undefined ? `[${newId(kind, q.sinceMs, (n) => Buffer.alloc(n, 0))}` : '-';
@@ -53,9 +53,9 @@ export class EventIndexRepository {
     while (looked < EVENT_SCAN_BUDGET) {
       const ids = await this.redis.zrevrangebylex(key, max, floor, 'LIMIT', 0, Math.min(SCAN_BATCH, EVENT_SCAN_BUDGET - looked));
       if (ids.length === 0) return { items, nextCursor: null };
-      const eventIds = byEndpoint ? await this.firstDeliveryEvents(ids) : ids;
+      const eventIds = byEndpoint ? await this.firstDeliveryEvents(orgId, ids) : ids;
       const pipeline = this.redis.pipeline();
-      for (const id of eventIds) pipeline.hgetall(this.keys.event(id ?? ''));
+      for (const id of eventIds) pipeline.hgetall(this.keys.event(orgId, id ?? ''));
       const events = assertExec(await pipeline.exec()).map(([, h]) => parseEvent(h as Record<string, string>));
       const gone: string[] = [];
       for (let i = 0; i < ids.length; i++) {
@@ -85,9 +85,9 @@ export class EventIndexRepository {
   }
 
   /** The event of each delivery, or null for a redelivery (its event is listed at its first delivery) or a missing one. */
-  private async firstDeliveryEvents(deliveryIds: readonly string[]): Promise<(string | null)[]> {
+  private async firstDeliveryEvents(orgId: string, deliveryIds: readonly string[]): Promise<(string | null)[]> {
     const pipeline = this.redis.pipeline();
-    for (const id of deliveryIds) pipeline.hmget(this.keys.delivery(id), 'eventId', 'redeliveredFromId');
+    for (const id of deliveryIds) pipeline.hmget(this.keys.delivery(orgId, id), 'eventId', 'redeliveredFromId');
     return assertExec(await pipeline.exec()).map(([, v]) => {
       const [eventId, redeliveredFromId] = v as [string | null, string | null];
       return eventId && !redeliveredFromId ? eventId : null;

@@ -1,5 +1,5 @@
 import { newId } from '@postern/shared';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
@@ -21,7 +21,7 @@ export type CreateEventResult =
 
 /** Events and their fan-out, written atomically. */
 export class EventRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   /**
    * Writes the event, every delivery (status `pending`) and their indexes in one Lua call, and
@@ -36,13 +36,13 @@ export class EventRepository {
   }): Promise<CreateEventResult> {
     const { event, deliveries } = input;
     const keys = [
-      input.idempotencyKeyHash ? this.keys.idempotency(event.orgId, input.idempotencyKeyHash) : this.keys.event(event.id),
-      this.keys.event(event.id),
-      this.keys.unfinishedDeliveries(),
+      input.idempotencyKeyHash ? this.keys.idempotency(event.orgId, input.idempotencyKeyHash) : this.keys.event(event.orgId, event.id),
+      this.keys.event(event.orgId, event.id),
+      this.keys.unfinishedDeliveries(event.orgId),
     ];
     const args: string[] = [input.idempotencyKeyHash ? '1' : '0', String(IDEMPOTENCY_TTL_S), input.answer, JSON.stringify(toHashFields(event))];
     for (const d of deliveries) {
-      keys.push(this.keys.delivery(d.id), this.keys.endpointDeliveries(d.endpointId), this.keys.endpointDeliveriesByStatus(d.endpointId, 'pending'));
+      keys.push(this.keys.delivery(event.orgId, d.id), this.keys.endpointDeliveries(event.orgId, d.endpointId), this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'));
       args.push(JSON.stringify(toHashFields(d)));
     }
     keys.push(this.keys.orgEvents(event.orgId), this.keys.orgUndeliveredEvents(event.orgId));
@@ -57,25 +57,25 @@ export class EventRepository {
    * be queued, so a failed request leaves nothing half-visible.
    */
   async removeUnqueued(event: Pick<EventRecord, 'id' | 'orgId'>, deliveries: Pick<DeliveryRecord, 'id' | 'endpointId'>[], idempotencyKeyHash: string | null): Promise<void> {
-    const multi = this.redis.multi().del(this.keys.event(event.id)).zrem(this.keys.orgEvents(event.orgId), event.id).zrem(this.keys.orgUndeliveredEvents(event.orgId), event.id);
+    const multi = this.redis.multi().del(this.keys.event(event.orgId, event.id)).zrem(this.keys.orgEvents(event.orgId), event.id).zrem(this.keys.orgUndeliveredEvents(event.orgId), event.id);
     if (idempotencyKeyHash) multi.del(this.keys.idempotency(event.orgId, idempotencyKeyHash));
     for (const d of deliveries) {
       multi
-        .del(this.keys.delivery(d.id), this.keys.deliveryAttempts(d.id))
-        .zrem(this.keys.endpointDeliveries(d.endpointId), d.id)
-        .zrem(this.keys.endpointDeliveriesByStatus(d.endpointId, 'pending'), d.id)
-        .zrem(this.keys.unfinishedDeliveries(), d.id);
+        .del(this.keys.delivery(event.orgId, d.id), this.keys.deliveryAttempts(event.orgId, d.id))
+        .zrem(this.keys.endpointDeliveries(event.orgId, d.endpointId), d.id)
+        .zrem(this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'), d.id)
+        .zrem(this.keys.unfinishedDeliveries(event.orgId), d.id);
     }
     assertExec(await multi.exec());
   }
 
-  /** The event, or null. */
-  async get(eventId: string): Promise<EventRecord | null> {
-    return parseEvent(await this.redis.hgetall(this.keys.event(eventId)));
+  /** The org's event, or null. */
+  async get(orgId: string, eventId: string): Promise<EventRecord | null> {
+    return parseEvent(await this.redis.hgetall(this.keys.event(orgId, eventId)));
   }
 
   /** Only the envelope bytes of an event, or null when the event is gone. */
-  async getEnvelope(eventId: string): Promise<string | null> {
-    return this.redis.hget(this.keys.event(eventId), 'envelope');
+  async getEnvelope(orgId: string, eventId: string): Promise<string | null> {
+    return this.redis.hget(this.keys.event(orgId, eventId), 'envelope');
   }
 }

@@ -1,8 +1,11 @@
 export { createStore, type Store } from './store.js';
-export { STATS_TTL_S, createKeySchema, type KeySchema } from './keys.js';
+export { STATS_TTL_S, createKeySchema, type KeySchema, type KeySchemaOptions } from './keys.js';
 export { EVENT_SCAN_BUDGET, EventIndexRepository, type EventListQuery } from './event-index-repository.js';
 export { StatsRepository, type StatsBucket, type StatsSeries, type StatsWindow } from './stats-repository.js';
-export { createRedisConnection, redisAnswers } from './redis-connection.js';
+export { queuePartitionOf } from './queue-partition.js';
+export { connectRedis, createRedisConnection, parseClusterNodes, redisAnswers, redisTargetOf, type RedisClient, type RedisTarget } from './redis-connection.js';
+export { createDeliveryQueues, DeliveryQueues, type DeliveryJobEntry } from './delivery-queues.js';
+export { migrateKeyLayout, type KeyLayoutMigration } from './migrate-key-layout.js';
 export {
   DATA_CHECK_INTERVAL_MS,
   DATA_LOSS_MESSAGE,
@@ -45,7 +48,7 @@ export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';
 export { DeliveryRepository } from './delivery-repository.js';
-export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';
+export { AttemptRepository, finishedExpiresAt, LEASE_GRACE_MS, TRIM_PER_FINISH, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult, type Retention } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';
 export {
   ACTION_CLAIM_TTL_MS,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
@@ -23,12 +23,12 @@ export interface LeaseKey {
  */
 export function leaseScriptKeys(keys: KeySchema, k: LeaseKey): string[] {
   return [
-    keys.endpointLeases(k.endpointId),
+    keys.endpointLeases(k.orgId, k.endpointId),
     keys.orgLeases(k.orgId),
-    keys.endpointParked(k.endpointId),
+    keys.endpointParked(k.orgId, k.endpointId),
     keys.orgParked(k.orgId),
-    keys.eventClaim(k.endpointId, k.eventId),
-    keys.eventClaimWaiters(k.endpointId, k.eventId),
+    keys.eventClaim(k.orgId, k.endpointId, k.eventId),
+    keys.eventClaimWaiters(k.orgId, k.endpointId, k.eventId),
   ];
 }
 
@@ -39,7 +39,7 @@ export function leaseScriptKeys(keys: KeySchema, k: LeaseKey): string[] {
  * itself. A refused delivery is parked, oldest first, and woken by the release that frees room.
  */
 export class LeaseRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   private scriptKeys(k: LeaseKey): string[] {
     return leaseScriptKeys(this.keys, k);
@@ -86,16 +86,16 @@ export class LeaseRepository {
     const [endpoint, org, claim] = assertExec(
       await this.redis
         .pipeline()
-        .zscore(this.keys.endpointParked(k.endpointId), k.deliveryId)
+        .zscore(this.keys.endpointParked(k.orgId, k.endpointId), k.deliveryId)
         .zscore(this.keys.orgParked(k.orgId), k.deliveryId)
-        .sismember(this.keys.eventClaimWaiters(k.endpointId, k.eventId), k.deliveryId)
+        .sismember(this.keys.eventClaimWaiters(k.orgId, k.endpointId, k.eventId), k.deliveryId)
         .exec(),
     ).map(([, value]) => value);
     return endpoint !== null || org !== null || claim === 1;
   }
 
   /** Attempts in flight to an endpoint right now (expired leases excluded). */
-  async inFlight(endpointId: string, nowMs: number): Promise<number> {
-    return this.redis.zcount(this.keys.endpointLeases(endpointId), `(${nowMs}`, '+inf');
+  async inFlight(orgId: string, endpointId: string, nowMs: number): Promise<number> {
+    return this.redis.zcount(this.keys.endpointLeases(orgId, endpointId), `(${nowMs}`, '+inf');
   }
 }

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
+import { finishedExpiresAt, type Retention } from './attempt-repository.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
@@ -16,6 +17,8 @@ export interface TripInput {
   status: 'paused' | 'disabled';
   reason: string;
   pendingOnTrip: 'cancel' | 'hold' | 'fail';
+  /** The endpoint policy's retention, for the deliveries the trip ends. */
+  retention: Retention;
   /** Only deleting and re-creating the endpoint brings it back (vestiarion). */
   recreateRequired?: boolean;
   consecutiveFailures: number;
@@ -25,7 +28,7 @@ export interface TripInput {
 
 /** Breaker trips and the notifications they leave for operators. */
 export class NotificationRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   /**
    * Trips the endpoint's breaker atomically: sets its status, settles its pending deliveries as
@@ -50,12 +53,12 @@ export class NotificationRepository {
     const k = this.keys;
     const tripped = await tripBreakerScript.run(
       this.redis,
-      [k.endpoint(input.endpoint.id), k.orgNotifications(input.endpoint.orgId), k.notification(notification.id), k.orgVersion(input.endpoint.orgId)],
+      [k.endpoint(input.endpoint.orgId, input.endpoint.id), k.orgNotifications(input.endpoint.orgId), k.notification(input.endpoint.orgId, notification.id), k.orgVersion(input.endpoint.orgId)],
       [input.nowMs, input.status, input.reason, notification.id, JSON.stringify(toHashFields(notification)), input.recreateRequired ? '1' : '0'],
     );
     if (tripped !== 1) return null;
-    const deliveriesAffected = await this.settlePendingOnTrip(input.endpoint.id, input.pendingOnTrip, input.nowMs);
-    await this.redis.hset(k.notification(notification.id), 'deliveriesAffected', deliveriesAffected);
+    const deliveriesAffected = await this.settlePendingOnTrip(input.endpoint.orgId, input.endpoint.id, input.pendingOnTrip, input.nowMs, input.retention);
+    await this.redis.hset(k.notification(input.endpoint.orgId, notification.id), 'deliveriesAffected', deliveriesAffected);
     return { ...notification, deliveriesAffected };
   }
 
@@ -64,25 +67,27 @@ export class NotificationRepository {
    * {@link TRIP_SETTLE_BATCH} (each one script call, every key passed in), so a long backlog never
    * blocks Redis. Returns how many were settled.
    */
-  private async settlePendingOnTrip(endpointId: string, pendingOnTrip: TripInput['pendingOnTrip'], nowMs: number): Promise<number> {
+  private async settlePendingOnTrip(orgId: string, endpointId: string, pendingOnTrip: TripInput['pendingOnTrip'], nowMs: number, retention: Retention): Promise<number> {
     const k = this.keys;
     const target = pendingOnTrip === 'cancel' ? 'cancelled' : pendingOnTrip === 'fail' ? 'failed' : 'pending';
     let settled = 0;
     let cursor = '-';
     for (;;) {
-      const ids = await this.redis.zrangebylex(k.endpointDeliveriesByStatus(endpointId, 'pending'), cursor, '+', 'LIMIT', 0, TRIP_SETTLE_BATCH);
+      const ids = await this.redis.zrangebylex(k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'), cursor, '+', 'LIMIT', 0, TRIP_SETTLE_BATCH);
       if (ids.length === 0) break;
+      // Each delivery's event, so the script passes it its keys (one pipeline, one slot).
+      const eventIds = await this.redis.pipeline(ids.map((id) => ['hget', k.delivery(orgId, id), 'eventId'])).exec().then(assertExec);
       settled += Number(
         await settleOnTripScript.run(
           this.redis,
           [
-            k.unfinishedDeliveries(),
-            k.endpointDeliveriesByStatus(endpointId, 'pending'),
-            k.endpointDeliveriesByStatus(endpointId, target),
-            k.endpointHeld(endpointId),
-            ...ids.map((id) => k.delivery(id)),
+            k.unfinishedDeliveries(orgId),
+            k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'),
+            k.endpointDeliveriesByStatus(orgId, endpointId, target),
+            k.endpointHeld(orgId, endpointId),
+            ...ids.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, String(eventIds[i]?.[1] ?? 'evt_missing'))]),
           ],
-          [nowMs, pendingOnTrip],
+          [nowMs, pendingOnTrip, finishedExpiresAt(retention, nowMs)],
         ),
       );
       if (ids.length < TRIP_SETTLE_BATCH) break;
@@ -98,7 +103,7 @@ export class NotificationRepository {
     const page = ids.slice(0, opts.limit);
     if (page.length === 0) return { items: [], nextCursor: null };
     const pipeline = this.redis.pipeline();
-    for (const id of page) pipeline.hgetall(this.keys.notification(id));
+    for (const id of page) pipeline.hgetall(this.keys.notification(orgId, id));
     const items = assertExec(await pipeline.exec())
       .map(([, h]) => parseNotification(h as Record<string, string>))
       .filter((n): n is NotificationRecord => n !== null);

@@ -1,19 +1,24 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { parseOrg, toHashFields, type OrgRecord } from './records.js';
 
 /** Orgs and their API keys (stored as SHA-256 hex of the key, never the key itself). */
 export class OrgRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
-  /** Writes an org and its first API key hash in one transaction. */
+  /**
+   * Writes an org, adds it to the index of orgs, then its first API key hash: three single-slot
+   * steps in this order, so a key never resolves to an org that is not written yet.
+   */
   async create(org: OrgRecord, apiKeyHash: string): Promise<void> {
-    await this.redis
-      .multi()
-      .hset(this.keys.org(org.id), ...toHashFields(org))
-      .set(this.keys.apiKey(apiKeyHash), org.id)
-      .exec()
-      .then(assertExec);
+    await this.redis.hset(this.keys.org(org.id), ...toHashFields(org));
+    await this.redis.zadd(this.keys.orgs(), 0, org.id);
+    await this.redis.set(this.keys.apiKey(apiKeyHash), org.id);
+  }
+
+  /** A page of every org id of the instance, in id order, after `cursor`; for background sweeps. */
+  async listIds(opts: { limit: number; cursor?: string }): Promise<string[]> {
+    return this.redis.zrangebylex(this.keys.orgs(), opts.cursor ? `(${opts.cursor}` : '-', '+', 'LIMIT', 0, opts.limit);
   }
 
   /** The org, or null when there is none. */

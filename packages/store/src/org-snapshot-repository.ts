@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { ApiKeyMatch } from './api-key-repository.js';
 import type { KeySchema } from './keys.js';
 import { assertExec } from './org-repository.js';
@@ -29,7 +29,7 @@ export interface OrgSnapshot {
  * older than that version.
  */
 export class OrgSnapshotRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
   /** The org an API key's SHA-256 (hex) belongs to, or null when unknown or revoked. */
   async orgIdOfApiKey(keyHash: string): Promise<string | null> {
@@ -42,25 +42,28 @@ export class OrgSnapshotRepository {
   }
 
   /**
-   * Reads the org's version, the key's lookups, the org and its endpoint ids in one transaction,
-   * then the key's record and the endpoints in one pipeline: two round trips.
+   * Reads the org's version, the org and its endpoint ids in one transaction (the org's slot)
+   * while the key's two lookups are read with one `MGET` (the key hash's slot), then the key's
+   * record and the endpoints in one pipeline (the org's slot): two round trips. A lookup read
+   * alongside the version may be older than it; the record read after it is not, and a revoked
+   * record is refused.
    */
   async read(orgId: string, keyHash: string): Promise<OrgSnapshot> {
-    const [version, keyOrgId, keyId, orgHash, endpointIds] = assertExec(
-      await this.redis
+    const [orgReads, [keyOrgId, keyId]] = await Promise.all([
+      this.redis
         .multi()
         .get(this.keys.orgVersion(orgId))
-        .get(this.keys.apiKey(keyHash))
-        .get(this.keys.apiKeyIdByHash(keyHash))
         .hgetall(this.keys.org(orgId))
         .zrange(this.keys.orgEndpoints(orgId), 0, -1)
         .exec(),
-    ).map(([, value]) => value) as [string | null, string | null, string | null, Record<string, string>, string[]];
+      this.redis.mget(this.keys.apiKey(keyHash), this.keys.apiKeyIdByHash(keyHash)),
+    ]);
+    const [version, orgHash, endpointIds] = assertExec(orgReads).map(([, value]) => value) as [string | null, Record<string, string>, string[]];
 
     const pipeline = this.redis.pipeline();
-    const readsKey = keyOrgId === orgId && keyId !== null;
-    if (readsKey) pipeline.hgetall(this.keys.apiKeyRecord(keyId));
-    for (const id of endpointIds) pipeline.hgetall(this.keys.endpoint(id));
+    const readsKey = keyOrgId === orgId && keyId != null;
+    if (readsKey) pipeline.hgetall(this.keys.apiKeyRecord(orgId, keyId));
+    for (const id of endpointIds) pipeline.hgetall(this.keys.endpoint(orgId, id));
     const hashes = pipeline.length > 0 ? assertExec(await pipeline.exec()).map(([, h]) => h as Record<string, string>) : [];
 
     let apiKey: ApiKeyMatch | null = null;

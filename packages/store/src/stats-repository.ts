@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { assertExec } from './org-repository.js';
 
@@ -34,14 +34,14 @@ export interface StatsSeries {
  * 2 hashes for the hour window, 24 for the day.
  */
 export class StatsRepository {
-  constructor(private readonly redis: Redis, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
 
-  /** The counters of one endpoint or org for `window`, as of `nowMs`. */
-  async read(scope: 'endpoint' | 'org', id: string, window: StatsWindow, nowMs: number): Promise<StatsSeries> {
+  /** The counters of one endpoint or org (of org `orgId`) for `window`, as of `nowMs`. */
+  async read(orgId: string, scope: 'endpoint' | 'org', id: string, window: StatsWindow, nowMs: number): Promise<StatsSeries> {
     const hourStart = nowMs - (nowMs % HOUR_MS);
     const hours = window === 'hour' ? [hourStart - HOUR_MS, hourStart] : Array.from({ length: 24 }, (_, i) => hourStart - (23 - i) * HOUR_MS);
     const pipeline = this.redis.pipeline();
-    for (const h of hours) pipeline.hgetall(this.keys.statsHour(scope, id, h));
+    for (const h of hours) pipeline.hgetall(this.keys.statsHour(orgId, scope, id, h));
     const hashes = assertExec(await pipeline.exec()).map(([, v]) => v as Record<string, string>);
 
     const bucketMs = window === 'hour' ? MINUTE_MS : HOUR_MS;

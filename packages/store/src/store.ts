@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { ActionIdempotencyRepository } from './action-idempotency-repository.js';
 import { ApiKeyRepository } from './api-key-repository.js';
 import { AttemptRepository } from './attempt-repository.js';
@@ -34,9 +34,13 @@ export interface Store {
   readonly actionIdempotency: ActionIdempotencyRepository;
 }
 
-/** Builds the store. `prefix` is `REDIS_PREFIX`; the connection is owned (and closed) by the caller. */
-export function createStore(deps: { redis: Redis; prefix: string }): Store {
-  const keys = createKeySchema(deps.prefix);
+/**
+ * Builds the store. `prefix` is `REDIS_PREFIX`; `queuePartitions` is `QUEUE_PARTITIONS` (default
+ * 1); the connection (standalone or cluster) is owned (and closed) by the caller.
+ */
+export function createStore(deps: { redis: RedisClient; prefix: string; queuePartitions?: number }): Store {
+  const keys = createKeySchema(deps.prefix, { queuePartitions: deps.queuePartitions });
+  const deliveries = new DeliveryRepository(deps.redis, keys);
   return {
     keys,
     orgs: new OrgRepository(deps.redis, keys),
@@ -46,8 +50,8 @@ export function createStore(deps: { redis: Redis; prefix: string }): Store {
     events: new EventRepository(deps.redis, keys),
     eventIndex: new EventIndexRepository(deps.redis, keys),
     stats: new StatsRepository(deps.redis, keys),
-    deliveries: new DeliveryRepository(deps.redis, keys),
-    attempts: new AttemptRepository(deps.redis, keys),
+    deliveries,
+    attempts: new AttemptRepository(deps.redis, keys, deliveries),
     notifications: new NotificationRepository(deps.redis, keys),
     leases: new LeaseRepository(deps.redis, keys),
     actionIdempotency: new ActionIdempotencyRepository(deps.redis, keys),

@@ -40,7 +40,7 @@ export function apiKeyRoutes(deps: AppDeps): Router {
   });
 
   router.delete('/v1/api-keys/:id', requireScope('webhooks:write'), async (req, res) => {
-    const key = await deps.store.apiKeys.get(req.params.id);
+    const key = await deps.store.apiKeys.get(res.locals.orgId as string, req.params.id);
     if (!key || key.orgId !== res.locals.orgId) throw notFound('API key');
     res.json(apiKeyJson(await deps.store.apiKeys.revoke(key, deps.clock.now())));
   });

@@ -14,7 +14,7 @@ export function deliveryRoutes(deps: AppDeps): Router {
   router.get('/v1/endpoints/:id/deliveries', requireScope('webhooks:read'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const q = parseListQuery(deliveryListQuery, req.query, 'dlv');
-    const page = await deps.store.deliveries.listByEndpoint(endpoint.id, {
+    const page = await deps.store.deliveries.listByEndpoint(endpoint.orgId, endpoint.id, {
       status: q.status as DeliveryStatus | undefined,
       limit: q.limit,
       cursor: q.cursor,
@@ -23,9 +23,9 @@ export function deliveryRoutes(deps: AppDeps): Router {
   });
 
   router.get('/v1/deliveries/:id', requireScope('webhooks:read'), async (req, res) => {
-    const delivery = await deps.store.deliveries.get(req.params.id);
+    const delivery = await deps.store.deliveries.get(res.locals.orgId as string, req.params.id);
     if (!delivery || delivery.orgId !== res.locals.orgId) throw notFound('delivery');
-    const attempts = await deps.store.deliveries.getAttempts(delivery.id, delivery.eventId);
+    const attempts = await deps.store.deliveries.getAttempts(delivery.orgId, delivery.id, delivery.eventId);
     // docs/architecture.md: the detail view's `attempts` is the list; the count is `attemptCount`, as in lists.
     res.json({ ...deliveryJson(delivery), attempts: attempts.map(attemptJson) });
   });

@@ -47,7 +47,7 @@ export function policyOrThrow(input: unknown) {
 
 /** Loads an endpoint of the caller's org; 404 when absent or another org's. */
 export async function ownEndpoint(deps: AppDeps, res: Response, id: string): Promise<EndpointRecord> {
-  const endpoint = await deps.store.endpoints.get(id);
+  const endpoint = await deps.store.endpoints.get(res.locals.orgId as string, id);
   if (!endpoint || endpoint.orgId !== res.locals.orgId) throw notFound('endpoint');
   return endpoint;
 }
@@ -58,17 +58,18 @@ export async function ownEndpoint(deps: AppDeps, res: Response, id: string): Pro
  * many were re-queued.
  */
 async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<number> {
-  const held = await deps.store.deliveries.listHeld(endpoint.id, 10_000);
+  const held = await deps.store.deliveries.listHeld(endpoint.orgId, endpoint.id, 10_000);
+  const queue = deps.queues.forOrg(endpoint.orgId);
   // Promoted and new jobs join the same FIFO wait list, so each goes in in held order: a run of
   // job-less deliveries is added before the next delayed job is promoted.
   let missing: string[] = [];
   const addMissing = async () => {
     if (missing.length === 0) return;
-    await deps.queue.addBulk(deliveryJobs(await deps.store.deliveries.getMany(missing)));
+    await queue.addBulk(deliveryJobs(await deps.store.deliveries.getMany(endpoint.orgId, missing)));
     missing = [];
   };
   for (const id of held) {
-    const job = (await deps.queue.getJob(id)) as Job | undefined;
+    const job = (await queue.getJob(id)) as Job | undefined;
     if (!job) missing.push(id);
     else if (await job.isDelayed()) {
       await addMissing();
@@ -79,7 +80,7 @@ async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<num
         () => true,
         () => false,
       );
-      if (!promoted && !(await deps.queue.getJob(id))) missing.push(id);
+      if (!promoted && !(await queue.getJob(id))) missing.push(id);
     }
   }
   await addMissing();

@@ -84,11 +84,11 @@ export function eventRoutes(deps: AppDeps): Router {
   });
 
   router.get('/v1/events/:id', requireScope('webhooks:read'), async (req, res) => {
-    const event = await deps.store.events.get(req.params.id);
+    const event = await deps.store.events.get(res.locals.orgId as string, req.params.id);
     if (!event || event.orgId !== res.locals.orgId) throw notFound('event');
     // Every delivery of the event: its first fan-out and every redelivery since, oldest first.
-    const redeliveryIds = await deps.store.deliveries.redeliveryIds(event.id);
-    const deliveries = await deps.store.deliveries.getMany([...event.deliveryIds, ...redeliveryIds].sort());
+    const redeliveryIds = await deps.store.deliveries.redeliveryIds(event.orgId, event.id);
+    const deliveries = await deps.store.deliveries.getMany(event.orgId, [...event.deliveryIds, ...redeliveryIds].sort());
     res.type('application/json').send(eventJson({ ...event, deliveryIds: deliveries.map((d) => d.id) }, { deliveries: deliveries.map(deliveryJson) }));
   });
 

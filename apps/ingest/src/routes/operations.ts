@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@postern/store';
 import { Gauge, type Registry } from 'prom-client';
 import { redisAnswers, type DataLossMonitor } from '@postern/store';
 import { buildOpenApiDocument } from '../openapi.js';
@@ -14,7 +14,7 @@ export const READY_CHECK_TIMEOUT_MS = 2000;
  * `postern_redis_data_lost` when there is a monitor) and `/openapi.json`. No auth: they carry no
  * org data. Put them behind the network, not on the public internet.
  */
-export function operationsRoutes(deps: { redis: Redis; registry: Registry; dataLossMonitor?: DataLossMonitor }): Router {
+export function operationsRoutes(deps: { redis: RedisClient; registry: Registry; dataLossMonitor?: DataLossMonitor }): Router {
   const router = Router();
   let openApi: Record<string, unknown> | undefined;
   const monitor = deps.dataLossMonitor;

@@ -19,9 +19,9 @@ export function redeliveryRoutes(deps: AppDeps): Router {
   const router = Router();
 
   router.post('/v1/deliveries/:id/redeliver', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'redeliver'), async (req, res) => {
-    const original = await deps.store.deliveries.get(req.params.id);
+    const original = await deps.store.deliveries.get(res.locals.orgId as string, req.params.id);
     if (!original || original.orgId !== res.locals.orgId) throw notFound('delivery');
-    const endpoint = await deps.store.endpoints.get(original.endpointId);
+    const endpoint = await deps.store.endpoints.get(original.orgId, original.endpointId);
     assertRedeliverable(endpoint);
     if (original.status === 'in_flight') throw new ApiError(409, 'in_flight', 'the delivery is being attempted right now; try again when it has finished');
     if (original.status === 'pending' && !endpoint.policy.redelivery.whilePending) {
@@ -35,7 +35,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
   router.post('/v1/endpoints/:id/redeliver-failed', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'redeliver-failed'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     assertRedeliverable(endpoint);
-    const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.id, { limit: BULK_REDELIVERY_LIMIT });
+    const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.orgId, endpoint.id, { limit: BULK_REDELIVERY_LIMIT });
     const now = deps.clock.now();
     await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
     res.status(202).json({ count: items.length, remaining: total - items.length });
@@ -47,7 +47,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     if (!body.success) throw invalidRequest(body.error);
     assertRedeliverable(endpoint);
     const sinceMs = Date.parse(body.data.since);
-    const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.id, { limit: BULK_REDELIVERY_LIMIT, sinceMs });
+    const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.orgId, endpoint.id, { limit: BULK_REDELIVERY_LIMIT, sinceMs });
     const now = deps.clock.now();
     await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
     res.status(202).json({ count: items.length, remaining: total - items.length });

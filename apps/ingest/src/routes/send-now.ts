@@ -18,14 +18,14 @@ const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 export function sendNowRoutes(deps: AppDeps): Router {
   const router = Router();
   router.post('/v1/deliveries/:id/send-now', requireScope('webhooks:write'), requireEmptyBody, async (req, res) => {
-    const delivery = await deps.store.deliveries.get(req.params.id);
+    const delivery = await deps.store.deliveries.get(res.locals.orgId as string, req.params.id);
     if (!delivery || delivery.orgId !== res.locals.orgId) throw notFound('delivery');
     if (delivery.status === 'in_flight') throw new ApiError(409, 'in_flight', 'the delivery is being attempted right now');
     if (FINAL.has(delivery.status)) throw new ApiError(409, 'delivery_finished', `the delivery has ${delivery.status}; redeliver it instead`);
     if (delivery.held) throw new ApiError(409, 'delivery_held', 'the delivery is held while its endpoint is inactive; resume the endpoint instead');
     const notWaiting = () => new ApiError(409, 'not_waiting', 'the delivery is not waiting for a retry (its first attempt is queued, or it waits for a concurrency slot)');
     if (!isWaitingForNextAttempt(delivery)) throw notWaiting();
-    const job = await deps.queue.getJob(delivery.id);
+    const job = await deps.queues.forOrg(delivery.orgId).getJob(delivery.id);
     if (!job || (await job.getState()) !== 'delayed') throw notWaiting();
     // BullMQ refuses to promote a job that left `delayed` since: the delivery is no longer waiting.
     await job.promote().catch(() => {

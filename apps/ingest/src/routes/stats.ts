@@ -27,7 +27,7 @@ export function statsRoutes(deps: AppDeps): Router {
     const orgId = res.locals.orgId as string;
     if (q.data.endpointId !== undefined) await ownEndpoint(deps, res, q.data.endpointId);
     const now = deps.clock.now();
-    const series = q.data.endpointId !== undefined ? await deps.store.stats.read('endpoint', q.data.endpointId, q.data.window, now) : await deps.store.stats.read('org', orgId, q.data.window, now);
+    const series = q.data.endpointId !== undefined ? await deps.store.stats.read(orgId, 'endpoint', q.data.endpointId, q.data.window, now) : await deps.store.stats.read(orgId, 'org', orgId, q.data.window, now);
     const succeeded = series.buckets.reduce((n, b) => n + b.succeeded, 0);
     const failed = series.buckets.reduce((n, b) => n + b.failed, 0);
     res.json({

@@ -17,6 +17,9 @@ local count = (#KEYS - 5) / 3
 local eventFields = cjson.decode(ARGV[4])
 table.insert(eventFields, 'liveDeliveries')
 table.insert(eventFields, count)
+-- Counted down as they finish: the event expires once none is unfinished (includes/retention.lua).
+table.insert(eventFields, 'unfinishedDeliveries')
+table.insert(eventFields, count)
 redis.call('HSET', KEYS[2], unpack(eventFields))
 for i = 0, count - 1 do
   local fields = cjson.decode(ARGV[5 + i])

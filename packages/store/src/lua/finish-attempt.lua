@@ -3,32 +3,36 @@
 -- failure streak, gives back the lease and names the parked deliveries to wake, all at once.
 -- KEYS[1..6] lease keys (includes/lease.lua), KEYS[7] delivery hash, KEYS[8] attempts hash,
 -- KEYS[9] endpoint hash, KEYS[10] unfinished zset, KEYS[11] endpoint's in_flight index,
--- KEYS[12] endpoint's index of the next status, KEYS[13] endpoint's and KEYS[14] org's attempt
--- counters of the current hour (keys.statsHour).
+-- KEYS[12] endpoint's index of the next status, KEYS[13] event hash, KEYS[14..16] endpoint's
+-- succeeded, failed and cancelled indexes (for the count a `{lastPerEndpoint}` trim needs),
+-- KEYS[17] endpoint's and KEYS[18] org's attempt counters of the current hour (keys.statsHour).
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed',
 -- ARGV[5] attempt record JSON, ARGV[6] response status or '', ARGV[7] error code or '',
 -- ARGV[8] duration (ms), ARGV[9] next attempt at (ms) or '',
 -- ARGV[10] health effect on the endpoint: 'success' | 'failure' | 'none',
 -- ARGV[11] per-endpoint limit, ARGV[12] per-org limit (for waking parked deliveries),
--- ARGV[13] minute of the hour (0..59), ARGV[14] counters' time to live (s),
--- ARGV[15] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
+-- ARGV[13] when a finished delivery expires (epoch ms; '' = kept until trimmed by count),
+-- ARGV[14] minute of the hour (0..59), ARGV[15] counters' time to live (s),
+-- ARGV[16] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
 -- Postern's own internal:* faults).
 -- Such a failed attempt sets lastFailureAt and counts in failedAttempts and
 -- consecutiveFailedAttempts, whether or not the policy's breaker counts it (consecutiveFailures is
 -- the breaker's own streak).
 -- The outcome is recorded only while the attempt is still the delivery's current one; the lease is
 -- given back either way. Returns {'ok' | 'stale', consecutiveFailures, failureStreakStartedAt | '',
--- woken...}.
+-- finished deliveries of the endpoint now (0 unless this attempt finished the delivery), woken...}.
 --- @include "lease"
+--- @include "retention"
 local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
 giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken, false)
 local current = redis.call('HMGET', KEYS[7], 'status', 'attempts')
-if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', unpack(woken)} end
+if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', 0, unpack(woken)} end
 
 local nextStatus = ARGV[4]
+local finishedCount = 0
 redis.call('HSET', KEYS[8], ARGV[3], ARGV[5])
 redis.call('ZREM', KEYS[11], id)
 redis.call('ZADD', KEYS[12], 0, id)
@@ -41,6 +45,8 @@ else
   redis.call('HSET', KEYS[7], 'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
     'lastDurationMs', ARGV[8], 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', now, 'deliveredAt', deliveredAt)
   redis.call('ZREM', KEYS[10], id)
+  keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13])
+  finishedCount = redis.call('ZCARD', KEYS[14]) + redis.call('ZCARD', KEYS[15]) + redis.call('ZCARD', KEYS[16])
 end
 
 local streak = redis.call('HMGET', KEYS[9], 'id', 'consecutiveFailures', 'failureStreakStartedAt')
@@ -57,7 +63,7 @@ if streak[1] then
     failures = 0
     streakStart = ''
   end
-  if ARGV[15] == '1' then
+  if ARGV[16] == '1' then
     redis.call('HINCRBY', KEYS[9], 'failedAttempts', 1)
     redis.call('HINCRBY', KEYS[9], 'consecutiveFailedAttempts', 1)
     redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart, 'lastFailureAt', now, 'consecutiveFailures', failures)
@@ -70,11 +76,11 @@ if streak[1] then
 end
 
 -- The overview's counters: one hash per endpoint and per org per hour. The write that creates a
--- minute's field sets the time to live, so a key goes at most ARGV[14] s after its last minute.
+-- minute's field sets the time to live, so a key goes at most ARGV[15] s after its last minute.
 local outcome = failed and 'fail' or 'ok'
-local field = ARGV[13] .. ':' .. outcome
-for k = 13, 14 do
-  if redis.call('HINCRBY', KEYS[k], field, 1) == 1 then redis.call('EXPIRE', KEYS[k], tonumber(ARGV[14])) end
-  if failed then redis.call('HINCRBY', KEYS[k], ARGV[13] .. ':e:' .. ARGV[7], 1) end
+local field = ARGV[14] .. ':' .. outcome
+for k = 17, 18 do
+  if redis.call('HINCRBY', KEYS[k], field, 1) == 1 then redis.call('EXPIRE', KEYS[k], tonumber(ARGV[15])) end
+  if failed then redis.call('HINCRBY', KEYS[k], ARGV[14] .. ':e:' .. ARGV[7], 1) end
 end
-return {'ok', failures, streakStart, unpack(woken)}
+return {'ok', failures, streakStart, finishedCount, unpack(woken)}

@@ -2,9 +2,11 @@
 -- or inactive, org suspended, payload too large).
 -- KEYS[1] delivery hash, KEYS[2] unfinished zset, KEYS[3] endpoint's pending index,
 -- KEYS[4] endpoint's in_flight index, KEYS[5] endpoint's index of the new status,
--- KEYS[6] endpoint's held index.
--- ARGV[1] now (ms), ARGV[2] 'cancelled' | 'failed' | 'held', ARGV[3] reason code.
+-- KEYS[6] endpoint's held index, KEYS[7] attempts hash, KEYS[8] event hash.
+-- ARGV[1] now (ms), ARGV[2] 'cancelled' | 'failed' | 'held', ARGV[3] reason code, ARGV[4] when a
+-- finished delivery expires (epoch ms; '' = kept until trimmed by count).
 -- A finished delivery is left as it is. Returns {'missing'} | {'finished', status} | {'ok', newStatus}.
+--- @include "retention"
 local current = redis.call('HMGET', KEYS[1], 'status', 'id')
 local status = current[1]
 if not status then return {'missing'} end
@@ -25,4 +27,5 @@ local reasonField = 'lastError'
 if outcome == 'cancelled' then reasonField = 'cancelReason' end
 redis.call('HSET', KEYS[1], 'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', ARGV[1], reasonField, ARGV[3])
 redis.call('ZREM', KEYS[2], id)
+keepFinishedUntil(KEYS[1], KEYS[7], KEYS[8], ARGV[4])
 return {'ok', outcome}

@@ -1,0 +1,174 @@
+import type { Redis } from 'ioredis';
+import { deliveryJobData, deliveryJobOptions } from './delivery-queue.js';
+import type { DeliveryJobEntry, DeliveryQueues } from './delivery-queues.js';
+import type { KeySchema } from './keys.js';
+import { parseDelivery, parseEndpoint } from './records.js';
+
+/** What {@link migrateKeyLayout} did: keys renamed by kind, jobs queued, old queue keys removed. */
+export interface KeyLayoutMigration {
+  renamed: Record<string, number>;
+  /** Unfinished deliveries given a job on their org's partition. */
+  queued: number;
+  /** Keys of the old single queue (`<prefix>:q:*`) removed. */
+  oldQueueKeysRemoved: number;
+  /** Keys left as they were because their org could not be found (their record names none). */
+  skipped: string[];
+}
+
+/** Every key matching `pattern` (SCAN, a page at a time). */
+async function scanAll(redis: Redis, pattern: string): Promise<string[]> {
+  const out: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    out.push(...keys);
+  } while (cursor !== '0');
+  return out;
+}
+
+/**
+ * One-shot migration of data written by a Postern before the org-tagged key layout (README,
+ * "Migrating data written by an older Postern"), on the standalone Redis that release used, with
+ * every Postern process stopped. Renames each record to its key in `keys` (RENAME keeps expiries),
+ * rebuilds the per-org indexes of unfinished deliveries and deleted endpoints and the index of
+ * orgs, queues a job for every unfinished delivery on its org's partition (held ones of an
+ * inactive endpoint excepted, as the reconciler does), and removes the old single queue. Safe to
+ * run twice: the second run finds no key of the old layout.
+ *
+ * @param redis - a standalone connection (RENAME across hash slots needs one node)
+ */
+export async function migrateKeyLayout(redis: Redis, keys: KeySchema, queues: DeliveryQueues): Promise<KeyLayoutMigration> {
+  const p = keys.prefix;
+  const renamed: Record<string, number> = {};
+  const skipped: string[] = [];
+  const move = async (kind: string, from: string, to: string) => {
+    if (from === to) return;
+    await redis.rename(from, to);
+    renamed[kind] = (renamed[kind] ?? 0) + 1;
+  };
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const P = esc(p);
+
+  // Orgs and what is named by the org id.
+  const orgs = new Set<string>();
+  for (const key of await scanAll(redis, `${p}:org:*`)) {
+    const m = new RegExp(`^${P}:org:(org_[^:]+)(?::(version|apikeys|endpoints|notifications|leases|parked))?$`).exec(key);
+    if (!m) continue;
+    const orgId = m[1]!;
+    orgs.add(orgId);
+    const target = {
+      undefined: keys.org(orgId),
+      version: keys.orgVersion(orgId),
+      apikeys: keys.orgApiKeys(orgId),
+      endpoints: keys.orgEndpoints(orgId),
+      notifications: keys.orgNotifications(orgId),
+      leases: keys.orgLeases(orgId),
+      parked: keys.orgParked(orgId),
+    }[String(m[2]) as 'undefined'];
+    await move('org', key, target);
+  }
+  for (const orgId of orgs) await redis.zadd(keys.orgs(), 0, orgId);
+
+  // API keys: the lookups by hash, and the records (which name their org).
+  for (const key of await scanAll(redis, `${p}:apikey:*`)) await move('apikey', key, keys.apiKey(key.slice(`${p}:apikey:`.length)));
+  for (const key of await scanAll(redis, `${p}:apikey-id:*`)) await move('apikey', key, keys.apiKeyIdByHash(key.slice(`${p}:apikey-id:`.length)));
+  for (const key of await scanAll(redis, `${p}:key:*`)) {
+    const orgId = await redis.hget(key, 'orgId');
+    if (!orgId) skipped.push(key);
+    else await move('apikey', key, keys.apiKeyRecord(orgId, key.slice(`${p}:key:`.length)));
+  }
+
+  // Deliveries first (their records name the org), so a deleted endpoint's org is known too.
+  const orgOfEndpoint = new Map<string, string>();
+  const orgOfDelivery = new Map<string, string>();
+  const deliveryKeys = await scanAll(redis, `${p}:delivery:*`);
+  for (const key of deliveryKeys) {
+    const m = new RegExp(`^${P}:delivery:(dlv_[^:]+)$`).exec(key);
+    if (!m) continue;
+    const [orgId, endpointId] = await redis.hmget(key, 'orgId', 'endpointId');
+    if (!orgId) {
+      skipped.push(key);
+      continue;
+    }
+    if (endpointId) orgOfEndpoint.set(endpointId, orgId);
+    orgOfDelivery.set(m[1]!, orgId);
+    await move('delivery', key, keys.delivery(orgId, m[1]!));
+    if (await redis.exists(`${key}:attempts`)) await move('delivery', `${key}:attempts`, keys.deliveryAttempts(orgId, m[1]!));
+  }
+  const unfinishedKey = `${p}:deliveries:unfinished`;
+  const unfinished = await redis.zrange(unfinishedKey, 0, -1, 'WITHSCORES');
+  for (let i = 0; i + 1 < unfinished.length; i += 2) {
+    const id = unfinished[i]!;
+    const orgId = orgOfDelivery.get(id);
+    if (orgId) await redis.zadd(keys.unfinishedDeliveries(orgId), unfinished[i + 1]!, id);
+  }
+  await redis.del(unfinishedKey);
+
+  // Endpoints and everything under them (delivery log, leases, parked, claims).
+  for (const key of await scanAll(redis, `${p}:endpoint:*`)) {
+    const m = new RegExp(`^${P}:endpoint:(ep_[^:]+)(:.*)?$`).exec(key);
+    if (!m) continue;
+    const endpointId = m[1]!;
+    const orgId = orgOfEndpoint.get(endpointId) ?? (await redis.hget(`${p}:endpoint:${endpointId}`, 'orgId'));
+    if (!orgId) {
+      skipped.push(key);
+      continue;
+    }
+    orgOfEndpoint.set(endpointId, orgId);
+    await move('endpoint', key, `${keys.endpoint(orgId, endpointId)}${m[2] ?? ''}`);
+  }
+  const deletedKey = `${p}:endpoints:deleted`;
+  for (const endpointId of await redis.zrange(deletedKey, 0, -1)) {
+    const orgId = orgOfEndpoint.get(endpointId);
+    if (orgId) await redis.zadd(keys.deletedEndpoints(orgId), 0, endpointId);
+  }
+  await redis.del(deletedKey, `${p}:endpoints`);
+
+  // Events and notifications name their org.
+  for (const [pattern, kind] of [['event', 'evt_'], ['notification', 'ntf_']] as const) {
+    for (const key of await scanAll(redis, `${p}:${pattern}:*`)) {
+      const m = new RegExp(`^${P}:${pattern}:(${kind}[^:]+)$`).exec(key);
+      if (!m) continue;
+      const orgId = await redis.hget(key, 'orgId');
+      if (!orgId) skipped.push(key);
+      else await move(pattern, key, pattern === 'event' ? keys.event(orgId, m[1]!) : keys.notification(orgId, m[1]!));
+    }
+  }
+
+  // Idempotency answers: the org is in the key.
+  for (const key of await scanAll(redis, `${p}:idem:*`)) {
+    const [orgId, hash] = key.slice(`${p}:idem:`.length).split(':');
+    if (orgId && hash) await move('idempotency', key, keys.idempotency(orgId, hash));
+  }
+  for (const key of await scanAll(redis, `${p}:action-idem:*`)) {
+    const parts = key.slice(`${p}:action-idem:`.length).split(':');
+    const orgId = parts[0];
+    const hash = parts[parts.length - 1];
+    if (orgId && hash && parts.length >= 3) await move('idempotency', key, keys.actionIdempotency(orgId, parts.slice(1, -1).join(':'), hash));
+  }
+
+  // The old single queue goes; every unfinished delivery gets a job on its org's partition.
+  let oldQueueKeysRemoved = 0;
+  for (const key of await scanAll(redis, `${p}:q:*`)) oldQueueKeysRemoved += await redis.unlink(key);
+  let queued = 0;
+  for (const orgId of orgs) {
+    const ids = await redis.zrange(keys.unfinishedDeliveries(orgId), 0, -1);
+    const jobs: DeliveryJobEntry[] = [];
+    const endpointActive = new Map<string, boolean>();
+    const now = Date.now();
+    for (const id of ids) {
+      const d = parseDelivery(await redis.hgetall(keys.delivery(orgId, id)));
+      if (!d || d.status === 'succeeded' || d.status === 'failed' || d.status === 'cancelled') continue;
+      if (!endpointActive.has(d.endpointId)) {
+        const endpoint = parseEndpoint(await redis.hgetall(keys.endpoint(orgId, d.endpointId)));
+        endpointActive.set(d.endpointId, endpoint === null || endpoint.status === 'active');
+      }
+      if (d.held && !endpointActive.get(d.endpointId)) continue;
+      jobs.push({ name: 'deliver', data: deliveryJobData(d), opts: deliveryJobOptions(d.id, d.nextAttemptAt ? Math.max(0, d.nextAttemptAt - now) : 0) });
+    }
+    if (jobs.length > 0) await queues.forOrg(orgId).addBulk(jobs);
+    queued += jobs.length;
+  }
+  return { renamed, queued, oldQueueKeysRemoved, skipped };
+}
