@@ -16,6 +16,9 @@ const SENDER_ENV = {
   // A killed sender's jobs come back after their lock expires: seconds here, not the default 30 s.
   JOB_LOCK_DURATION_MS: '2000',
   STALLED_CHECK_INTERVAL_MS: '500',
+  // A delivery whose wake-up died with the killed sender (it had released a slot and named whom
+  // to wake, then was killed before waking them) looks again after this: seconds here, not 1–2 min.
+  PARK_SAFETY_DELAY_MS: '2000',
 };
 
 let postern: TestPostern;
