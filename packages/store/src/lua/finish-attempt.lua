@@ -46,7 +46,10 @@ else
     'lastDurationMs', ARGV[8], 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', now, 'deliveredAt', deliveredAt)
   redis.call('ZREM', KEYS[10], id)
   keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13])
-  finishedCount = redis.call('ZCARD', KEYS[14]) + redis.call('ZCARD', KEYS[15]) + redis.call('ZCARD', KEYS[16])
+  -- Only a `{lastPerEndpoint}` policy (no expiry given) trims by count; `{days}` needs no count.
+  if ARGV[13] == '' then
+    finishedCount = redis.call('ZCARD', KEYS[14]) + redis.call('ZCARD', KEYS[15]) + redis.call('ZCARD', KEYS[16])
+  end
 end
 
 local streak = redis.call('HMGET', KEYS[9], 'id', 'consecutiveFailures', 'failureStreakStartedAt')
