@@ -121,9 +121,6 @@ export interface PosternProcesses {
   stop(): Promise<void>;
 }
 
-/** The node flags the Dockerfile gives both apps (`ENV NODE_OPTIONS`). */
-export const PRODUCTION_NODE_ARGS = '--max-semi-space-size=2';
-
 /**
  * Spawns ingest (and, unless `withSender` is false, a sender) with LOG_LEVEL=warn: per-request
  * info lines to a pipe would measure the terminal, not Postern. `nodeArgs` (e.g. `--cpu-prof`)
@@ -143,9 +140,8 @@ export async function startPosternProcesses(opts: { redisUrl: string; prefix: st
     SENDER_CONCURRENCY: String(opts.concurrency),
     NODE_ENV: 'production',
   };
-  // BENCH_NODE_ARGS: node flags for both apps, before any the run adds; by default the
-  // Dockerfile's NODE_OPTIONS, so the apps run as production runs them.
-  const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? PRODUCTION_NODE_ARGS).split(' ').filter(Boolean);
+  // BENCH_NODE_ARGS: node flags for both apps (e.g. heap settings), before any the run adds.
+  const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const ingest = spawnApp('ingest', env, [...extraNodeArgs, ...(opts.nodeArgs?.('ingest') ?? [])]);
   const apiBase = `http://127.0.0.1:${env.PORT}`;
   const ready = async (base: string, what: string) => {
