@@ -1,5 +1,7 @@
 import {
+  DEFAULT_CHECK_TIMEOUT_MS,
   isValidSecret,
+  shouldAskCheck,
   keepsResponse,
   outcomeOfResponse,
   webhookRequestHeaders,
@@ -18,6 +20,7 @@ import type { Logger } from 'pino';
 import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
 import { DELETED_ENDPOINT_RETENTION_DAYS } from './janitor.js';
+import { askPreAttemptCheck } from './pre-attempt-check.js';
 import { NO_DELIVERY_OBSERVER, type DeliveryObserver } from './sender-metrics.js';
 
 /** Everything one attempt needs; built once per sender by `createSender`. */
@@ -40,6 +43,8 @@ export interface DeliverDeps {
   announceTrip?: (notification: NotificationRecord) => Promise<unknown>;
   /** Told of attempts, finished deliveries and breaker trips (the sender's metrics); none by default. */
   metrics?: DeliveryObserver;
+  /** The org's pre-attempt check must answer within this, ms (`PRE_ATTEMPT_CHECK_TIMEOUT_MS`); default 3000. */
+  checkTimeoutMs?: number;
   /** Told when an attempt holds a concurrency slot and when it gives it back (for shutdown). */
   slots?: { taken(ids: AttemptIds, concurrency: EndpointRecord['policy']['concurrency']): void; returned(deliveryId: string): void };
 }
@@ -61,7 +66,9 @@ export type AttemptRun =
  * 1. **claim** (one Redis call): reads the delivery, its endpoint, the org and the envelope, takes
  *    the concurrency lease (or parks) and records the attempt as begun before any byte is sent.
  * 2. **decide**: `planBeforeAttempt` settles a delivery that must not be sent (endpoint gone or
- *    inactive, org suspended, payload too large) as its policy says.
+ *    inactive, org suspended, event type switched off, payload too large) as its policy says;
+ *    where the policy asks for it, the org's pre-attempt check says send (with this endpoint's
+ *    body, frozen at the first send), cancel, or fails (`internal:check_…`, retried).
  * 3. **send**: the signed request, through the transport.
  * 4. **finish** (one Redis call): `planAfterAttempt`'s outcome recorded with the endpoint's health,
  *    the lease given back; then `planBreakerTrip` may switch the endpoint off.
@@ -93,10 +100,12 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
   deps.slots?.taken(ids, policy.concurrency);
 
   const startedAt = clock.now();
+  const body = await bodyOfAttempt(deps, claim, startedAt);
+  if (body.kind === 'cancel') return cancelByCheck(deps, ids, claim, body.cancelReason, startedAt);
   observer.attemptStarted();
   let result: SendResult | undefined;
   try {
-    result = await send(deps, delivery, endpoint, envelope, attemptNumber, startedAt);
+    result = body.kind === 'unsent' ? { error: body.error, responseStatus: null, request: null, response: null } : await send(deps, delivery, endpoint, body.envelope, attemptNumber, startedAt);
   } finally {
     observer.attemptFinished({ durationMs: clock.now() - startedAt, error: result ? result.error : 'delivery_failed' });
   }
@@ -133,6 +142,71 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
   const trip = planBreakerTrip(policy, plan.health, finished, finishedAt);
   if (trip) await tripBreaker(deps, endpoint, trip, finished.consecutiveFailures, finishedAt);
   return plan.next.status === 'pending' ? { kind: 'retry', nextAttemptAt: plan.next.nextAttemptAt } : { kind: 'done', status: plan.next.status };
+}
+
+type Claimed = Extract<Awaited<ReturnType<Store['attempts']['claim']>>, { kind: 'claimed' }>;
+
+/**
+ * What this attempt sends, as the org's pre-attempt check decided where the policy asks for it
+ * (issue 16): `send` the frozen body, the body the check's `data` built (frozen now, before it is
+ * sent, so every later attempt and redelivery sends the same bytes) or the event's envelope;
+ * `cancel` with `check:<reason>`; or nothing, with an error (`unsent`): the check's own fault
+ * (`internal:check_…`) or a body built over `maxPayloadBytes` (`payload_too_large`).
+ */
+type AttemptBody = { kind: 'send'; envelope: string | null } | { kind: 'cancel'; cancelReason: string } | { kind: 'unsent'; error: string };
+
+/** The check stage of an attempt: asks the org's check URL only when the policy and org call for it. */
+async function bodyOfAttempt(deps: DeliverDeps, claim: Claimed, nowMs: number): Promise<AttemptBody> {
+  const { delivery, endpoint, envelope, org, attemptNumber } = claim;
+  const frozen = delivery.frozenEnvelope;
+  if (!org.check || !shouldAskCheck({ mode: endpoint.policy.preAttemptCheck, checkUrl: org.check.url, hasFrozenEnvelope: frozen !== undefined })) {
+    return { kind: 'send', envelope: frozen ?? envelope };
+  }
+  const checkDeps = { ...deps, checkTimeoutMs: deps.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS };
+  const plan = await askPreAttemptCheck(checkDeps, { check: org.check, delivery, attemptNumber, envelope, nowMs });
+  deps.metrics?.checkFinished?.({ result: plan.kind, error: plan.kind === 'fault' ? plan.error : null, durationMs: deps.clock.now() - nowMs });
+  if (plan.kind === 'fault') {
+    deps.logger.warn({ requestId: `${delivery.id}.${attemptNumber}`, endpointId: endpoint.id, error: plan.error }, 'pre-attempt check failed');
+    return { kind: 'unsent', error: plan.error };
+  }
+  if (plan.kind === 'cancel') return plan;
+  if (frozen !== undefined) return { kind: 'send', envelope: frozen };
+  const chosen = plan.envelope ?? envelope;
+  if (chosen === null) return { kind: 'unsent', error: 'internal:event_missing' };
+  const max = endpoint.policy.maxPayloadBytes;
+  if (max !== null && Buffer.byteLength(chosen) > max) return { kind: 'unsent', error: 'payload_too_large' };
+  // A re-run of this attempt (its sender died) finds the body frozen by the first run and keeps it.
+  const kept = await deps.store.deliveries.freezeEnvelope(delivery.orgId, delivery.id, chosen);
+  return { kind: 'send', envelope: kept ?? chosen };
+}
+
+/** Ends a claimed delivery that the org's check cancelled: nothing sent, health untouched, slot given back. */
+async function cancelByCheck(deps: DeliverDeps, ids: AttemptIds, claim: Claimed, cancelReason: string, startedAt: number): Promise<AttemptRun> {
+  const { policy } = claim.endpoint;
+  const nowMs = deps.clock.now();
+  const finished = await deps.store.attempts.finish({
+    ids,
+    attemptNumber: claim.attemptNumber,
+    nowMs,
+    startedAt,
+    nextStatus: 'cancelled',
+    cancelReason,
+    responseStatus: null,
+    error: null,
+    durationMs: Math.max(0, nowMs - startedAt),
+    nextAttemptAt: null,
+    health: 'none',
+    request: null,
+    response: null,
+    concurrency: policy.concurrency,
+    retention: policy.retention,
+  });
+  deps.slots?.returned(ids.deliveryId);
+  deps.logger.info({ requestId: `${ids.deliveryId}.${claim.attemptNumber}`, endpointId: ids.endpointId, attempt: claim.attemptNumber, status: 'cancelled', cancelReason }, 'attempt cancelled by the pre-attempt check');
+  await deps.wake(ids.orgId, finished.woken);
+  if (finished.kind === 'stale') return { kind: 'done', status: 'stale' };
+  (deps.metrics ?? NO_DELIVERY_OBSERVER).deliveryFinished({ outcome: 'cancelled', error: cancelReason });
+  return { kind: 'done', status: 'cancelled' };
 }
 
 /** How long a delivery the claim refused, but the rules would send, waits before it looks again, ms. */

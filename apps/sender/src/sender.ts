@@ -44,6 +44,8 @@ export interface SenderDeps {
     lockDurationMs?: number;
     /** How often this worker looks for jobs whose lock expired, ms (BullMQ `stalledInterval`, default 30 000). */
     stalledIntervalMs?: number;
+    /** An org's pre-attempt check must answer within this, ms (`PRE_ATTEMPT_CHECK_TIMEOUT_MS`, default 3000). */
+    checkTimeoutMs?: number;
     userAgent: string;
   };
 }
@@ -98,6 +100,7 @@ export function createSender(deps: SenderDeps): Sender {
     classifyAddress: deps.classifyAddress,
     lookupAll: deps.lookupAll,
     userAgent: deps.config.userAgent,
+    checkTimeoutMs: deps.config.checkTimeoutMs,
     ids,
     wake,
     metrics: deps.metrics,

@@ -57,6 +57,21 @@ export {
   matchesEventTypes,
 } from './event-types.js';
 
+export {
+  DEFAULT_CHECK_TIMEOUT_MS,
+  MAX_CHECK_ANSWER_BYTES,
+  MAX_CHECK_REASON_LENGTH,
+  MAX_DISABLED_EVENT_TYPES,
+  PRE_ATTEMPT_CHECK_MODES,
+  checkRequestBody,
+  disabledEventTypesSchema,
+  envelopeWithData,
+  isEventTypeDisabled,
+  planFromCheckAnswer,
+  shouldAskCheck,
+} from './pre-attempt-check.js';
+export type { CheckPlan, CheckRequest, CheckResponse, PreAttemptCheckMode } from './pre-attempt-check.js';
+
 export { outcomeOfResponse, planAfterAttempt, planBeforeAttempt, planBreakerTrip } from './attempt-plan.js';
 export type { AfterAttemptInput, AfterAttemptPlan, AttemptOutcome, BeforeAttemptPlan, BreakerTripPlan, ClaimBlockers } from './attempt-plan.js';
 export type { FailureStreak, HealthEffect } from './breaker.js';
