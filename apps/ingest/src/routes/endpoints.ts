@@ -19,18 +19,22 @@ const URL_REASONS: Record<string, string> = {
   invalid_port: 'url must not name port 0',
 };
 
-/** Checks an endpoint URL; literal private addresses are refused at once (host names per attempt). */
-function checkUrl(raw: string, allowList: readonly string[]): string {
+/**
+ * Checks an endpoint URL (or, with `field`, another URL Postern calls: the org's
+ * `preAttemptCheckUrl`); literal private addresses are refused at once (host names per attempt).
+ * Returns the URL as it will be stored; throws 400 naming `field` otherwise.
+ */
+export function checkUrl(raw: string, allowList: readonly string[], field = 'url'): string {
   const parsed = validateEndpointUrl(raw);
-  if (!parsed.ok) throw new ApiError(400, 'invalid_request', `url: ${URL_REASONS[parsed.reason] ?? 'invalid URL'}`);
+  if (!parsed.ok) throw new ApiError(400, 'invalid_request', `${field}: ${(URL_REASONS[parsed.reason] ?? 'invalid URL').replace(/^url/, field)}`);
   // What a receiver never sees, or what URL parsing would silently repair, is refused rather
   // than stored different from what was sent.
-  if (parsed.url.hash !== '' || raw.includes('#')) throw new ApiError(400, 'invalid_request', 'url: must not contain a fragment (#…): it is never sent to the receiver');
-  if (!new RegExp(`^${parsed.url.protocol}//[^/]`, 'i').test(raw.trim())) throw new ApiError(400, 'invalid_request', 'url: must be written scheme://host…, e.g. https://example.com/webhooks');
+  if (parsed.url.hash !== '' || raw.includes('#')) throw new ApiError(400, 'invalid_request', `${field}: must not contain a fragment (#…): it is never sent to the receiver`);
+  if (!new RegExp(`^${parsed.url.protocol}//[^/]`, 'i').test(raw.trim())) throw new ApiError(400, 'invalid_request', `${field}: must be written scheme://host…, e.g. https://example.com/webhooks`);
   const address = hostAddress(parsed.url);
   if (address) {
     const reason = classifyAddress(address, allowList);
-    if (reason) throw new ApiError(400, 'unsafe_url', `url: points at a non-public address (${reason}); Postern only delivers to public addresses`);
+    if (reason) throw new ApiError(400, 'unsafe_url', `${field}: points at a non-public address (${reason}); Postern only delivers to public addresses`);
   }
   return parsed.url.toString();
 }
