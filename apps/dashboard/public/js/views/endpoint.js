@@ -26,7 +26,7 @@ function deliveryRow(d) {
       [badge(d.status), d.held ? h('span', { class: 'tag' }, 'held') : null],
       num(d.attemptCount),
       d.nextAttemptAt ? [time(d.nextAttemptAt), h('span', { class: 'sub' }, relative(d.nextAttemptAt))] : '—',
-      d.lastError ? h('code', null, d.lastError) : '—',
+      d.lastError ? h('code', null, d.lastError) : d.cancelReason ? h('code', { class: 'cancel-reason' }, d.cancelReason) : '—',
       num(d.lastResponseStatus),
       num(d.lastDurationMs === null ? null : duration(d.lastDurationMs)),
       time(d.createdAt),
