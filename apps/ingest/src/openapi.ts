@@ -1,6 +1,7 @@
 import { PRESET_NAMES, policySchema } from '@postern/shared';
 import { z } from 'zod';
 import { eventListQuery } from './routes/events.js';
+import { updateOrgBody } from './routes/org-settings.js';
 import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
 import { statsQuery } from './routes/stats.js';
@@ -49,6 +50,20 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'post', path: '/v1/orgs', tag: 'orgs', auth: 'admin', body: createOrgBody, summary: 'Create an org and its first API key (shown once)', responses: { 201: '`{id, name, createdAt, apiKey}`' } }),
   r({ method: 'post', path: '/v1/orgs/:id/suspend', tag: 'orgs', auth: 'admin', summary: 'Suspend an org: its keys get 403 org_suspended, its deliveries settle as each policy says', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
   r({ method: 'post', path: '/v1/orgs/:id/reactivate', tag: 'orgs', auth: 'admin', summary: 'Reactivate a suspended org', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
+
+  r({ method: 'get', path: '/v1/org', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:read', summary: "The calling org's settings", responses: { 200: '`{id, name, status, createdAt, disabledEventTypes, preAttemptCheckUrl}`' } }),
+  r({
+    method: 'patch',
+    path: '/v1/org',
+    tag: 'orgs',
+    auth: 'apiKey',
+    scope: 'webhooks:write',
+    body: updateOrgBody,
+    summary:
+      'Change the org\'s settings: `disabledEventTypes` (exact types or `prefix.*`: their deliveries are cancelled before the next attempt with `event_type_disabled`, new events of them get none; on again replays nothing) and `preAttemptCheckUrl` (asked before attempts whose policy says `preAttemptCheck: first | every`; `null` clears it)',
+    responses: { 200: 'the org settings, as `GET /v1/org`', 400: '`invalid_request` or `unsafe_url`, naming the field' },
+  }),
+  r({ method: 'get', path: '/v1/org/check-secret', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:write', summary: 'The secret that signs requests to the pre-attempt check URL (Standard Webhooks)', responses: { 200: '`{secret}` (null before a check URL was set)' } }),
 
   r({ method: 'get', path: '/v1/me', tag: 'api keys', auth: 'apiKey', summary: 'The calling API key: org, name, prefix, scopes', responses: { 200: '`{orgId, keyId, name, prefix, scopes}`' } }),
   r({ method: 'post', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', body: createApiKeyBody, summary: 'Create an API key (shown once)', responses: { 201: 'the key record with `apiKey`' } }),

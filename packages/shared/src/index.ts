@@ -60,12 +60,8 @@ export {
 export {
   DEFAULT_CHECK_TIMEOUT_MS,
   MAX_CHECK_ANSWER_BYTES,
-  MAX_CHECK_REASON_LENGTH,
-  MAX_DISABLED_EVENT_TYPES,
-  PRE_ATTEMPT_CHECK_MODES,
   checkRequestBody,
   disabledEventTypesSchema,
-  envelopeWithData,
   isEventTypeDisabled,
   planFromCheckAnswer,
   shouldAskCheck,

@@ -94,7 +94,7 @@ export interface Policy {
    * Whether the org's pre-attempt check URL (`PATCH /v1/org`) is asked before an attempt
    * (issue 16, see `pre-attempt-check.ts`): `none` (default; also when the org has no check URL),
    * `first` (until one answer says send, which freezes the body) or `every` (jitter-45h: before
-   * every attempt and redelivery, seed 001). Absent in policies stored before it existed: `none`.
+   * every attempt and redelivery). Absent in policies stored before it existed: `none`.
    */
   preAttemptCheck: PreAttemptCheckMode;
 }

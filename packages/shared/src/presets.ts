@@ -129,7 +129,7 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
         reenable: 'resume',
         countTestEvents: false,
       },
-      // Seed 001 re-checks the producer's own state before every attempt, redeliveries included.
+      // jitter-45h's rules re-check the producer's own state before every attempt, redeliveries included.
       preAttemptCheck: 'every',
     },
   },
