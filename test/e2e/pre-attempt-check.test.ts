@@ -29,7 +29,7 @@ beforeAll(async () => {
     if (type.startsWith('flaky.') && n <= 2) return 503;
     return 200;
   });
-  check = await startReceiver(async (r, _n, res) => {
+  check = await startReceiver((r, _n, res): 'handled' => {
     const asked = JSON.parse(r.body) as { eventType: string; attempt: number };
     const calls = (callsByType.get(asked.eventType) ?? 0) + 1;
     callsByType.set(asked.eventType, calls);
