@@ -61,7 +61,7 @@ export function deliveryJson(d: DeliveryRecord) {
  * One attempt of a delivery: its outcome, the request headers sent (signature included; null when
  * nothing was sent) and `response` — `{headers, headersTruncated, body, bodyTruncated}`, the body
  * excerpt as UTF-8 text — where the policy's `keepResponseBody` kept it, else null. `cancelReason`
- * (`check:<reason>`) is set on an attempt that sent nothing because the org's check cancelled it.
+ * (`check:<reason>`) is present only on an attempt that sent nothing because the org's check cancelled it.
  */
 export function attemptJson(a: AttemptRecord) {
   return {
@@ -72,7 +72,8 @@ export function attemptJson(a: AttemptRecord) {
     error: a.error,
     requestHeaders: a.requestHeaders,
     response: a.response,
-    cancelReason: a.cancelReason ?? null,
+    // Only on the attempt the org's check cancelled: every other attempt keeps its shape.
+    ...(a.cancelReason ? { cancelReason: a.cancelReason } : {}),
   };
 }
 

@@ -52,15 +52,18 @@ export async function askPreAttemptCheck(
   } catch {
     return { kind: 'fault', error: 'internal:secret_unreadable' };
   }
-  const result = await deps.transport.send({
-    url: parsed.url.toString(),
-    body,
-    headers: { 'content-type': 'application/json', 'user-agent': deps.userAgent, 'webhook-id': msgId, 'webhook-timestamp': String(timestampS), 'webhook-signature': signature },
-    timeout: { ms: deps.checkTimeoutMs, measures: 'whole-response' },
-    redirects: { follow: false },
-    maxResponseBytesRead: MAX_CHECK_ANSWER_BYTES,
-    keepResponseBody: 'all',
-  });
+  // The transport reports failures as results; a throw would be a bug, and still only a fault.
+  const result = await deps.transport
+    .send({
+      url: parsed.url.toString(),
+      body,
+      headers: { 'content-type': 'application/json', 'user-agent': deps.userAgent, 'webhook-id': msgId, 'webhook-timestamp': String(timestampS), 'webhook-signature': signature },
+      timeout: { ms: deps.checkTimeoutMs, measures: 'whole-response' },
+      redirects: { follow: false },
+      maxResponseBytesRead: MAX_CHECK_ANSWER_BYTES,
+      keepResponseBody: 'all',
+    })
+    .catch(() => ({ kind: 'error' as const, code: 'delivery_failed' }));
   const response =
     result.kind === 'error'
       ? result

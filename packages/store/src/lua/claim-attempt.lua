@@ -17,8 +17,9 @@
 --   {'claimed', attemptNumber, delivery, endpoint, envelope | false, org}
 -- where delivery and endpoint are their hashes as field, value lists (endpoint {} when gone) and
 -- envelopeBytes is -1 when the event is gone; org is the org's status, disabledEventTypes,
--- preAttemptCheckUrl and preAttemptCheckSecret (records.ts: parseOrgAttemptSettings). A delivery found in_flight was interrupted (its
--- sender died mid-attempt): the same attempt number runs again rather than spending a new one.
+-- preAttemptCheckUrl and preAttemptCheckSecret (records.ts: parseOrgAttemptSettings). A delivery
+-- found in_flight was interrupted (its sender died mid-attempt): the same attempt number runs
+-- again rather than spending a new one.
 --- @include "lease"
 
 -- Whether the org's disabledEventTypes (JSON array) switch the event type off: an equal entry, or
