@@ -175,6 +175,25 @@ test('a body built by the check at the first attempt is sent byte for byte on ev
   for (const r of asked) expect(() => new Webhook(secret).verify(r.body, r.headers as Record<string, string>)).not.toThrow();
 });
 
+test('preAttemptCheck "first": asked once, its data frozen for the retries; a redelivery is not asked again', async () => {
+  const org = await orgWithCheck();
+  await postern.createEndpoint(org.apiKey, { url: receiver.url, policy: fastPolicy(4, 50, { preAttemptCheck: 'first' }) });
+  answers.set('flaky.first', ({ calls }) => ({ body: JSON.stringify({ action: 'send', data: { call: calls } }) }));
+  const event = await postEvent(org.apiKey, 'flaky.first');
+  const deliveryId = event.deliveries[0]!.id;
+  expect((await finished(org.apiKey, deliveryId)).status).toBe('succeeded');
+  const redelivered = await postern.api('POST', `/v1/deliveries/${deliveryId}/redeliver`, { key: org.apiKey });
+  expect((await finished(org.apiKey, redelivered.body.delivery.id)).status).toBe('succeeded');
+  const bodies = toReceiver(event.id).map((r) => r.body);
+  expect(bodies).toHaveLength(4);
+  expect(new Set(bodies)).toEqual(new Set([bodies[0]]));
+  expect(JSON.parse(bodies[0]!).data).toEqual({ call: 1 });
+  expect(callsByType.get('flaky.first')).toBe(1);
+  // The frozen body is kept by the first writer: a re-run of the same attempt cannot replace it.
+  expect(await postern.store.deliveries.freezeEnvelope(org.id, deliveryId, '{"other":true}')).toBe(bodies[0]);
+  expect(await postern.store.deliveries.freezeEnvelope(org.id, 'dlv_missing', '{}')).toBeNull();
+});
+
 test('check server down: an internal: fault, retried on the schedule, the endpoint never charged, counted in metrics', async () => {
   const closed: Server = createServer();
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));

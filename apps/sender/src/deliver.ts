@@ -1,7 +1,10 @@
 import {
   DEFAULT_CHECK_TIMEOUT_MS,
   isValidSecret,
+  planAttemptBody,
   shouldAskCheck,
+  type AttemptBodyPlan,
+  type CheckPlan,
   keepsResponse,
   outcomeOfResponse,
   webhookRequestHeaders,
@@ -146,38 +149,21 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
 
 type Claimed = Extract<Awaited<ReturnType<Store['attempts']['claim']>>, { kind: 'claimed' }>;
 
-/**
- * What this attempt sends, as the org's pre-attempt check decided where the policy asks for it
- * (issue 16): `send` the frozen body, the body the check's `data` built (frozen now, before it is
- * sent, so every later attempt and redelivery sends the same bytes) or the event's envelope;
- * `cancel` with `check:<reason>`; or nothing, with an error (`unsent`): the check's own fault
- * (`internal:check_…`) or a body built over `maxPayloadBytes` (`payload_too_large`).
- */
-type AttemptBody = { kind: 'send'; envelope: string | null } | { kind: 'cancel'; cancelReason: string } | { kind: 'unsent'; error: string };
-
 /** The check stage of an attempt: asks the org's check URL only when the policy and org call for it. */
-async function bodyOfAttempt(deps: DeliverDeps, claim: Claimed, nowMs: number): Promise<AttemptBody> {
+async function bodyOfAttempt(deps: DeliverDeps, claim: Claimed, nowMs: number): Promise<AttemptBodyPlan> {
   const { delivery, endpoint, envelope, org, attemptNumber } = claim;
-  const frozen = delivery.frozenEnvelope;
-  if (!org.check || !shouldAskCheck({ mode: endpoint.policy.preAttemptCheck, checkUrl: org.check.url, hasFrozenEnvelope: frozen !== undefined })) {
-    return { kind: 'send', envelope: frozen ?? envelope };
+  const frozenEnvelope = delivery.frozenEnvelope;
+  let check: CheckPlan | null = null;
+  if (org.check && shouldAskCheck({ mode: endpoint.policy.preAttemptCheck, checkUrl: org.check.url, hasFrozenEnvelope: frozenEnvelope !== undefined })) {
+    check = await askPreAttemptCheck({ ...deps, checkTimeoutMs: deps.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS }, { check: org.check, delivery, attemptNumber, envelope, nowMs });
+    deps.metrics?.checkFinished?.({ result: check.kind, error: check.kind === 'fault' ? check.error : null, durationMs: deps.clock.now() - nowMs });
+    if (check.kind === 'fault') deps.logger.warn({ requestId: `${delivery.id}.${attemptNumber}`, endpointId: endpoint.id, error: check.error }, 'pre-attempt check failed');
   }
-  const checkDeps = { ...deps, checkTimeoutMs: deps.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS };
-  const plan = await askPreAttemptCheck(checkDeps, { check: org.check, delivery, attemptNumber, envelope, nowMs });
-  deps.metrics?.checkFinished?.({ result: plan.kind, error: plan.kind === 'fault' ? plan.error : null, durationMs: deps.clock.now() - nowMs });
-  if (plan.kind === 'fault') {
-    deps.logger.warn({ requestId: `${delivery.id}.${attemptNumber}`, endpointId: endpoint.id, error: plan.error }, 'pre-attempt check failed');
-    return { kind: 'unsent', error: plan.error };
-  }
-  if (plan.kind === 'cancel') return plan;
-  if (frozen !== undefined) return { kind: 'send', envelope: frozen };
-  const chosen = plan.envelope ?? envelope;
-  if (chosen === null) return { kind: 'unsent', error: 'internal:event_missing' };
-  const max = endpoint.policy.maxPayloadBytes;
-  if (max !== null && Buffer.byteLength(chosen) > max) return { kind: 'unsent', error: 'payload_too_large' };
+  const plan = planAttemptBody({ check, frozenEnvelope, envelope, maxPayloadBytes: endpoint.policy.maxPayloadBytes });
+  if (plan.kind !== 'send' || !plan.freeze || plan.envelope === null) return plan;
   // A re-run of this attempt (its sender died) finds the body frozen by the first run and keeps it.
-  const kept = await deps.store.deliveries.freezeEnvelope(delivery.orgId, delivery.id, chosen);
-  return { kind: 'send', envelope: kept ?? chosen };
+  const kept = await deps.store.deliveries.freezeEnvelope(delivery.orgId, delivery.id, plan.envelope);
+  return { ...plan, envelope: kept ?? plan.envelope };
 }
 
 /** Ends a claimed delivery that the org's check cancelled: nothing sent, health untouched, slot given back. */

@@ -63,10 +63,11 @@ export {
   checkRequestBody,
   disabledEventTypesSchema,
   isEventTypeDisabled,
+  planAttemptBody,
   planFromCheckAnswer,
   shouldAskCheck,
 } from './pre-attempt-check.js';
-export type { CheckPlan, CheckRequest, CheckResponse, PreAttemptCheckMode } from './pre-attempt-check.js';
+export type { AttemptBodyPlan, CheckPlan, CheckRequest, CheckResponse, PreAttemptCheckMode } from './pre-attempt-check.js';
 
 export { outcomeOfResponse, planAfterAttempt, planBeforeAttempt, planBreakerTrip } from './attempt-plan.js';
 export type { AfterAttemptInput, AfterAttemptPlan, AttemptOutcome, BeforeAttemptPlan, BreakerTripPlan, ClaimBlockers } from './attempt-plan.js';

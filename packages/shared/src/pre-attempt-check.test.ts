@@ -6,6 +6,7 @@ import {
   disabledEventTypesSchema,
   envelopeWithData,
   isEventTypeDisabled,
+  planAttemptBody,
   planFromCheckAnswer,
   shouldAskCheck,
   type CheckResponse,
@@ -112,5 +113,30 @@ describe('reading the check answer', () => {
   test('envelopeWithData keeps id, type and timestamp byte for byte', () => {
     expect(envelopeWithData(envelope, '7')).toBe('{"id":"evt_1","type":"time.logged","timestamp":"2026-01-02T03:04:05.000Z","data":7}');
     expect(envelopeWithData('not an envelope', '7')).toBeNull();
+  });
+});
+
+describe('the body of an attempt', () => {
+  const frozen = '{"id":"evt_1","data":"frozen"}';
+  const built = '{"id":"evt_1","data":"built"}';
+  const body = (check: Parameters<typeof planAttemptBody>[0]['check'], frozenEnvelope?: string, maxPayloadBytes: number | null = null) =>
+    planAttemptBody({ check, frozenEnvelope, envelope, maxPayloadBytes });
+
+  test('without a check: the frozen body, else the event envelope; nothing to freeze', () => {
+    expect(body(null)).toEqual({ kind: 'send', envelope, freeze: false });
+    expect(body(null, frozen)).toEqual({ kind: 'send', envelope: frozen, freeze: false });
+  });
+
+  test('the first send freezes the built body (or the envelope); later sends keep the frozen one', () => {
+    expect(body({ kind: 'send', envelope: built })).toEqual({ kind: 'send', envelope: built, freeze: true });
+    expect(body({ kind: 'send' })).toEqual({ kind: 'send', envelope, freeze: true });
+    expect(body({ kind: 'send' }, frozen)).toEqual({ kind: 'send', envelope: frozen, freeze: false });
+  });
+
+  test('cancel and faults send nothing; a built body over maxPayloadBytes is payload_too_large', () => {
+    expect(body({ kind: 'cancel', cancelReason: 'check:x' })).toEqual({ kind: 'cancel', cancelReason: 'check:x' });
+    expect(body({ kind: 'fault', error: 'internal:check_timeout' })).toEqual({ kind: 'unsent', error: 'internal:check_timeout' });
+    expect(body({ kind: 'send', envelope: built }, undefined, built.length - 1)).toEqual({ kind: 'unsent', error: 'payload_too_large' });
+    expect(planAttemptBody({ check: { kind: 'send' }, frozenEnvelope: undefined, envelope: null, maxPayloadBytes: null })).toEqual({ kind: 'unsent', error: 'internal:event_missing' });
   });
 });

@@ -11,9 +11,6 @@ import { MAX_EVENT_TYPE_LENGTH, eventTypeSchema } from './event-types.js';
 /** When an endpoint's deliveries ask the org's check URL (the policy's `preAttemptCheck`). */
 export type PreAttemptCheckMode = 'none' | 'first' | 'every';
 
-/** Every {@link PreAttemptCheckMode}, for validation and docs. */
-export const PRE_ATTEMPT_CHECK_MODES: readonly PreAttemptCheckMode[] = Object.freeze(['none', 'first', 'every']);
-
 /** Most entries `disabledEventTypes` may hold. */
 export const MAX_DISABLED_EVENT_TYPES = 100;
 
@@ -134,6 +131,37 @@ export function planFromCheckAnswer(response: CheckResponse, input: { envelope: 
   if (data === undefined || !input.bodyOpen) return { kind: 'send' };
   const envelope = envelopeWithData(input.envelope, JSON.stringify(data));
   return envelope === null ? { kind: 'fault', error: 'internal:event_missing' } : { kind: 'send', envelope };
+}
+
+/**
+ * What an attempt sends, once the check (if asked) has answered:
+ * - `send` these bytes (null: the event is gone, which the send stage records as
+ *   `internal:event_missing`); `freeze`: store them with the delivery first, so every later
+ *   attempt and redelivery sends exactly them;
+ * - `cancel` with `check:<reason>`;
+ * - `unsent`: nothing is sent and the attempt fails with `error` (the check's `internal:check_…`
+ *   fault, or `payload_too_large` for a body the check's data made larger than `maxPayloadBytes`).
+ */
+export type AttemptBodyPlan =
+  | { kind: 'send'; envelope: string | null; freeze: boolean }
+  | { kind: 'cancel'; cancelReason: string }
+  | { kind: 'unsent'; error: string };
+
+/**
+ * Decides the body of an attempt. Without a check (`check` null) the frozen body, else the event's
+ * envelope. With one: its fault or cancel as they are; a send keeps a frozen body, or freezes the
+ * body the answer built (or the event's envelope) at this, the first send.
+ */
+export function planAttemptBody(input: { check: CheckPlan | null; frozenEnvelope: string | undefined; envelope: string | null; maxPayloadBytes: number | null }): AttemptBodyPlan {
+  const { check, frozenEnvelope, envelope } = input;
+  if (check === null) return { kind: 'send', envelope: frozenEnvelope ?? envelope, freeze: false };
+  if (check.kind === 'fault') return { kind: 'unsent', error: check.error };
+  if (check.kind === 'cancel') return check;
+  if (frozenEnvelope !== undefined) return { kind: 'send', envelope: frozenEnvelope, freeze: false };
+  const chosen = check.envelope ?? envelope;
+  if (chosen === null) return { kind: 'unsent', error: 'internal:event_missing' };
+  if (input.maxPayloadBytes !== null && Buffer.byteLength(chosen) > input.maxPayloadBytes) return { kind: 'unsent', error: 'payload_too_large' };
+  return { kind: 'send', envelope: chosen, freeze: true };
 }
 
 /**
