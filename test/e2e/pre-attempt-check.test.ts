@@ -152,6 +152,7 @@ test('a body built by the check at the first attempt is sent byte for byte on ev
   const body = sent[0]!.body;
   expect(JSON.parse(body)).toMatchObject({ id: event.id, type: 'flaky.visible', data: { seenAs: 'owner', call: 1 } });
   expect(callsByType.get('flaky.visible')).toBe(3);
+  expect((await delivery(org.apiKey, deliveryId)).frozenEnvelope).toBe(body);
 
   const redelivered = await postern.api('POST', `/v1/deliveries/${deliveryId}/redeliver`, { key: org.apiKey });
   expect(redelivered.status).toBe(202);
