@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { createIdFactory } from '@postern/shared';
+import { createIdFactory, createSigningKeyCache } from '@postern/shared';
 import { createRedisConnection, createStore, type AttemptIds, type Store } from '@postern/store';
 import { runAttempt, type DeliverDeps, type DeliveryTransport, type OutboundRequest, type TransportResult } from '@postern/sender';
 import type { Redis } from 'ioredis';
@@ -60,6 +60,7 @@ function deps(t: DeliveryTransport, woken: string[] = []): DeliverDeps {
     logger: pino({ level: 'silent' }),
     classifyAddress: () => null,
     userAgent: 'Postern/test',
+    signingKeys: createSigningKeyCache(),
     ids: createIdFactory(),
     wake: async (_orgId, ids) => void woken.push(...ids),
   };
