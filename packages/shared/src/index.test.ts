@@ -12,7 +12,7 @@ const PUBLIC_CONTRACT = new Set([
   'ID_PREFIXES', 'isId', 'newId',
   'DEFAULT_TOLERANCE_S', 'InvalidSecretError', 'MAX_SECRET_BYTES', 'MIN_SECRET_BYTES', 'SECRET_PREFIX', 'parseSecret', 'sign', 'verify',
   'DEFAULT_SIGNATURE_SCHEME', 'ED25519_PUBLIC_KEY_BYTES', 'ED25519_PUBLIC_KEY_PREFIX', 'ED25519_SECRET_BYTES', 'ED25519_SECRET_PREFIX',
-  'generateEd25519Secret', 'parsePublicKey', 'parseSigningSecret', 'signWithKey',
+  'generateEd25519Secret', 'generateSecret', 'isValidSecret', 'parsePublicKey', 'parseSigningSecret', 'signWithKey',
   'ERROR_CODES', 'countsAgainstEndpoint', 'isRetried', 'httpStatusCode', 'retryDelayMs', 'parseRetryAfterMs',
   'MAX_ATTEMPTS', 'MAX_WAIT_MS', 'MAX_URL_LENGTH', 'parseAllowList',
   'ALL_EVENT_TYPES', 'MAX_EVENT_TYPE_FILTER_ENTRIES', 'MAX_EVENT_TYPE_LENGTH',
