@@ -258,6 +258,11 @@ test('an endpoint created with Ed25519 signatures shows its public key; switchin
   const api = (await postern.api('GET', `/v1/endpoints/${id}`, { key: adminKey })).body;
   expect(api).toMatchObject({ signatureScheme: 'ed25519', publicKey });
   await page.getByText('Ed25519 (v1a)', { exact: true }).waitFor();
+  // The key must wrap, not push the page sideways, on a phone too.
+  await shoot(page, 'endpoint-ed25519');
+  await page.setViewportSize(PHONE);
+  await shoot(page, 'endpoint-ed25519');
+  await page.setViewportSize(WIDE);
 
   await page.click('#reveal-secret');
   expect(await page.locator('#shown-secret code').innerText()).toMatch(/^whsk_/);
