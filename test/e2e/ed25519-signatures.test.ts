@@ -165,7 +165,11 @@ describe('bad input', () => {
     const endpoint = await postern.createEndpoint(apiKey, { url: receiver.url, eventTypes: ['none.ever'] });
     const path = `/v1/endpoints/${endpoint.id}`;
     expectError(await postern.api('POST', `${path}/rotate-secret`, { key: apiKey, body: { signatureScheme: 'rsa' } }), 400, 'invalid_request', /^signatureScheme: .*"ed25519"/);
-    expectError(await postern.api('POST', `${path}/rotate-secret`, { key: apiKey, body: { scheme: 'ed25519' } }), 400, 'invalid_request', /unknown field "scheme"/);
+    expectError(await postern.api('POST', `${path}/rotate-secret`, { key: apiKey, body: { scheme: 'ed25519' } }), 400, 'invalid_request', /^body: unknown field "scheme"$/);
+    for (const rawBody of ['null', '[]', '"ed25519"']) {
+      const r = await postern.api('POST', `${path}/rotate-secret`, { key: apiKey, rawBody, headers: { 'content-type': 'application/json' } });
+      expectError(r, 400, 'invalid_request', /^body: must be empty, \{\} or \{"signatureScheme"/);
+    }
     expectError(await postern.api('PATCH', path, { key: apiKey, body: { signatureScheme: 'ed25519' } }), 400, 'invalid_request', /^signatureScheme: .*rotate-secret/);
     // Nothing changed.
     expect((await postern.api('GET', `${path}/secret`, { key: apiKey })).body).toEqual({ secret: endpoint.secret, signatureScheme: 'hmac-sha256', publicKey: null, previous: 0 });

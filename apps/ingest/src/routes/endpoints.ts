@@ -114,7 +114,11 @@ function checkGivenSecret(secret: string, scheme: SignatureScheme): void {
 
 /** Validates `rotate-secret`'s optional body (`{signatureScheme?}`) before idempotency sees it; the result is in `res.locals.rotate`. */
 function rotateSecretInput<Params>(req: Request<Params>, res: Response, next: NextFunction): void {
-  const parsed = rotateSecretBody.safeParse(req.body ?? {});
+  const body = req.body as unknown;
+  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+    return next(new ApiError(400, 'invalid_request', 'body: must be empty, {} or {"signatureScheme": "hmac-sha256" | "ed25519"}'));
+  }
+  const parsed = rotateSecretBody.safeParse(body ?? {});
   if (!parsed.success) return next(invalidRequest(parsed.error));
   res.locals.rotate = parsed.data;
   next();
