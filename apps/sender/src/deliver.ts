@@ -1,5 +1,4 @@
 import {
-  InvalidSecretError,
   keepsResponse,
   outcomeOfResponse,
   webhookRequestHeaders,
@@ -207,14 +206,17 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
   return { ...outcome, responseStatus: result.status, request: sent, response };
 }
 
-/** Whether a stored secret (`whsec_` or `whsk_`) can sign; parsing it warms the cache the signature then reads. */
+/**
+ * Whether a stored secret (`whsec_` or `whsk_`) can sign; parsing it warms the cache the signature
+ * then reads. Any refusal (an `InvalidSecretError`, or a key the crypto library will not take) is
+ * Postern's fault, recorded as `internal:secret_unreadable`, never an exception out of the attempt.
+ */
 function readableSecret(keys: SigningKeyCache, secret: string): boolean {
   try {
     keys.get(secret);
     return true;
-  } catch (err) {
-    if (err instanceof InvalidSecretError) return false;
-    throw err;
+  } catch {
+    return false;
   }
 }
 

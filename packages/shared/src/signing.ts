@@ -15,7 +15,8 @@ export const ED25519_SECRET_PREFIX = 'whsk_';
 export const ED25519_PUBLIC_KEY_PREFIX = 'whpk_';
 /**
  * Bytes a `whsk_` secret decodes to: the 32-byte Ed25519 seed followed by the 32-byte public key,
- * the layout of the Standard Webhooks reference server (svix-server: `whsk_${base64(private_key + public_key)}`).
+ * the layout svix-server uses (svix/svix-webhooks README, "Configuring the keys":
+ * `whsk_${base64(private_key + public_key)}`); the specification says only "standard ed25519 key pair".
  */
 export const ED25519_SECRET_BYTES = 64;
 /** Bytes a `whpk_` public key decodes to (a raw Ed25519 public key). */
@@ -129,7 +130,7 @@ function rawPublicKey(key: KeyObject): Buffer {
  * Makes a new Ed25519 key pair for an endpoint (Standard Webhooks asymmetric scheme).
  *
  * @returns `whsk_` + standard base64 (with padding) of the 32-byte seed followed by the
- *   32-byte public key — the layout svix-server, the Standard Webhooks reference server, uses.
+ *   32-byte public key — the layout svix-server uses (see {@link ED25519_SECRET_BYTES}).
  */
 export function generateEd25519Secret(): string {
   const { privateKey } = generateKeyPairSync('ed25519');
@@ -161,8 +162,8 @@ export function signatureSchemeOf(secret: string): SignatureScheme | null {
 
 /**
  * A secret decoded for signing: the HMAC key bytes, or the Ed25519 private key with its
- * `whpk_` public key. Parsing is the costly part of an Ed25519 signature, so a sender keeps
- * these ({@link createSigningKeyCache}) rather than parsing per attempt.
+ * `whpk_` public key. Parsing an Ed25519 key costs about as much as signing with it, so a
+ * sender keeps these ({@link createSigningKeyCache}) rather than parsing per attempt.
  */
 export type SigningKey =
   | { readonly scheme: 'hmac-sha256'; readonly key: Buffer }
