@@ -54,6 +54,10 @@ export interface PosternOptions {
   queuePartitions?: number;
   /** The sender's clock (default the real one), e.g. to finish deliveries "days ago". */
   senderClock?: { now(): number };
+  /** Ingest's clock (default the real one), e.g. to see a portal session expire. */
+  ingestClock?: { now(): number };
+  /** Origins that may frame the customer portal (`PORTAL_FRAME_ANCESTORS`); default none. */
+  portalFrameAncestors?: string[];
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -107,11 +111,19 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     redis: apiRedis,
     store,
     queues,
-    clock: { now: () => Date.now() },
+    clock: options.ingestClock ?? { now: () => Date.now() },
     ids: createIdFactory(),
     logger,
     registry: ingestRegistry,
-    config: { bullBoardReadOnly: options.bullBoardReadOnly ?? true, adminToken: TEST_ADMIN_TOKEN, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, allowList, secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000, lookupCacheTtlMs: options.lookupCacheTtlMs },
+    config: {
+      bullBoardReadOnly: options.bullBoardReadOnly ?? true,
+      adminToken: TEST_ADMIN_TOKEN,
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      allowList,
+      secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000,
+      lookupCacheTtlMs: options.lookupCacheTtlMs,
+      portalFrameAncestors: options.portalFrameAncestors,
+    },
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

@@ -43,5 +43,15 @@ export interface AppDeps {
     lookupCacheTtlMs?: number;
     /** Most API keys the lookup cache holds (`LOOKUP_CACHE_MAX_ENTRIES`); default 10 000. */
     lookupCacheMaxEntries?: number;
+    /**
+     * Origin the portal URLs start with, e.g. `https://postern.example.com` (`PUBLIC_URL`); absent:
+     * the origin the minting request was made to.
+     */
+    publicUrl?: string;
+    /**
+     * Origins that may show the customer portal in an iframe (`PORTAL_FRAME_ANCESTORS`), sent as
+     * the portal page's `Content-Security-Policy: frame-ancestors`; empty or absent: no framing.
+     */
+    portalFrameAncestors?: readonly string[];
   };
 }

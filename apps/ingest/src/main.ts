@@ -66,6 +66,8 @@ const app = createApp({
     secretRotationGraceMs: 24 * 60 * 60 * 1000,
     lookupCacheTtlMs: config.LOOKUP_CACHE_TTL_MS,
     lookupCacheMaxEntries: config.LOOKUP_CACHE_MAX_ENTRIES,
+    publicUrl: config.PUBLIC_URL,
+    portalFrameAncestors: config.PORTAL_FRAME_ANCESTORS,
   },
 });
 
