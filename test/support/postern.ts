@@ -8,6 +8,7 @@ import { connectRedis, createDeliveryQueues, createStore, parseClusterNodes, typ
 import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
+import type { Tracer } from '@postern/telemetry';
 import { apiClient, type ApiClient } from './api-client.js';
 
 /** Redis used by tests (`REDIS_URL`, default the local one). */
@@ -58,6 +59,8 @@ export interface PosternOptions {
   ingestClock?: { now(): number };
   /** Origins that may frame the customer portal (`PORTAL_FRAME_ANCESTORS`); default none. */
   portalFrameAncestors?: string[];
+  /** Ingest's and the sender's OpenTelemetry tracers (`startTracing`); default none (tracing off). */
+  tracers?: { ingest?: Tracer; sender?: Tracer };
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -115,6 +118,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     ids: createIdFactory(),
     logger,
     registry: ingestRegistry,
+    tracer: options.tracers?.ingest,
     config: {
       bullBoardReadOnly: options.bullBoardReadOnly ?? true,
       adminToken: TEST_ADMIN_TOKEN,
@@ -149,6 +153,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       classifyAddress: classify,
       lookupAll: options.lookupAll,
       metrics: senderMetrics,
+      tracer: options.tracers?.sender,
       config: {
         concurrency,
         reconcileIntervalMs: options.reconcileIntervalMs ?? 0,

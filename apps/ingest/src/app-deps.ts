@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { IdFactory } from '@postern/shared';
+import type { Tracer } from '@postern/telemetry';
 import type { DataLossMonitor, DeliveryQueues, RedisClient, Store } from '@postern/store';
 
 /** Everything `createApp` needs; `main.ts` (or a test) builds it. */
@@ -23,6 +24,8 @@ export interface AppDeps {
    * global registry.
    */
   registry?: Registry;
+  /** OpenTelemetry tracer (`OTEL_*` set: see `startTracing`); absent = tracing off, no span is made. */
+  tracer?: Tracer;
   /** Notices Redis losing its data (`/readyz` check `redis_data`, metric `postern_redis_data_lost`); none in most tests. */
   dataLossMonitor?: DataLossMonitor;
   config: {
