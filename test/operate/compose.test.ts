@@ -15,8 +15,8 @@ const services = compose.services as Record<string, any>;
 const envOf = (service: any): Record<string, string> => Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, String(v)]));
 const healthcheckOf = (service: any): string => (service.healthcheck?.test ?? []).join(' ');
 
-test('it runs redis, ingest, sender and prometheus, each with a health check', () => {
-  expect(Object.keys(services).sort()).toEqual(['ingest', 'prometheus', 'redis', 'sender']);
+test('it runs redis, ingest, sender, prometheus and grafana, each with a health check', () => {
+  expect(Object.keys(services).sort()).toEqual(['grafana', 'ingest', 'prometheus', 'redis', 'sender']);
   for (const [name, service] of Object.entries(services)) expect({ name, healthcheck: healthcheckOf(service).length > 0 }).toEqual({ name, healthcheck: true });
 });
 

@@ -140,7 +140,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const classify = (address: string) => classifyAddress(address, allowList);
   const transport = createGotTransport({ allowList, classifyAddress: classify });
   const senderRegistry = new Registry();
-  const senderMetrics = createSenderMetrics({ registry: senderRegistry, queues: workerQueues.partitions });
+  const senderMetrics = createSenderMetrics({ registry: senderRegistry, queues: workerQueues.partitions, longestOverdueMs: () => workerQueues.longestOverdueMs(workerRedis, Date.now()) });
   const makeSender = (concurrency: number): Sender =>
     createSender({
       redis: workerRedis,

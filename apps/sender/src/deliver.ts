@@ -96,13 +96,14 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
   deps.slots?.taken(ids, policy.concurrency);
 
   const startedAt = clock.now();
-  observer.attemptStarted();
+  observer.attemptStarted({ attemptNumber, sinceAcceptedMs: startedAt - delivery.createdAt });
   const span = deps.tracer ? startAttemptSpan(deps.tracer, ids, attemptNumber, traceparent) : null;
   let result: SendResult | undefined;
   try {
     result = await send(deps, delivery, endpoint, envelope, attemptNumber, startedAt);
   } finally {
-    observer.attemptFinished({ durationMs: clock.now() - startedAt, error: result ? result.error : 'delivery_failed' });
+    const endedAt = clock.now();
+    observer.attemptFinished({ durationMs: endedAt - startedAt, error: result ? result.error : 'delivery_failed', orgId: ids.orgId, endpointId: ids.endpointId, nowMs: endedAt });
     if (span) endAttemptSpan(span, result);
   }
 

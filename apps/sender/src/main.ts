@@ -53,7 +53,7 @@ const transport = createGotTransport({ allowList, classifyAddress: classify, loo
 // The sender's metrics and the default process metrics (CPU, memory, event-loop lag, GC).
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
-const metrics = createSenderMetrics({ registry, queues: queues.partitions });
+const metrics = createSenderMetrics({ registry, queues: queues.partitions, longestOverdueMs: () => queues.longestOverdueMs(redis, Date.now()) });
 const sender = createSender({
   redis,
   store,
