@@ -46,11 +46,14 @@ export function dashboardStatic(options: DashboardOptions = {}): Router {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     const path = req.originalUrl.split('?')[0] ?? '';
     if (req.path === '/' && !path.endsWith('/')) return res.redirect(301, `${req.baseUrl}/`);
-    res.set(req.path === '/portal' ? portalHeaders : SECURITY_HEADERS);
-    next();
+    if (req.path !== '/portal') {
+      res.set(SECURITY_HEADERS);
+      return next();
+    }
+    // The same page as the index; its relative URLs resolve under /dashboard/ as the index's do.
+    res.set(portalHeaders);
+    res.sendFile('index.html', { root: DASHBOARD_ROOT }, (err) => err && next(err));
   });
-  // Relative URLs of /dashboard/portal resolve under /dashboard/, as those of the index do.
-  router.get('/portal', (_req, res, next) => res.sendFile('index.html', { root: DASHBOARD_ROOT }, (err) => err && next(err)));
   router.use(express.static(DASHBOARD_ROOT, { index: 'index.html', redirect: false, dotfiles: 'ignore', etag: true }));
   return router;
 }

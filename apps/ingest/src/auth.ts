@@ -112,7 +112,8 @@ export function apiKeyPrefix(apiKey: string): string {
  * for a missing, unknown or revoked key, 403 `org_suspended` for a suspended org. Lookups come
  * from `lookups` (one Redis round trip when the key is cached). A key without a record yet (made
  * before keys had scopes) gets one on first use, with every scope, so it keeps working and can be
- * listed and revoked.
+ * listed and revoked. A portal session token (`pst_…`) is checked as {@link requirePortalSession}
+ * says instead, and sets the same locals (`res.locals.portalSession` too; null for an API key).
  */
 export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>, lookups: LookupCache): RequestHandler {
   const { store } = deps;
