@@ -118,12 +118,13 @@ test('sender metrics count outcomes, attempts, latency and breaker trips with bo
   // The endpoints failing most, by id: the one metric that names endpoints, at most 10 of them.
   const orgId = (await postern.api('GET', '/v1/me', { key })).body.orgId as string;
   const topFailing = samples.filter((s) => s.name === 'postern_endpoint_recent_failed_attempts');
-  expect(topFailing.map((s) => ({ ...s.labels, value: s.value })).sort((a, b) => b.value - a.value || a.endpoint_id!.localeCompare(b.endpoint_id!))).toEqual(
+  const byCount = (a: { endpoint_id: string; value: number }, b: { endpoint_id: string; value: number }) => b.value - a.value || a.endpoint_id.localeCompare(b.endpoint_id);
+  expect(topFailing.map((s) => ({ org_id: s.labels.org_id ?? '', endpoint_id: s.labels.endpoint_id ?? '', value: s.value })).sort(byCount)).toEqual(
     [
       { org_id: orgId, endpoint_id: failEp.id, value: 2 },
       { org_id: orgId, endpoint_id: tripEp.id, value: 2 },
       { org_id: orgId, endpoint_id: refusedEp.id, value: 1 },
-    ].sort((a, b) => b.value - a.value || a.endpoint_id.localeCompare(b.endpoint_id)),
+    ].sort(byCount),
   );
 
   expect(v('postern_breaker_trips_total', { action: 'pause' })).toBe(1);
