@@ -1,4 +1,7 @@
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { hashApiKey } from '@postern/ingest';
@@ -17,6 +20,9 @@ import { waitUntil } from '../support/wait-until.js';
 // Functions passed to page.evaluate run in the browser; the tests' tsconfig has no DOM types.
 declare const location: { hash: string; href: string };
 declare const sessionStorage: { getItem(key: string): string | null };
+declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
+
+const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/screenshots/', import.meta.url));
 
 const DEAD_URL = 'http://127.0.0.1:9/hook';
 
@@ -220,6 +226,26 @@ describe('in the browser', () => {
     expect(await ended.innerText()).toContain('This session was ended');
     expect(await page.locator('#api-key').count()).toBe(0);
     expect(await page.evaluate(() => sessionStorage.getItem('postern.apiKey'))).toBeNull();
+    await page.close();
+  });
+
+  test('on a phone: the portal and its ended page fit the screen (screenshots in test-artifacts/screenshots/)', async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const s = await mint(orgA.id);
+    const page = await newTab();
+    await page.setViewportSize({ width: 375, height: 812 });
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    await page.goto(s.url);
+    await page.locator('a', { hasText: endpointA.url }).waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-375.png'), fullPage: true });
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await postern.api('DELETE', `/v1/orgs/${orgA.id}/portal-sessions/${s.id}`, { key: TEST_ADMIN_TOKEN });
+    await page.evaluate(() => {
+      location.hash = '#/events';
+    });
+    await page.locator('[data-testid="session-ended"]').waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'portal-ended-375.png'), fullPage: true });
+    expect(await overflow()).toBeLessThanOrEqual(0);
     await page.close();
   });
 
