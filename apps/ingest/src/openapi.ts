@@ -4,7 +4,7 @@ import { eventListQuery } from './routes/events.js';
 import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
 import { statsQuery } from './routes/stats.js';
-import { createApiKeyBody, createEndpointBody, createEventBody, createOrgBody, createPortalSessionBody, deliveryListQuery, pageQuery, updateEndpointBody } from './schemas.js';
+import { createApiKeyBody, createEndpointBody, createEventBody, createOrgBody, createPortalSessionBody, deliveryListQuery, pageQuery, rotateSecretBody, updateEndpointBody } from './schemas.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 type Auth = 'apiKey' | 'admin' | 'adminBrowser' | 'none';
@@ -20,6 +20,8 @@ export interface RouteDoc {
   scope?: 'webhooks:read' | 'webhooks:write' | 'events:write';
   /** The zod schema that validates the JSON body. */
   body?: z.ZodType;
+  /** The body may be left out (it then means `{}`); default false. */
+  bodyOptional?: boolean;
   /** The zod object schema that validates the query string. */
   query?: z.ZodObject;
   /** Status → description, beyond the ones added from `auth`, `body`, `query` and path params. */
@@ -58,13 +60,13 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's API keys (prefix only)", responses: { 200: '`{data, nextCursor}`' } }),
   r({ method: 'delete', path: '/v1/api-keys/:id', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', summary: 'Revoke an API key', responses: { 200: 'the revoked key record' } }),
 
-  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, summary: 'Register an endpoint', responses: { 201: 'the endpoint with its `secret`' } }),
+  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, summary: 'Register an endpoint; `signatureScheme` `hmac-sha256` (default: `whsec_` secret, `v1` signatures) or `ed25519` (`whsk_` secret key, `whpk_` public key, `v1a` signatures; Standard Webhooks)', responses: { 201: 'the endpoint with its `secret` (`whsec_…` or `whsk_…`), `signatureScheme` and `publicKey` (`whpk_…`, null for `hmac-sha256`)' } }),
   r({ method: 'get', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's endpoints", responses: { 200: '`{data, nextCursor}`' } }),
-  r({ method: 'get', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: 'One endpoint with its health', responses: { 200: 'the endpoint' } }),
-  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint', responses: { 200: 'the endpoint' } }),
+  r({ method: 'get', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: 'One endpoint with its health, `signatureScheme` and `publicKey`', responses: { 200: 'the endpoint' } }),
+  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint (the signature scheme changes only with a new key: rotate-secret)', responses: { 200: 'the endpoint' } }),
   r({ method: 'delete', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Delete an endpoint; its queued deliveries end cancelled', responses: { 204: 'deleted' } }),
-  r({ method: 'get', path: '/v1/endpoints/:id/secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'The current signing secret', responses: { 200: '`{secret, previous}`' } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/rotate-secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'New secret; the old one keeps signing for 24 h', responses: { 200: '`{secret, previousSecretValidUntil}`' } }),
+  r({ method: 'get', path: '/v1/endpoints/:id/secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'The current signing secret', responses: { 200: '`{secret, signatureScheme, publicKey, previous}`' } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/rotate-secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: rotateSecretBody, bodyOptional: true, summary: 'New secret (of `signatureScheme`, default the current scheme); the old one keeps signing for 24 h', responses: { 200: '`{secret, signatureScheme, publicKey, previousSecretValidUntil}`' } }),
   r({ method: 'post', path: '/v1/endpoints/:id/pause', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Pause an endpoint', responses: { 200: 'the endpoint' } }),
   r({ method: 'post', path: '/v1/endpoints/:id/resume', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Resume an endpoint; held deliveries are re-queued oldest first', responses: { 200: 'the endpoint with `requeued`', 409: '`recreate_required`: the policy re-enables only by re-creating' } }),
   r({ method: 'get', path: '/v1/endpoints/:id/timeline', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: "The endpoint's policy as attempt times", responses: { 200: '`{endpointId, policyName, attempts}`' } }),
@@ -188,7 +190,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
     parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } as never });
   }
   if (parameters.length > 0) op.parameters = parameters;
-  if (route.body) op.requestBody = { required: true, content: { 'application/json': { schema: bodySchema(route.body) } } };
+  if (route.body) op.requestBody = { required: !route.bodyOptional, content: { 'application/json': { schema: bodySchema(route.body) } } };
   return op;
 }
 

@@ -1,4 +1,4 @@
-import { extractRawField } from '@postern/shared';
+import { DEFAULT_SIGNATURE_SCHEME, extractRawField, publicKeyOf, signatureSchemeOf, type SignatureScheme } from '@postern/shared';
 import { isWaitingForNextAttempt, type ApiKeyRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 
 /** Epoch ms → ISO 8601 string; null stays null. */
@@ -6,7 +6,18 @@ export function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
-/** An endpoint as the API shows it: no secrets, times as ISO strings, health fields flat. */
+/**
+ * How an endpoint signs now, from its current secret's prefix (Standard Webhooks): the scheme, and
+ * for `ed25519` the `whpk_` public key a receiver verifies `v1a` signatures with (null for
+ * `hmac-sha256`, whose secret is never shown here).
+ */
+export function signingJson(e: Pick<EndpointRecord, 'secrets'>): { signatureScheme: SignatureScheme; publicKey: string | null } {
+  const current = e.secrets.find((s) => s.expiresAt === null)?.secret;
+  if (current === undefined) return { signatureScheme: DEFAULT_SIGNATURE_SCHEME, publicKey: null };
+  return { signatureScheme: signatureSchemeOf(current) ?? DEFAULT_SIGNATURE_SCHEME, publicKey: publicKeyOf(current) };
+}
+
+/** An endpoint as the API shows it: no secrets (an Ed25519 public key is not one), times as ISO strings, health fields flat. */
 export function endpointJson(e: EndpointRecord) {
   return {
     id: e.id,
@@ -16,6 +27,7 @@ export function endpointJson(e: EndpointRecord) {
     status: e.status,
     policyName: e.policyName,
     policy: e.policy,
+    ...signingJson(e),
     createdAt: iso(e.createdAt),
     updatedAt: iso(e.updatedAt),
     consecutiveFailures: e.consecutiveFailures,

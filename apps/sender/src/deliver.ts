@@ -1,5 +1,4 @@
 import {
-  isValidSecret,
   keepsResponse,
   outcomeOfResponse,
   webhookRequestHeaders,
@@ -12,6 +11,7 @@ import {
   type AttemptOutcome,
   type BreakerTripPlan,
   type IdFactory,
+  type SigningKeyCache,
 } from '@postern/shared';
 import type { AttemptIds, AttemptResponseRecord, DeliveryRecord, EndpointRecord, NotificationRecord, Store } from '@postern/store';
 import type { Logger } from 'pino';
@@ -33,6 +33,11 @@ export interface DeliverDeps {
   classifyAddress: (address: string) => string | null;
   lookupAll?: LookupAll;
   userAgent: string;
+  /**
+   * Endpoint secrets parsed once per sender (an Ed25519 `whsk_` key becomes a KeyObject on first
+   * use, not per attempt); `createSigningKeyCache()` from `@postern/shared`.
+   */
+  signingKeys: SigningKeyCache;
   /** Makes notification ids when a breaker trips. */
   ids: IdFactory;
   /** Wakes parked deliveries that a freed slot lets in (promotes their delayed jobs). */
@@ -183,13 +188,13 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
   const parsed = validateEndpointUrl(endpoint.url);
   if (!parsed.ok) return fault('internal:stored_url_invalid');
   const secrets = endpoint.secrets.filter((s) => s.expiresAt === null || s.expiresAt > startedAt).map((s) => s.secret);
-  if (secrets.length === 0 || !secrets.every(isValidSecret)) return fault('internal:secret_unreadable');
+  if (secrets.length === 0 || !secrets.every((secret) => readableSecret(deps.signingKeys, secret))) return fault('internal:secret_unreadable');
 
   const refused = await checkDestination(parsed.url, deps.classifyAddress, deps.lookupAll);
   if (refused) return fault(refused);
 
   const timestampS = Math.floor(startedAt / 1000);
-  const sent: SentRequestFields = { userAgent: deps.userAgent, timestampS, signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope }) };
+  const sent: SentRequestFields = { userAgent: deps.userAgent, timestampS, signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope, keyOf: deps.signingKeys.get }) };
   const headers = webhookRequestHeaders({ eventId: delivery.eventId, deliveryId: delivery.id, attemptNumber }, sent);
   const result = await deps.transport.send({
     url: parsed.url.toString(),
@@ -205,6 +210,20 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
   // The transport judged `failed` by status (non-2xx); the attempt's outcome has the last word.
   const response = result.detail && keepsResponse(endpoint.policy.keepResponseBody, outcome.error) ? result.detail : null;
   return { ...outcome, responseStatus: result.status, request: sent, response };
+}
+
+/**
+ * Whether a stored secret (`whsec_` or `whsk_`) can sign; parsing it warms the cache the signature
+ * then reads. Any refusal (an `InvalidSecretError`, or a key the crypto library will not take) is
+ * Postern's fault, recorded as `internal:secret_unreadable`, never an exception out of the attempt.
+ */
+function readableSecret(keys: SigningKeyCache, secret: string): boolean {
+  try {
+    keys.get(secret);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Carries out a breaker trip: the endpoint switched off once, its pending deliveries settled, one notification. */

@@ -1,6 +1,6 @@
 import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
 import { DELIVERY_QUEUE_NAME, deliveryJobDataSchema, type AttemptIds, type DeliveryJobData, type DeliveryQueues, type EndpointRecord, type RedisClient, type Store } from '@postern/store';
-import { createIdFactory } from '@postern/shared';
+import { createIdFactory, createSigningKeyCache } from '@postern/shared';
 import type { Logger } from 'pino';
 import type { Tracer } from '@postern/telemetry';
 import { runAttempt, type DeliverDeps } from './deliver.js';
@@ -101,6 +101,7 @@ export function createSender(deps: SenderDeps): Sender {
     classifyAddress: deps.classifyAddress,
     lookupAll: deps.lookupAll,
     userAgent: deps.config.userAgent,
+    signingKeys: createSigningKeyCache(),
     ids,
     wake,
     metrics: deps.metrics,
