@@ -11,6 +11,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/store/package.json packages/store/
+COPY packages/telemetry/package.json packages/telemetry/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
 COPY apps/dashboard/package.json apps/dashboard/
@@ -26,6 +27,7 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/store/package.json packages/store/
+COPY packages/telemetry/package.json packages/telemetry/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
 COPY apps/dashboard/package.json apps/dashboard/
@@ -36,6 +38,7 @@ RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --
 # dashboard's static files, which ingest serves from apps/dashboard/public.
 COPY --from=build /app/packages/shared/dist packages/shared/dist
 COPY --from=build /app/packages/store/dist packages/store/dist
+COPY --from=build /app/packages/telemetry/dist packages/telemetry/dist
 COPY --from=build /app/apps/ingest/dist apps/ingest/dist
 COPY --from=build /app/apps/sender/dist apps/sender/dist
 COPY --from=build /app/apps/dashboard/dist apps/dashboard/dist

@@ -15,8 +15,8 @@ const services = compose.services as Record<string, any>;
 const envOf = (service: any): Record<string, string> => Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, String(v)]));
 const healthcheckOf = (service: any): string => (service.healthcheck?.test ?? []).join(' ');
 
-test('it runs redis, ingest, sender and prometheus, each with a health check', () => {
-  expect(Object.keys(services).sort()).toEqual(['ingest', 'prometheus', 'redis', 'sender']);
+test('it runs redis, ingest, sender, prometheus and grafana, each with a health check', () => {
+  expect(Object.keys(services).sort()).toEqual(['grafana', 'ingest', 'prometheus', 'redis', 'sender']);
   for (const [name, service] of Object.entries(services)) expect({ name, healthcheck: healthcheckOf(service).length > 0 }).toEqual({ name, healthcheck: true });
 });
 
@@ -87,7 +87,7 @@ test('the Dockerfile is multi-stage: it builds in one stage and runs compiled co
   const last = stages.at(-1)!;
   expect(last).toMatch(/RUN npm ci --omit=dev/);
   expect(last).not.toMatch(/tsx|src\/main\.ts|npm run build/);
-  for (const pkg of ['packages/shared', 'packages/store', 'apps/ingest', 'apps/sender', 'apps/dashboard']) expect(last).toContain(`COPY --from=build /app/${pkg}/dist ${pkg}/dist`);
+  for (const pkg of ['packages/shared', 'packages/store', 'packages/telemetry', 'apps/ingest', 'apps/sender', 'apps/dashboard']) expect(last).toContain(`COPY --from=build /app/${pkg}/dist ${pkg}/dist`);
   expect(last).toContain('COPY apps/dashboard/public apps/dashboard/public');
   expect(last).toMatch(/CMD \["node", "apps\/ingest\/dist\/main\.js"\]/);
 });

@@ -73,11 +73,11 @@ async function waitFinished(ids: string[]): Promise<void> {
 
 test('sender metrics count outcomes, attempts, latency and breaker trips with bounded labels', async () => {
   const okEp = await postern.createEndpoint(key, { url: ok.url, eventTypes: ['m.ok'], policy: { ...fastPolicy(1), ...ROOMY } });
-  await postern.createEndpoint(key, { url: failing.url, eventTypes: ['m.fail'], policy: { ...fastPolicy(2, 10), ...ROOMY } });
-  await postern.createEndpoint(key, { url: `http://127.0.0.1:${closedPort}/hook`, eventTypes: ['m.refused'], policy: { ...fastPolicy(1), ...ROOMY } });
+  const failEp = await postern.createEndpoint(key, { url: failing.url, eventTypes: ['m.fail'], policy: { ...fastPolicy(2, 10), ...ROOMY } });
+  const refusedEp = await postern.createEndpoint(key, { url: `http://127.0.0.1:${closedPort}/hook`, eventTypes: ['m.refused'], policy: { ...fastPolicy(1), ...ROOMY } });
   // Trips on its second failed attempt and pauses itself.
   const breaker = { counts: 'attempts', of: 'all', threshold: 2, minStreakMs: 0, action: 'pause', pendingOnTrip: 'hold', reenable: 'resume', countTestEvents: false };
-  await postern.createEndpoint(key, { url: failing.url, eventTypes: ['m.trip'], policy: { ...fastPolicy(3, 10), breaker, ...ROOMY } });
+  const tripEp = await postern.createEndpoint(key, { url: failing.url, eventTypes: ['m.trip'], policy: { ...fastPolicy(3, 10), breaker, ...ROOMY } });
 
   const ids = [...(await send('m.ok', 3)), ...(await send('m.fail', 1)), ...(await send('m.refused', 1))];
   const tripIds = await send('m.trip', 1);
@@ -111,13 +111,29 @@ test('sender metrics count outcomes, attempts, latency and breaker trips with bo
   expect(v('postern_delivery_latency_seconds_bucket', { le: '10' })).toBe(3);
   expect(v('postern_delivery_latency_seconds_sum')).toBeGreaterThan(0);
 
+  // Accepted → first attempt started: one observation per delivery's first attempt (6 deliveries).
+  expect(v('postern_first_attempt_latency_seconds_count')).toBe(6);
+  expect(v('postern_first_attempt_latency_seconds_bucket', { le: '10' })).toBe(6);
+
+  // The endpoints failing most, by id: the one metric that names endpoints, at most 10 of them.
+  const orgId = (await postern.api('GET', '/v1/me', { key })).body.orgId as string;
+  const topFailing = samples.filter((s) => s.name === 'postern_endpoint_recent_failed_attempts');
+  const byCount = (a: { endpoint_id: string; value: number }, b: { endpoint_id: string; value: number }) => b.value - a.value || a.endpoint_id.localeCompare(b.endpoint_id);
+  expect(topFailing.map((s) => ({ org_id: s.labels.org_id ?? '', endpoint_id: s.labels.endpoint_id ?? '', value: s.value })).sort(byCount)).toEqual(
+    [
+      { org_id: orgId, endpoint_id: failEp.id, value: 2 },
+      { org_id: orgId, endpoint_id: tripEp.id, value: 2 },
+      { org_id: orgId, endpoint_id: refusedEp.id, value: 1 },
+    ].sort(byCount),
+  );
+
   expect(v('postern_breaker_trips_total', { action: 'pause' })).toBe(1);
   expect(v('postern_attempts_in_flight')).toBe(0);
   expect(samples.filter((s) => s.name === 'postern_queue_jobs').map((s) => s.labels.state).sort()).toEqual(['active', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children']);
   expect(v('postern_queue_jobs', { state: 'waiting' })).toBe(0);
 
-  // No label value names an id, an address or a URL.
-  for (const s of samples) {
+  // No other label value names an id, an address or a URL.
+  for (const s of samples.filter((sample) => sample.name !== 'postern_endpoint_recent_failed_attempts')) {
     for (const value of Object.values(s.labels)) {
       expect(value).not.toMatch(/(?:^|[^a-z])(?:ep|evt|dlv|org|key|ntf)_[0-9A-Za-z]/);
       expect(value).not.toMatch(/127\.0\.0\.1|http:\/\/|\/hook/);
@@ -134,9 +150,12 @@ test('queue depth reports jobs waiting for a sender', async () => {
     await send('m.queued', 4);
     const { samples } = await scrape(`${senderBase}/metrics`);
     expect(sampleValue(samples, 'postern_queue_jobs', { state: 'waiting' })).toBe(4);
+    // Nothing takes them: the oldest has waited past its due time, and that keeps growing.
+    await waitUntil('the oldest pending delivery to be 0.2 s overdue', async () => sampleValue((await scrape(`${senderBase}/metrics`)).samples, 'postern_queue_oldest_pending_seconds') >= 0.2);
   } finally {
     await postern.startSender();
   }
+  await waitUntil('the oldest pending age back to 0 once a sender takes the jobs', async () => sampleValue((await scrape(`${senderBase}/metrics`)).samples, 'postern_queue_oldest_pending_seconds') === 0);
 });
 
 test('ingest metrics count requests by method, route pattern and status', async () => {

@@ -8,6 +8,7 @@ import { connectRedis, createDeliveryQueues, createStore, parseClusterNodes, typ
 import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
+import type { Tracer } from '@postern/telemetry';
 import { apiClient, type ApiClient } from './api-client.js';
 
 /** Redis used by tests (`REDIS_URL`, default the local one). */
@@ -56,6 +57,12 @@ export interface PosternOptions {
   senderClock?: { now(): number };
   /** The sender's `PRE_ATTEMPT_CHECK_TIMEOUT_MS` (default the app's, 3000). */
   checkTimeoutMs?: number;
+  /** Ingest's clock (default the real one), e.g. to see a portal session expire. */
+  ingestClock?: { now(): number };
+  /** Origins that may frame the customer portal (`PORTAL_FRAME_ANCESTORS`); default none. */
+  portalFrameAncestors?: string[];
+  /** Ingest's and the sender's OpenTelemetry tracers (`startTracing`); default none (tracing off). */
+  tracers?: { ingest?: Tracer; sender?: Tracer };
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -109,11 +116,20 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     redis: apiRedis,
     store,
     queues,
-    clock: { now: () => Date.now() },
+    clock: options.ingestClock ?? { now: () => Date.now() },
     ids: createIdFactory(),
     logger,
     registry: ingestRegistry,
-    config: { bullBoardReadOnly: options.bullBoardReadOnly ?? true, adminToken: TEST_ADMIN_TOKEN, maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024, allowList, secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000, lookupCacheTtlMs: options.lookupCacheTtlMs },
+    tracer: options.tracers?.ingest,
+    config: {
+      bullBoardReadOnly: options.bullBoardReadOnly ?? true,
+      adminToken: TEST_ADMIN_TOKEN,
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      allowList,
+      secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000,
+      lookupCacheTtlMs: options.lookupCacheTtlMs,
+      portalFrameAncestors: options.portalFrameAncestors,
+    },
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
@@ -126,7 +142,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const classify = (address: string) => classifyAddress(address, allowList);
   const transport = createGotTransport({ allowList, classifyAddress: classify });
   const senderRegistry = new Registry();
-  const senderMetrics = createSenderMetrics({ registry: senderRegistry, queues: workerQueues.partitions });
+  const senderMetrics = createSenderMetrics({ registry: senderRegistry, queues: workerQueues.partitions, longestOverdueMs: () => workerQueues.longestOverdueMs(workerRedis, Date.now()) });
   const makeSender = (concurrency: number): Sender =>
     createSender({
       redis: workerRedis,
@@ -139,6 +155,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       classifyAddress: classify,
       lookupAll: options.lookupAll,
       metrics: senderMetrics,
+      tracer: options.tracers?.sender,
       config: {
         concurrency,
         reconcileIntervalMs: options.reconcileIntervalMs ?? 0,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { buildEnvelope, isEventTypeDisabled, matchesEventTypes } from '@postern/shared';
 import { deliveryJobs, newPendingDelivery, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
+import { SpanKind, SpanStatusCode, contextFromTraceparent, traceparentOf } from '@postern/telemetry';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 
@@ -50,20 +51,44 @@ function receivesWhileInactive(endpoint: EndpointRecord): boolean {
  *
  * `endpoints` is every endpoint of the org as the request's lookup found it (see `LookupCache`);
  * when absent they are read from the store. An event whose type the org switched off
- * (`disabledEventTypes`, issue 16) is stored but fans out to no endpoint.
+ * (`disabledEventTypes`, issue 16) is stored but fans out to no endpoint. With `deps.tracer` (tracing on), the acceptance is a
+ * span whose `traceparent` is stored with each delivery's job.
  */
-export async function acceptEvent(
-  deps: AppDeps,
-  input: {
-    orgId: string;
-    type: string;
-    dataJson: string;
-    idempotencyKey: string | null;
-    onlyEndpoint?: EndpointRecord;
-    endpoints?: readonly EndpointRecord[];
-    disabledEventTypes?: readonly string[];
-  },
-): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
+export async function acceptEvent(deps: AppDeps, input: AcceptInput): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
+  if (!deps.tracer) return accept(deps, input, undefined);
+  // Tracing on: one span for the accepted event, continuing the producer's trace when its request
+  // carried a `traceparent`; its own traceparent goes with each job, so the attempts join it.
+  const span = deps.tracer.startSpan(
+    'postern event accepted',
+    { kind: SpanKind.SERVER, attributes: { 'postern.org.id': input.orgId, 'postern.event.type': input.type, 'postern.event.test': input.onlyEndpoint !== undefined } },
+    contextFromTraceparent(input.traceparent),
+  );
+  try {
+    const result = await accept(deps, input, traceparentOf(span));
+    span.setAttributes({ 'postern.event.id': result.answer.id, 'postern.deliveries': result.answer.deliveries.length, 'postern.idempotent_replay': result.replayed });
+    return result;
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof ApiError ? err.code : 'internal_error' });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/** What {@link acceptEvent} takes: the event, and the producer's `traceparent` header when it sent one. */
+export interface AcceptInput {
+  orgId: string;
+  type: string;
+  dataJson: string;
+  idempotencyKey: string | null;
+  onlyEndpoint?: EndpointRecord;
+  endpoints?: readonly EndpointRecord[];
+  /** The org's `disabledEventTypes` (issue 16): a matching event fans out to no endpoint. */
+  disabledEventTypes?: readonly string[];
+  traceparent?: string;
+}
+
+async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | undefined): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
   const now = deps.clock.now();
   const eventId = deps.ids('evt', now);
   const envelope = buildEnvelope({ id: eventId, type: input.type, timestampMs: now, dataJson: input.dataJson });
@@ -111,12 +136,12 @@ export async function acceptEvent(
     }
     // The first request may have died between writing and queueing. Re-adding is safe: a job id
     // that exists is ignored, and a job for a finished delivery ends without sending anything.
-    await queueJobs(deps.queues, input.orgId, deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId }))));
+    await queueJobs(deps.queues, input.orgId, deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId })), 0, traceparent));
     return { replayed: true, answer: stored.body };
   }
 
   try {
-    await queueJobs(deps.queues, input.orgId, deliveryJobs(deliveries));
+    await queueJobs(deps.queues, input.orgId, deliveryJobs(deliveries, 0, traceparent));
   } catch (err) {
     // Best effort: if Redis is gone this fails too, and the reconciler queues the deliveries later.
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);

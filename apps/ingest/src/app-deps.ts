@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { IdFactory } from '@postern/shared';
+import type { Tracer } from '@postern/telemetry';
 import type { DataLossMonitor, DeliveryQueues, RedisClient, Store } from '@postern/store';
 
 /** Everything `createApp` needs; `main.ts` (or a test) builds it. */
@@ -23,6 +24,8 @@ export interface AppDeps {
    * global registry.
    */
   registry?: Registry;
+  /** OpenTelemetry tracer (`OTEL_*` set: see `startTracing`); absent = tracing off, no span is made. */
+  tracer?: Tracer;
   /** Notices Redis losing its data (`/readyz` check `redis_data`, metric `postern_redis_data_lost`); none in most tests. */
   dataLossMonitor?: DataLossMonitor;
   config: {
@@ -43,5 +46,15 @@ export interface AppDeps {
     lookupCacheTtlMs?: number;
     /** Most API keys the lookup cache holds (`LOOKUP_CACHE_MAX_ENTRIES`); default 10 000. */
     lookupCacheMaxEntries?: number;
+    /**
+     * Origin the portal URLs start with, e.g. `https://postern.example.com` (`PUBLIC_URL`); absent:
+     * the origin the minting request was made to.
+     */
+    publicUrl?: string;
+    /**
+     * Origins that may show the customer portal in an iframe (`PORTAL_FRAME_ANCESTORS`), sent as
+     * the portal page's `Content-Security-Policy: frame-ancestors`; empty or absent: no framing.
+     */
+    portalFrameAncestors?: readonly string[];
   };
 }

@@ -17,6 +17,7 @@ import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
 import { orgRoutes } from './routes/orgs.js';
 import { orgSettingsRoutes } from './routes/org-settings.js';
+import { portalSessionRoutes } from './routes/portal-sessions.js';
 import { policyRoutes } from './routes/policies.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { redeliveryRoutes } from './routes/redeliveries.js';
@@ -56,12 +57,13 @@ export function createApp(deps: AppDeps): Express {
   mountBullBoard(app, { queues: deps.queues.partitions, adminToken: deps.config.adminToken, readOnly: deps.config.bullBoardReadOnly ?? true });
 
   // Same origin as the API, so the dashboard needs no CORS and its key never leaves the site.
-  app.use('/dashboard', dashboardStatic());
+  app.use('/dashboard', dashboardStatic({ portalFrameAncestors: deps.config.portalFrameAncestors ?? [] }));
 
   // Credentials before bodies: a caller without a valid API key (or, for POST /v1/orgs, the admin
   // token) gets 401 whatever it sent, and its body is never read. The policies are public.
   app.use(policyRoutes());
   app.use(orgRoutes(deps));
+  app.use(portalSessionRoutes(deps));
   const lookups = new LookupCache(deps, {
     ttlMs: deps.config.lookupCacheTtlMs ?? DEFAULT_LOOKUP_CACHE_TTL_MS,
     maxEntries: deps.config.lookupCacheMaxEntries ?? DEFAULT_LOOKUP_CACHE_MAX_ENTRIES,

@@ -1,6 +1,9 @@
 import { commonConfigShape, parseEnvConfig } from '@postern/shared';
 import { z } from 'zod';
 
+/** One `frame-ancestors` source: scheme, host (optionally `*.` first) and port, nothing else. */
+const FRAME_ANCESTOR = /^https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?$/;
+
 /** Ingest's settings, read from the environment by `main.ts` only. Units are in the names. */
 export const ingestConfigSchema = z.object({
   ...commonConfigShape,
@@ -11,6 +14,16 @@ export const ingestConfigSchema = z.object({
   BULL_BOARD_READ_ONLY: z.stringbool({ error: 'must be true or false' }).default(true),
   LOOKUP_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   LOOKUP_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  PUBLIC_URL: z
+    .string()
+    .regex(/^https?:\/\/[^/?#\s]+$/, 'must be an origin such as https://postern.example.com (scheme and host, no path)')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  PORTAL_FRAME_ANCESTORS: z
+    .string()
+    .default('')
+    .transform((raw) => raw.split(/[\s,]+/).filter(Boolean))
+    .refine((origins) => origins.every((o) => FRAME_ANCESTOR.test(o)), 'must be origins such as https://app.example.com or https://*.example.com, separated by commas or spaces'),
 });
 
 /** Parsed ingest settings, plus the allow-list as entries. */

@@ -1,7 +1,9 @@
 import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createIdFactory, httpServerOptions, jsonConsole, loggerOptions } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf } from '@postern/store';
+import { startTracing, type Tracing } from '@postern/telemetry';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
@@ -11,6 +13,16 @@ import { loadIngestConfig, type IngestConfig } from './config.js';
 let config: IngestConfig;
 try {
   config = loadIngestConfig(process.env);
+} catch (err) {
+  console.error(`postern-ingest: ${(err as Error).message}`);
+  process.exit(1);
+}
+
+// Tracing is off (and its SDK never loaded) unless the standard OTEL_* variables ask for it.
+let tracing: Tracing | null;
+try {
+  const version = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+  tracing = await startTracing({ serviceName: 'postern-ingest', serviceVersion: version, env: process.env });
 } catch (err) {
   console.error(`postern-ingest: ${(err as Error).message}`);
   process.exit(1);
@@ -58,6 +70,7 @@ const app = createApp({
   ids: createIdFactory(),
   logger,
   registry,
+  tracer: tracing?.tracer,
   config: {
     adminToken: config.ADMIN_TOKEN,
     bullBoardReadOnly: config.BULL_BOARD_READ_ONLY,
@@ -66,6 +79,8 @@ const app = createApp({
     secretRotationGraceMs: 24 * 60 * 60 * 1000,
     lookupCacheTtlMs: config.LOOKUP_CACHE_TTL_MS,
     lookupCacheMaxEntries: config.LOOKUP_CACHE_MAX_ENTRIES,
+    publicUrl: config.PUBLIC_URL,
+    portalFrameAncestors: config.PORTAL_FRAME_ANCESTORS,
   },
 });
 
@@ -84,7 +99,7 @@ server.listen(config.PORT, config.HOST, () => {
   const { address, port } = server.address() as AddressInfo;
   const shown = address.includes(':') ? `[${address}]` : address;
   const local = address === '0.0.0.0' || address === '::' ? ` (all interfaces; locally http://127.0.0.1:${port})` : '';
-  logger.info({ port, address, host: config.HOST, prefix: config.REDIS_PREFIX, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS }, `ingest listening on http://${shown}:${port}${local}`);
+  logger.info({ port, address, host: config.HOST, prefix: config.REDIS_PREFIX, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS, tracing: tracing ? tracing.url : 'off' }, `ingest listening on http://${shown}:${port}${local}`);
 });
 
 function shutdown(signal: string): void {
@@ -92,7 +107,7 @@ function shutdown(signal: string): void {
   server.close(() => {
     void queues
       .close()
-      .finally(() => Promise.allSettled([queueRedis.quit(), redis.quit()]))
+      .finally(() => Promise.allSettled([queueRedis.quit(), redis.quit(), tracing?.shutdown()]))
       .finally(() => process.exit(0));
   });
   setTimeout(() => process.exit(0), 10_000).unref();

@@ -5,7 +5,7 @@ import { updateOrgBody } from './routes/org-settings.js';
 import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
 import { statsQuery } from './routes/stats.js';
-import { createApiKeyBody, createEndpointBody, createEventBody, createOrgBody, deliveryListQuery, pageQuery, rotateSecretBody, updateEndpointBody } from './schemas.js';
+import { createApiKeyBody, createEndpointBody, createEventBody, createOrgBody, createPortalSessionBody, deliveryListQuery, pageQuery, rotateSecretBody, updateEndpointBody } from './schemas.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 type Auth = 'apiKey' | 'admin' | 'adminBrowser' | 'none';
@@ -52,6 +52,9 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'post', path: '/v1/orgs', tag: 'orgs', auth: 'admin', body: createOrgBody, summary: 'Create an org and its first API key (shown once)', responses: { 201: '`{id, name, createdAt, apiKey}`' } }),
   r({ method: 'post', path: '/v1/orgs/:id/suspend', tag: 'orgs', auth: 'admin', summary: 'Suspend an org: its keys get 403 org_suspended, its deliveries settle as each policy says', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
   r({ method: 'post', path: '/v1/orgs/:id/reactivate', tag: 'orgs', auth: 'admin', summary: 'Reactivate a suspended org', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
+  r({ method: 'post', path: '/v1/orgs/:id/portal-sessions', tag: 'orgs', auth: 'admin', body: createPortalSessionBody, summary: "Mint a customer portal session: a short-lived bearer token of this org within its scopes (default read-only), and the dashboard URL that signs in with it", responses: { 201: '`{id, orgId, scopes, createdAt, expiresAt, revokedAt, token, url}` (token shown once)', 404: 'no such org' } }),
+  r({ method: 'get', path: '/v1/orgs/:id/portal-sessions/:sessionId', tag: 'orgs', auth: 'admin', summary: 'A portal session (never its token)', responses: { 200: '`{id, orgId, scopes, createdAt, expiresAt, revokedAt}`', 404: 'no such session in this org' } }),
+  r({ method: 'delete', path: '/v1/orgs/:id/portal-sessions/:sessionId', tag: 'orgs', auth: 'admin', summary: 'Revoke a portal session: its token gets 401 session_revoked from the next request on', responses: { 200: 'the session with `revokedAt`', 404: 'no such session in this org' } }),
 
   r({ method: 'get', path: '/v1/org', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:read', summary: "The calling org's settings", responses: { 200: '`{id, name, status, createdAt, disabledEventTypes, preAttemptCheckUrl}`' } }),
   r({

@@ -107,3 +107,25 @@ export const createApiKeyBody = z.strictObject({
     .min(1, SCOPES_MESSAGE)
     .transform((scopes) => API_KEY_SCOPES.filter((s) => scopes.includes(s))),
 });
+
+/** Default lifetime of a portal session, s: an hour. */
+export const DEFAULT_PORTAL_SESSION_TTL_S = 3600;
+/** Longest lifetime of a portal session, s: a day. Shortest: 60 s. */
+export const MAX_PORTAL_SESSION_TTL_S = 86_400;
+/** Scopes a portal session may hold: reading and managing the org's endpoints and deliveries, never posting events. */
+export const PORTAL_SESSION_SCOPES = ['webhooks:read', 'webhooks:write'] as const;
+const TTL_MESSAGE = `ttlSeconds must be an integer from 60 to ${MAX_PORTAL_SESSION_TTL_S}`;
+const PORTAL_SCOPES_MESSAGE = `scopes must be a non-empty list of ${PORTAL_SESSION_SCOPES.join(', ')}`;
+
+/**
+ * `POST /v1/orgs/:id/portal-sessions` body: `ttlSeconds` 60..86 400 (default 3 600), `scopes`
+ * (default `["webhooks:read"]`: read-only). Duplicate scopes are merged.
+ */
+export const createPortalSessionBody = z.strictObject({
+  ttlSeconds: z.number({ error: TTL_MESSAGE }).int(TTL_MESSAGE).min(60, TTL_MESSAGE).max(MAX_PORTAL_SESSION_TTL_S, TTL_MESSAGE).default(DEFAULT_PORTAL_SESSION_TTL_S),
+  scopes: z
+    .array(z.enum(PORTAL_SESSION_SCOPES, { error: PORTAL_SCOPES_MESSAGE }), { error: PORTAL_SCOPES_MESSAGE })
+    .min(1, PORTAL_SCOPES_MESSAGE)
+    .transform((scopes) => PORTAL_SESSION_SCOPES.filter((s) => scopes.includes(s)))
+    .default(['webhooks:read']),
+});

@@ -20,6 +20,7 @@ import {
 } from '@postern/shared';
 import type { AttemptIds, AttemptResponseRecord, DeliveryRecord, EndpointRecord, NotificationRecord, Store } from '@postern/store';
 import type { Logger } from 'pino';
+import { SpanKind, SpanStatusCode, contextFromTraceparent, type Span, type Tracer } from '@postern/telemetry';
 import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
 import { DELETED_ENDPOINT_RETENTION_DAYS } from './janitor.js';
@@ -53,6 +54,8 @@ export interface DeliverDeps {
   metrics?: DeliveryObserver;
   /** The org's pre-attempt check must answer within this, ms (`PRE_ATTEMPT_CHECK_TIMEOUT_MS`); default 3000. */
   checkTimeoutMs?: number;
+  /** Makes one span per attempt when tracing is on; absent = no span, no cost. */
+  tracer?: Tracer;
   /** Told when an attempt holds a concurrency slot and when it gives it back (for shutdown). */
   slots?: { taken(ids: AttemptIds, concurrency: EndpointRecord['policy']['concurrency']): void; returned(deliveryId: string): void };
 }
@@ -84,7 +87,7 @@ export type AttemptRun =
  * A crash between 1 and 4 re-runs the same attempt number (a duplicate is possible, a loss is not).
  * Throws only when Redis fails; the caller retries the job and the same attempt runs again.
  */
-export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<AttemptRun> {
+export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent?: string): Promise<AttemptRun> {
   const { store, clock } = deps;
   const observer = deps.metrics ?? NO_DELIVERY_OBSERVER;
   const claim = await store.attempts.claim(ids, clock.now());
@@ -110,12 +113,15 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
   const startedAt = clock.now();
   const body = await bodyOfAttempt(deps, claim, startedAt);
   if (body.kind === 'cancel') return cancelByCheck(deps, ids, claim, body.cancelReason, startedAt);
-  observer.attemptStarted();
+  observer.attemptStarted({ attemptNumber, sinceAcceptedMs: startedAt - delivery.createdAt });
+  const span = deps.tracer ? startAttemptSpan(deps.tracer, ids, attemptNumber, traceparent) : null;
   let result: SendResult | undefined;
   try {
     result = body.kind === 'unsent' ? { error: body.error, responseStatus: null, request: null, response: null } : await send(deps, delivery, endpoint, body.envelope, attemptNumber, startedAt);
   } finally {
-    observer.attemptFinished({ durationMs: clock.now() - startedAt, error: result ? result.error : 'delivery_failed' });
+    const endedAt = clock.now();
+    observer.attemptFinished({ durationMs: endedAt - startedAt, error: result ? result.error : 'delivery_failed', orgId: ids.orgId, endpointId: ids.endpointId, nowMs: endedAt });
+    if (span) endAttemptSpan(span, result);
   }
 
   const finishedAt = clock.now();
@@ -300,3 +306,35 @@ async function tripBreaker(deps: DeliverDeps, endpoint: EndpointRecord, trip: Br
   await deps.announceTrip?.(notification).catch((err: Error) => deps.logger.warn({ err: err.message }, 'operational webhook not queued'));
 }
 
+/**
+ * The span of one attempt, a child of the span that accepted the event (its `traceparent` came
+ * with the job): ids and the attempt number only, never the URL, the payload or a secret.
+ */
+function startAttemptSpan(tracer: Tracer, ids: AttemptIds, attemptNumber: number, traceparent: string | undefined): Span {
+  return tracer.startSpan(
+    'postern attempt',
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'postern.org.id': ids.orgId,
+        'postern.endpoint.id': ids.endpointId,
+        'postern.delivery.id': ids.deliveryId,
+        'postern.event.id': ids.eventId,
+        'postern.attempt.number': attemptNumber,
+      },
+    },
+    contextFromTraceparent(traceparent),
+  );
+}
+
+/** Ends an attempt's span with its outcome: the HTTP status (when one came back) and the error code. */
+function endAttemptSpan(span: Span, result: SendResult | undefined): void {
+  const error = result ? result.error : 'delivery_failed';
+  if (result?.responseStatus != null) span.setAttribute('http.response.status_code', result.responseStatus);
+  if (error) {
+    span.setAttribute('postern.error.code', error);
+    span.setAttribute('error.type', error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+  }
+  span.end();
+}

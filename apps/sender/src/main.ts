@@ -9,10 +9,20 @@ import { createSender } from './sender.js';
 import { createSenderHttp } from './sender-http.js';
 import { createSenderMetrics } from './sender-metrics.js';
 import { SENDER_USER_AGENT } from './user-agent.js';
+import { startTracing, type Tracing } from '@postern/telemetry';
 
 let config: SenderConfig;
 try {
   config = loadSenderConfig(process.env);
+} catch (err) {
+  console.error(`postern-sender: ${(err as Error).message}`);
+  process.exit(1);
+}
+
+// Tracing is off (and its SDK never loaded) unless the standard OTEL_* variables ask for it.
+let tracing: Tracing | null;
+try {
+  tracing = await startTracing({ serviceName: 'postern-sender', serviceVersion: SENDER_USER_AGENT.replace(/^Postern\//, ''), env: process.env });
 } catch (err) {
   console.error(`postern-sender: ${(err as Error).message}`);
   process.exit(1);
@@ -43,7 +53,7 @@ const transport = createGotTransport({ allowList, classifyAddress: classify, loo
 // The sender's metrics and the default process metrics (CPU, memory, event-loop lag, GC).
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
-const metrics = createSenderMetrics({ registry, queues: queues.partitions });
+const metrics = createSenderMetrics({ registry, queues: queues.partitions, longestOverdueMs: () => queues.longestOverdueMs(redis, Date.now()) });
 const sender = createSender({
   redis,
   store,
@@ -55,6 +65,7 @@ const sender = createSender({
   classifyAddress: classify,
   lookupAll: dns.lookupAll,
   metrics,
+  tracer: tracing?.tracer,
   config: {
     concurrency: config.SENDER_CONCURRENCY,
     reconcileIntervalMs: config.RECONCILE_INTERVAL_MS,
@@ -67,7 +78,7 @@ const sender = createSender({
     userAgent: SENDER_USER_AGENT,
   },
 });
-logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS }, 'sender started');
+logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS, tracing: tracing ? tracing.url : 'off' }, 'sender started');
 
 // Redis losing its data while the sender runs fails /readyz, logs at error level and sets a gauge.
 const dataLossMonitor = new DataLossMonitor({
@@ -106,6 +117,7 @@ async function shutdown(signal: string): Promise<void> {
   await queues.close();
   transport.close();
   await redis.quit().catch(() => undefined);
+  await tracing?.shutdown().catch(() => undefined);
   logger.info('sender stopped');
   process.exit(0);
 }

@@ -1,16 +1,26 @@
 import { errorFamily, isValidErrorCode } from '@postern/shared';
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { RecentFailures } from './recent-failures.js';
+
+/** How many endpoints `postern_endpoint_recent_failed_attempts` names at most, per sender. */
+export const TOP_FAILING_ENDPOINTS = 10;
 
 /**
  * What the delivery code reports as it works; the sender's metrics implement it. Every method is
  * synchronous and never throws, so reporting cannot fail an attempt.
  */
 export interface DeliveryObserver {
-  /** An attempt's request is about to be sent (in-flight + 1). */
-  attemptStarted(): void;
-  /** That attempt is over (in-flight − 1): how long it took and its error code, null on success. */
-  attemptFinished(attempt: { durationMs: number; error: string | null }): void;
+  /**
+   * An attempt's request is about to be sent (in-flight + 1): its number, and how long after the
+   * event's acceptance (the delivery's `createdAt`) it starts, ms.
+   */
+  attemptStarted(attempt: { attemptNumber: number; sinceAcceptedMs: number }): void;
+  /**
+   * That attempt is over (in-flight − 1): how long it took, its error code (null on success), its
+   * endpoint and org, and when it ended (epoch ms).
+   */
+  attemptFinished(attempt: { durationMs: number; error: string | null; orgId: string; endpointId: string; nowMs: number }): void;
   /**
    * A delivery reached a final status; `error` is the error code (failed) or the reason
    * (cancelled), null on success. `latencyMs` (succeeded only) is from the event's acceptance
@@ -72,16 +82,29 @@ export interface SenderMetrics extends DeliveryObserver {
  * - `postern_deliveries_finished_total{outcome, error}`: deliveries that reached a final status;
  * - `postern_attempts_total{result, error}` and `postern_attempt_duration_seconds{result}`;
  * - `postern_delivery_latency_seconds`: event accepted → delivered, successful deliveries;
+ * - `postern_first_attempt_latency_seconds`: event accepted → its delivery's first attempt starts;
  * - `postern_attempts_in_flight`: attempts this process is sending now;
  * - `postern_breaker_trips_total{action}`;
  * - `postern_pre_attempt_checks_total{result, error}` and `postern_pre_attempt_check_duration_seconds`: the org
  *   check URL's answers (send, cancel, fault with its `internal:check_…` code);
+ * - `postern_endpoint_recent_failed_attempts{org_id, endpoint_id}`: failed attempts of the
+ *   {@link TOP_FAILING_ENDPOINTS} endpoints failing most in this process over the last 15 minutes;
  * - `postern_queue_jobs{state}`: the deliveries queue's jobs by state, summed over its partitions, read from Redis at scrape
- *   time (at most `queueTimeoutMs`, default 1000; a slow or unreachable Redis leaves the last values).
+ *   time (at most `queueTimeoutMs`, default 1000; a slow or unreachable Redis leaves the last values);
+ * - `postern_queue_oldest_pending_seconds`: how long the delivery waiting longest past its due time
+ *   has waited (`longestOverdueMs`, read at scrape time like the job counts; absent: not reported).
  * Throws when `registry` already holds these metrics.
  */
-export function createSenderMetrics(opts: { registry: Registry; queues: readonly Queue[]; queueTimeoutMs?: number }): SenderMetrics {
+export function createSenderMetrics(opts: {
+  registry: Registry;
+  queues: readonly Queue[];
+  queueTimeoutMs?: number;
+  /** Reads how long the most overdue delivery has waited, ms (`DeliveryQueues.longestOverdueMs`). */
+  longestOverdueMs?: () => Promise<number>;
+  clock?: { now(): number };
+}): SenderMetrics {
   const { registry, queues } = opts;
+  const clock = opts.clock ?? { now: () => Date.now() };
   const queueTimeoutMs = opts.queueTimeoutMs ?? 1000;
   const registers = [registry];
   const finished = new Counter({
@@ -109,7 +132,24 @@ export function createSenderMetrics(opts: { registry: Registry; queues: readonly
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400],
     registers,
   });
+  const firstAttempt = new Histogram({
+    name: 'postern_first_attempt_latency_seconds',
+    help: 'From the event being accepted (202) to the start of its delivery’s first attempt (queueing and waiting for a concurrency slot included).',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
+    registers,
+  });
   const inFlight = new Gauge({ name: 'postern_attempts_in_flight', help: 'Attempts this sender process is sending right now.', registers });
+  const recentFailures = new RecentFailures();
+  new Gauge({
+    name: 'postern_endpoint_recent_failed_attempts',
+    help: `Failed attempts over the last 15 minutes of the ${TOP_FAILING_ENDPOINTS} endpoints failing most at this sender (the only metric naming endpoints; at most ${TOP_FAILING_ENDPOINTS} series per sender). Sum over senders by endpoint_id.`,
+    labelNames: ['org_id', 'endpoint_id'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const top of recentFailures.top(TOP_FAILING_ENDPOINTS, clock.now())) this.set({ org_id: top.orgId, endpoint_id: top.endpointId }, top.failedAttempts);
+    },
+  });
   const trips = new Counter({
     name: 'postern_breaker_trips_total',
     help: 'Endpoints switched off by their breaker, by action (pause, disable).',
@@ -146,13 +186,33 @@ export function createSenderMetrics(opts: { registry: Registry; queues: readonly
     },
   });
 
+  const readOverdue = opts.longestOverdueMs;
+  if (readOverdue) {
+    new Gauge({
+      name: 'postern_queue_oldest_pending_seconds',
+      help: 'How long the delivery waiting longest past its due time (first attempt or retry) has waited; 0 when every due delivery has started. The same for every sender: aggregate with max.',
+      registers,
+      async collect() {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), queueTimeoutMs);
+        });
+        const ms = await Promise.race([readOverdue().catch(() => null), timeout]);
+        clearTimeout(timer);
+        if (ms !== null) this.set(ms / 1000);
+      },
+    });
+  }
+
   return {
     registry,
-    attemptStarted() {
+    attemptStarted({ attemptNumber, sinceAcceptedMs }) {
       inFlight.inc();
+      if (attemptNumber === 1) firstAttempt.observe(Math.max(0, sinceAcceptedMs) / 1000);
     },
-    attemptFinished({ durationMs, error }) {
+    attemptFinished({ durationMs, error, orgId, endpointId, nowMs }) {
       inFlight.dec();
+      if (error !== null) recentFailures.record(orgId, endpointId, nowMs);
       const result = error === null ? 'success' : 'failure';
       attempts.inc({ result, error: errorLabel(error) });
       attemptDuration.observe({ result }, Math.max(0, durationMs) / 1000);

@@ -2,6 +2,7 @@ import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
 import { DELIVERY_QUEUE_NAME, deliveryJobDataSchema, type AttemptIds, type DeliveryJobData, type DeliveryQueues, type EndpointRecord, type RedisClient, type Store } from '@postern/store';
 import { createIdFactory, createSigningKeyCache } from '@postern/shared';
 import type { Logger } from 'pino';
+import type { Tracer } from '@postern/telemetry';
 import { runAttempt, type DeliverDeps } from './deliver.js';
 import type { DeliveryTransport } from './http-transport.js';
 import type { LookupAll } from './destination-check.js';
@@ -25,6 +26,8 @@ export interface SenderDeps {
   lookupAll?: LookupAll;
   /** The sender's metrics (`createSenderMetrics`), told of every attempt and finished delivery; none when absent. */
   metrics?: DeliveryObserver;
+  /** OpenTelemetry tracer (`OTEL_*` set: see `startTracing`): one span per attempt; absent = tracing off. */
+  tracer?: Tracer;
   config: {
     /**
      * Attempts run at once by this process (`SENDER_CONCURRENCY`), split evenly over the queue
@@ -105,6 +108,7 @@ export function createSender(deps: SenderDeps): Sender {
     ids,
     wake,
     metrics: deps.metrics,
+    tracer: deps.tracer,
     announceTrip: (notification) => announceTrip({ store: deps.store, queues: deps.queues, ids, clock: deps.clock }, notification),
     slots: {
       taken: (attemptIds, concurrency) => held.set(attemptIds.deliveryId, { ids: attemptIds, concurrency }),
@@ -135,7 +139,7 @@ export function createSender(deps: SenderDeps): Sender {
     try {
       attemptIds = attemptIdsOf(parsed.data);
       if (!attemptIds) return 'missing';
-      run = await runAttempt(deliverDeps, attemptIds);
+      run = await runAttempt(deliverDeps, attemptIds, parsed.data.v === 2 ? parsed.data.traceparent : undefined);
     } catch (err) {
       // Postern's own trouble (Redis): the same attempt runs again shortly, spending nothing of the
       // delivery's. Should the move fail too, the job's lock runs out and BullMQ's stalled check

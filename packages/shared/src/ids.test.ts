@@ -8,7 +8,7 @@ describe('newId', () => {
     expect(id).toMatch(/^evt_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(isId('evt', id)).toBe(true);
     expect(isId('dlv', id)).toBe(false);
-    for (const prefix of ['org', 'ep', 'evt', 'dlv', 'key', 'ntf'] as const) {
+    for (const prefix of ['org', 'ep', 'evt', 'dlv', 'key', 'ntf', 'ps'] as const) {
       expect(newId(prefix, T0).startsWith(`${prefix}_`)).toBe(true);
     }
   });

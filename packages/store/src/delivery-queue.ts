@@ -17,6 +17,8 @@ export const deliveryJobDataSchema = z.union([
     endpointId: z.string().startsWith('ep_'),
     eventId: z.string().startsWith('evt_'),
     orgId: z.string().startsWith('org_'),
+    /** W3C `traceparent` of the span that accepted the event, when tracing is on: the attempt's span continues its trace. */
+    traceparent: z.string().max(55).optional(),
   }),
   z.object({ v: z.literal(1), deliveryId: z.string().startsWith('dlv_') }),
 ]);
@@ -49,9 +51,11 @@ export function deliveryJobOptions(deliveryId: string, delayMs = 0): JobsOptions
   };
 }
 
-/** The job payload of a delivery. */
-export function deliveryJobData(d: DeliveryJobIds): DeliveryJobData {
-  return { v: 2, deliveryId: d.id, endpointId: d.endpointId, eventId: d.eventId, orgId: d.orgId };
+/** The job payload of a delivery; `traceparent` (tracing on) links its attempts to the trace that accepted the event. */
+export function deliveryJobData(d: DeliveryJobIds, traceparent?: string): DeliveryJobData {
+  const data: DeliveryJobData = { v: 2, deliveryId: d.id, endpointId: d.endpointId, eventId: d.eventId, orgId: d.orgId };
+  if (traceparent) data.traceparent = traceparent;
+  return data;
 }
 
 /**
@@ -67,7 +71,7 @@ export function createDeliveryQueue(connection: ConnectionOptions, prefix: strin
   return new Queue<DeliveryJobData>(DELIVERY_QUEUE_NAME, { connection, prefix, streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
 }
 
-/** `addBulk` entries for new deliveries, one job each, due now (or after `delayMs`). */
-export function deliveryJobs(deliveries: readonly DeliveryJobIds[], delayMs = 0): { name: string; data: DeliveryJobData; opts: JobsOptions }[] {
-  return deliveries.map((d) => ({ name: 'deliver', data: deliveryJobData(d), opts: deliveryJobOptions(d.id, delayMs) }));
+/** `addBulk` entries for new deliveries, one job each, due now (or after `delayMs`), with the accepting span's `traceparent` when tracing is on. */
+export function deliveryJobs(deliveries: readonly DeliveryJobIds[], delayMs = 0, traceparent?: string): { name: string; data: DeliveryJobData; opts: JobsOptions }[] {
+  return deliveries.map((d) => ({ name: 'deliver', data: deliveryJobData(d, traceparent), opts: deliveryJobOptions(d.id, delayMs) }));
 }

@@ -1,6 +1,10 @@
 import type { ConnectionOptions, JobsOptions, Queue } from 'bullmq';
 import { createDeliveryQueue, type DeliveryJobData } from './delivery-queue.js';
 import type { KeySchema } from './keys.js';
+import type { RedisClient } from './redis-connection.js';
+
+/** BullMQ scores a delayed job `dueMs * 0x1000 + counter`: the due time is the score over this. */
+const DELAYED_SCORE_FACTOR = 0x1000;
 
 /** One `addBulk` entry of a delivery job. */
 export interface DeliveryJobEntry {
@@ -40,6 +44,35 @@ export class DeliveryQueues {
       byPartition.set(n, list);
     }
     await Promise.all([...byPartition].map(([n, list]) => this.partitions[n]!.addBulk(list)));
+  }
+
+  /**
+   * How long the delivery that has waited longest past its due time has been waiting, ms (0 when
+   * every due job has started): over every partition, the oldest job of the waiting list (its due
+   * time is its delivery's `nextAttemptAt`, or `createdAt` for a first attempt) and the earliest
+   * job of the delayed set once its time has passed (BullMQ promotes those only when a worker
+   * fetches). A few single-key reads per partition (Redis Cluster safe); for `/metrics`.
+   */
+  async longestOverdueMs(redis: RedisClient, nowMs: number): Promise<number> {
+    const dues = await Promise.all(
+      this.partitions.map(async (q) => {
+        const [waitingId, earliestDelayed] = await Promise.all([redis.lindex(q.keys.wait!, -1), redis.zrange(q.keys.delayed!, 0, 0, 'WITHSCORES')]);
+        let due = nowMs;
+        const score = earliestDelayed[1];
+        if (score !== undefined) due = Math.min(due, Math.floor(Number(score) / DELAYED_SCORE_FACTOR));
+        if (waitingId) {
+          const data = await redis.hget(q.toKey(waitingId), 'data');
+          const orgId = data ? (JSON.parse(data) as { orgId?: unknown }).orgId : undefined;
+          if (typeof orgId === 'string') {
+            const [nextAttemptAt, createdAt] = await redis.hmget(this.keys.delivery(orgId, waitingId), 'nextAttemptAt', 'createdAt');
+            const waitingDue = Number(nextAttemptAt || createdAt);
+            if (Number.isFinite(waitingDue) && waitingDue > 0) due = Math.min(due, waitingDue);
+          }
+        }
+        return due;
+      }),
+    );
+    return Math.max(0, nowMs - Math.min(nowMs, ...dues));
   }
 
   /** Listens for errors of every partition's queue. */

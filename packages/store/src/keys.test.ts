@@ -16,6 +16,7 @@ function orgKeys(k: KeySchema, org: string): string[] {
     k.orgVersion(org),
     k.apiKeyRecord(org, 'key_1'),
     k.orgApiKeys(org),
+    k.portalSession(org, 'ps_1'),
     k.deletedEndpoints(org),
     k.orgEndpoints(org),
     k.endpoint(org, 'ep_1'),

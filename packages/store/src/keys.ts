@@ -42,6 +42,14 @@ export interface KeySchema {
   apiKeyRecord(orgId: string, keyId: string): string;
   /** Sorted set (lex): the org's API key ids, revoked ones included. */
   orgApiKeys(orgId: string): string;
+  /**
+   * Hash: the portal session a token's SHA-256 (hex) belongs to (`orgId, sessionId, scopes,
+   * expiresAt, revokedAt`; never the token). Tagged by the token hash; expires a day after the
+   * session does, so an expired token is told apart from an unknown one meanwhile.
+   */
+  portalSessionByToken(tokenHash: string): string;
+  /** Hash: one portal session's record (scopes, times, the token's hash), same expiry as its lookup. */
+  portalSession(orgId: string, sessionId: string): string;
   /** Sorted set (lex): ids of the org's deleted endpoints whose delivery log still has rows to expire. */
   deletedEndpoints(orgId: string): string;
   /** Sorted set (lex): the org's endpoint ids. */
@@ -142,6 +150,8 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     apiKeyIdByHash: (hash) => `${p}:{k:${hash}}:apikey-id`,
     apiKeyRecord: (orgId, id) => `${o(orgId)}:key:${id}`,
     orgApiKeys: (id) => `${o(id)}:apikeys`,
+    portalSessionByToken: (hash) => `${p}:{k:${hash}}:portal-session`,
+    portalSession: (orgId, id) => `${o(orgId)}:portal-session:${id}`,
     deletedEndpoints: (orgId) => `${o(orgId)}:endpoints:deleted`,
     orgEndpoints: (id) => `${o(id)}:endpoints`,
     endpoint: (orgId, id) => `${o(orgId)}:endpoint:${id}`,

@@ -23,6 +23,12 @@ export function explain(status, code, message) {
       return 'Postern could not be reached. Check that it is running and your connection works, then try again.';
     case 'unauthorized':
       return 'Postern did not accept this API key: it may be mistyped or revoked. Sign out and paste a valid key.';
+    case 'session_expired':
+      return 'This session has expired. Open the page again from the application that sent you here.';
+    case 'session_revoked':
+      return 'This session was ended. Open the page again from the application that sent you here.';
+    case 'api_key_required':
+      return 'This needs an API key: a portal session cannot do it.';
     case 'insufficient_scope': {
       const scope = SCOPE_PATTERN.exec(message ?? '')?.[1] ?? 'another';
       return `This API key is not allowed to do that: it needs the “${scope}” scope.`;

@@ -15,6 +15,24 @@ import { timelineView } from './views/timeline.js';
 
 // sessionStorage: the key lives as long as the tab, never on disk across sessions.
 const KEY_STORAGE = 'postern.apiKey';
+// A portal session's token starts with this (POST /v1/orgs/:id/portal-sessions).
+const PORTAL_TOKEN_PREFIX = 'pst_';
+const onPortalPage = /\/portal$/.test(location.pathname);
+
+// A portal URL carries its token in the fragment (`#session=pst_…`), which no server ever sees.
+// Take it, keep it in this tab only, and take it out of the address bar and the history at once.
+{
+  const fragment = /^#session=([A-Za-z0-9_-]+)$/.exec(location.hash);
+  if (fragment) {
+    sessionStorage.setItem(KEY_STORAGE, fragment[1]);
+    history.replaceState(null, '', `${location.pathname}${location.search}#/endpoints`);
+  }
+}
+
+/** True when the tab is signed in with a portal session rather than an API key. */
+function isPortalSession() {
+  return (sessionStorage.getItem(KEY_STORAGE) ?? '').startsWith(PORTAL_TOKEN_PREFIX);
+}
 
 const ROUTES = [
   { pattern: /^\/overview$/, view: overviewView, nav: 'overview' },
@@ -76,8 +94,10 @@ function signOut() {
 
 function renderShell() {
   nav.hidden = false;
+  const portal = me.portalSession != null;
   for (const a of nav.querySelectorAll('a')) {
-    if (a.dataset.nav === 'api-keys') a.hidden = !me.scopes.includes('webhooks:read');
+    // A portal session cannot manage API keys (the API answers 403 api_key_required).
+    if (a.dataset.nav === 'api-keys') a.hidden = portal || !me.scopes.includes('webhooks:read');
   }
   const readOnly = !me.scopes.includes('webhooks:write');
   who.hidden = false;
@@ -89,11 +109,57 @@ function renderShell() {
       }),
     );
   }
+  if (portal) {
+    const until = new Date(me.portalSession.expiresAt);
+    who.replaceChildren(
+      h('span', null, 'Org ', h('code', null, me.orgId)),
+      h('span', { class: 'scopes', 'data-testid': 'key-summary' }, `Portal session until ${until.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}${readOnly ? ' · read-only' : ''}`),
+    );
+    return;
+  }
   who.replaceChildren(
     h('span', null, 'Org ', h('code', null, me.orgId)),
     h('span', { class: 'scopes', 'data-testid': 'key-summary' }, `Key “${me.name}” (pk_${me.prefix}…): ${me.scopes.join(', ')}${readOnly ? ' · read-only' : ''}`),
     h('button', { type: 'button', onclick: signOut }, 'Sign out'),
   );
+}
+
+/**
+ * The page a portal session ends on: expired, revoked, or never given. There is no key to paste
+ * here; a new session comes from the application that opened the portal.
+ */
+function showSessionEnded(code) {
+  stopTimers();
+  clearTimeout(expiryTimer);
+  sessionStorage.removeItem(KEY_STORAGE);
+  me = null;
+  nav.hidden = true;
+  who.hidden = true;
+  searchSlot.hidden = true;
+  noticeArea.replaceChildren();
+  const [title, text] =
+    code === 'session_revoked'
+      ? ['This session was ended', 'Access through this link was revoked. Open the webhooks page again from the application that sent you here.']
+      : code === 'session_expired'
+        ? ['This session has expired', 'Links to this page work for a limited time. Open the webhooks page again from the application that sent you here.']
+        : ['No session', 'This page opens only from a link made for you by the application that sent you here. Open it again from there.'];
+  main.replaceChildren(h('div', { class: 'card signin', 'data-testid': 'session-ended', 'data-reason': code }, h('h1', { tabindex: '-1' }, title), h('p', null, text)));
+  main.querySelector('h1')?.focus();
+}
+
+/** Ends the page when a portal session reaches its expiry, even if nothing calls the API then. */
+let expiryTimer;
+function watchExpiry() {
+  clearTimeout(expiryTimer);
+  if (!me?.portalSession) return;
+  const ms = Date.parse(me.portalSession.expiresAt) - Date.now();
+  // setTimeout holds at most 2^31-1 ms; sessions last a day at most.
+  expiryTimer = setTimeout(() => showSessionEnded('session_expired'), Math.max(0, Math.min(ms, 2 ** 31 - 1)));
+}
+
+/** A 401 on a portal session: say why on a page of its own, never offer the API-key form. */
+function isPortalEnd(err) {
+  return err.status === 401 && (isPortalSession() || onPortalPage || err.code === 'session_expired' || err.code === 'session_revoked');
 }
 
 function showSignIn(message) {
@@ -131,13 +197,15 @@ function showSignIn(message) {
 async function render({ navigated }) {
   const gen = ++generation;
   stopTimers();
-  if (!sessionStorage.getItem(KEY_STORAGE)) return showSignIn();
+  if (!sessionStorage.getItem(KEY_STORAGE)) return onPortalPage ? showSessionEnded('no_session') : showSignIn();
   if (!me) {
-    main.replaceChildren(h('p', { 'aria-busy': 'true' }, 'Checking the API key…'));
+    main.replaceChildren(h('p', { 'aria-busy': 'true' }, isPortalSession() ? 'Opening your session…' : 'Checking the API key…'));
     try {
       me = await api.get('/v1/me');
+      watchExpiry();
     } catch (err) {
       if (gen !== generation) return;
+      if (isPortalEnd(err)) return showSessionEnded(err.code);
       if (err.status === 401 || err.status === 403) {
         sessionStorage.removeItem(KEY_STORAGE);
         return showSignIn(err.sentence);
@@ -211,6 +279,7 @@ async function render({ navigated }) {
     view = await route.view(ctx);
   } catch (err) {
     if (gen !== generation) return;
+    if (isPortalEnd(err)) return showSessionEnded(err.code);
     if (err.status === 401) {
       me = null;
       sessionStorage.removeItem(KEY_STORAGE);

@@ -3,21 +3,30 @@ import type { ApiKeyRecord } from '@postern/store';
 import { Router } from 'express';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
-import { mintApiKey, requireScope } from '../auth.js';
+import { mintApiKey, requireApiKeyCredential, requireScope, type PortalSessionCredential } from '../auth.js';
 import { createApiKeyBody, pageQuery, parseListQuery } from '../schemas.js';
-import { apiKeyJson } from '../serializers.js';
+import { apiKeyJson, iso } from '../serializers.js';
 
 /**
- * `GET /v1/me` (any key: who am I, what may I do), and the org's API keys: create (the key is
- * shown once), list (prefix only), revoke. Behind API-key auth.
+ * `GET /v1/me` (any key or portal session: who am I, what may I do), and the org's API keys:
+ * create (the key is shown once), list (prefix only), revoke — API keys only, never a portal
+ * session (403 `api_key_required`). Behind API-key auth.
  */
 export function apiKeyRoutes(deps: AppDeps): Router {
   const router = Router();
 
   router.get('/v1/me', (_req, res) => {
+    const session = res.locals.portalSession as PortalSessionCredential | null;
+    if (session) {
+      // A portal session has no key: it says which session it is and until when it works.
+      res.json({ orgId: res.locals.orgId as string, keyId: null, name: 'portal session', prefix: null, scopes: res.locals.scopes as ApiKeyScope[], portalSession: { id: session.id, expiresAt: iso(session.expiresAt) } });
+      return;
+    }
     const key = res.locals.apiKey as ApiKeyRecord;
-    res.json({ orgId: res.locals.orgId as string, keyId: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes });
+    res.json({ orgId: res.locals.orgId as string, keyId: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, portalSession: null });
   });
+
+  router.use('/v1/api-keys', requireApiKeyCredential);
 
   router.post('/v1/api-keys', requireScope('webhooks:write'), async (req, res) => {
     const body = createApiKeyBody.safeParse(req.body ?? {});

@@ -65,6 +65,8 @@ export function eventRoutes(deps: AppDeps): Router {
       idempotencyKey,
       endpoints: res.locals.orgEndpoints as readonly EndpointRecord[],
       disabledEventTypes: (res.locals.org as OrgRecord | undefined)?.disabledEventTypes,
+      // Read only when tracing is on: the producer's trace, continued by the accepting span.
+      traceparent: deps.tracer ? req.get('traceparent') : undefined,
     });
     if (replayed) res.setHeader('idempotent-replayed', 'true');
     res.status(202).json(answer);
@@ -97,7 +99,7 @@ export function eventRoutes(deps: AppDeps): Router {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     if (endpoint.status !== 'active') throw new ApiError(409, 'endpoint_inactive', `endpoint is ${endpoint.status}; resume it first`);
     const dataJson = JSON.stringify({ endpointId: endpoint.id, message: 'This is a test event from Postern.' });
-    const { answer } = await acceptEvent(deps, { orgId: endpoint.orgId, type: TEST_EVENT_TYPE, dataJson, idempotencyKey: null, onlyEndpoint: endpoint });
+    const { answer } = await acceptEvent(deps, { orgId: endpoint.orgId, type: TEST_EVENT_TYPE, dataJson, idempotencyKey: null, onlyEndpoint: endpoint, traceparent: deps.tracer ? req.get('traceparent') : undefined });
     res.status(202).json(answer);
   });
 
