@@ -1,4 +1,4 @@
-import { errorFamily, isValidErrorCode } from '@postern/shared';
+import { errorFamily, isValidErrorCode, type Pace } from '@postern/shared';
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
@@ -19,6 +19,8 @@ export interface DeliveryObserver {
   deliveryFinished(delivery: { outcome: 'succeeded' | 'failed' | 'cancelled'; error: string | null; latencyMs?: number }): void;
   /** An endpoint's breaker paused or disabled it. */
   breakerTripped(action: 'pause' | 'disable'): void;
+  /** Adaptive pacing changed an endpoint's pace (`nextPace`); `cut` when it slowed down. */
+  paceChanged(change: { endpointId: string; pace: Pace; cut: boolean }): void;
 }
 
 /** An observer that records nothing: the default when no metrics are wired. */
@@ -27,6 +29,7 @@ export const NO_DELIVERY_OBSERVER: DeliveryObserver = Object.freeze({
   attemptFinished() {},
   deliveryFinished() {},
   breakerTripped() {},
+  paceChanged() {},
 });
 
 const SYSTEM_DETAIL = /^[A-Z][A-Z0-9_]{0,39}$/;
@@ -68,6 +71,10 @@ export interface SenderMetrics extends DeliveryObserver {
  * - `postern_delivery_latency_seconds`: event accepted → delivered, successful deliveries;
  * - `postern_attempts_in_flight`: attempts this process is sending now;
  * - `postern_breaker_trips_total{action}`;
+ * - adaptive pacing (issue 13): `postern_pace_cuts_total`, and per endpoint whose pace this process
+ *   last changed `postern_endpoint_pace_per_second{endpoint}` (absent while no rate bound),
+ *   `postern_endpoint_pace_concurrency{endpoint}`, `postern_endpoint_paused_until_seconds{endpoint}`
+ *   (0 = not paused);
  * - `postern_queue_jobs{state}`: the deliveries queue's jobs by state, summed over its partitions, read from Redis at scrape
  *   time (at most `queueTimeoutMs`, default 1000; a slow or unreachable Redis leaves the last values).
  * Throws when `registry` already holds these metrics.
@@ -108,6 +115,25 @@ export function createSenderMetrics(opts: { registry: Registry; queues: readonly
     labelNames: ['action'] as const,
     registers,
   });
+  const paceCuts = new Counter({ name: 'postern_pace_cuts_total', help: 'Adaptive pacing cuts: a 429, 503 or timeout halved an endpoint\'s rate and concurrency.', registers });
+  const paceRate = new Gauge({
+    name: 'postern_endpoint_pace_per_second',
+    help: 'Requests per second an adaptively paced endpoint is allowed now (absent while it has no rate bound).',
+    labelNames: ['endpoint'] as const,
+    registers,
+  });
+  const paceConcurrency = new Gauge({
+    name: 'postern_endpoint_pace_concurrency',
+    help: 'Attempts in flight an adaptively paced endpoint is allowed now.',
+    labelNames: ['endpoint'] as const,
+    registers,
+  });
+  const pausedUntil = new Gauge({
+    name: 'postern_endpoint_paused_until_seconds',
+    help: 'Until when (unix seconds) adaptive pacing pauses an endpoint after a Retry-After; 0 = not paused.',
+    labelNames: ['endpoint'] as const,
+    registers,
+  });
   new Gauge({
     name: 'postern_queue_jobs',
     help: 'Jobs in the deliveries queue by state (one job per unfinished delivery). The same for every sender: aggregate with max.',
@@ -145,6 +171,14 @@ export function createSenderMetrics(opts: { registry: Registry; queues: readonly
     },
     breakerTripped(action) {
       trips.inc({ action });
+    },
+    paceChanged({ endpointId, pace, cut }) {
+      if (cut) paceCuts.inc();
+      const endpoint = { endpoint: endpointId };
+      if (pace.perSecond === null) paceRate.remove(endpoint);
+      else paceRate.set(endpoint, pace.perSecond);
+      paceConcurrency.set(endpoint, Math.floor(pace.concurrency));
+      pausedUntil.set(endpoint, pace.pausedUntil === null ? 0 : pace.pausedUntil / 1000);
     },
   };
 }

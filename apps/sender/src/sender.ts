@@ -145,13 +145,18 @@ export function createSender(deps: SenderDeps): Sender {
       await job.moveToDelayed(run.nextAttemptAt, token);
       throw new DelayedError();
     }
+    // Over the rate limit, or the endpoint paused: the job waits, delayed, until its time; no attempt spent.
+    if (run.limit === 'pace') {
+      await job.moveToDelayed(Math.max(run.retryAt, deps.clock.now()), token);
+      throw new DelayedError();
+    }
     // Waiting for a slot spends no attempt: the job is parked as delayed and woken on release.
     // The safety delay (for a wake-up that got lost) is spread out, so a large backlog parked at
     // once does not come back at once.
     await job.moveToDelayed(deps.clock.now() + Math.round(parkSafetyDelayMs * (1 + deps.random())), token);
     // A release that came between the refusal and the move found no delayed job to promote.
     // Unsure (Redis trouble)? Wake up anyway: one needless look costs less than a lost wake-up.
-    const parked = await deps.store.leases.isParked(attemptIds).catch(() => false);
+    const parked = await (run.limit === 'ordering_key' ? deps.store.leases.waitsForItsKey(attemptIds, run.keyLine) : deps.store.leases.isParked(attemptIds)).catch(() => false);
     if (!parked) await job.promote().catch(() => undefined);
     throw new DelayedError();
   };

@@ -34,12 +34,24 @@ export {
 export type { ErrorCode, ErrorCodeInfo, ErrorFamily, ErrorRule, ErrorRuleOptions } from './error-codes.js';
 
 export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, policySchema, resolvePolicy } from './policy.js';
-export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, Schedule } from './policy.js';
+export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, RateLimit, Schedule } from './policy.js';
 
 export { PRESETS, listPresets } from './presets.js';
 export type { PresetInfo, PresetListing } from './presets.js';
 
 export { parseRetryAfterMs, policyTimeline, retryDelayMs } from './retry-schedule.js';
+export {
+  PACE_ASSUMED_PER_SECOND_PER_SLOT,
+  PACE_CUT_FACTOR,
+  PACE_MAX_PAUSE_MS,
+  PACE_MIN_PER_SECOND,
+  effectiveLimits,
+  fullPace,
+  gcraStep,
+  nextPace,
+  paceSignalOf,
+} from './pace.js';
+export type { EffectiveLimits, Pace, PaceSignal } from './pace.js';
 export type { RandomFn, RetryDelayInput, TimelineEntry, WaitBounds } from './retry-schedule.js';
 
 export { MAX_URL_LENGTH, classifyAddress, hostAddress, parseAllowList, validateEndpointUrl } from './url-rules.js';

@@ -53,6 +53,9 @@ const standard: Policy = {
   retention: { days: 30 },
   concurrency: { perEndpoint: 4, perOrg: 20 },
   redelivery: { allowed: true, whilePending: false },
+  ordering: 'none',
+  rateLimit: null,
+  pacing: 'none',
 };
 
 /**

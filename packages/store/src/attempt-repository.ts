@@ -3,7 +3,7 @@ import type { DeliveryRepository } from './delivery-repository.js';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
-import { isEndpointFailure, type SentRequestFields } from '@postern/shared';
+import { isEndpointFailure, type Pace, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 
 const claimScript = LuaScript.load('claim-attempt');
@@ -30,7 +30,10 @@ export interface AttemptIds {
  * - `finished`: it already ended (`woken`: parked deliveries a slot it still held lets in);
  * - `blocked`: no attempt was begun because the endpoint is gone or inactive, the org suspended or
  *   the payload over the policy's limit: `planBeforeAttempt` says what to do;
- * - `parked`: no slot now; the delivery waits, parked, for a release to wake it;
+ * - `parked`: no slot now; the delivery waits, parked, for a release to wake it (`endpoint`, `org`,
+ *   `event_claim`: a slot, or its turn in the endpoint's line); `ordering_key`: an earlier
+ *   delivery of its ordering key must end first (`keyLine` names its entry, for the wake-up check);
+ *   `pace`: the rate limit or an adaptive pause says wait until `retryAt` (epoch ms);
  * - `claimed`: the attempt is begun (recorded `in_flight` with its number) and its lease taken.
  */
 export type ClaimResult =
@@ -46,6 +49,8 @@ export type ClaimResult =
       woken: string[];
     }
   | { kind: 'parked'; limit: 'endpoint' | 'org' | 'event_claim' }
+  | { kind: 'parked'; limit: 'ordering_key'; keyLine: string }
+  | { kind: 'parked'; limit: 'pace'; retryAt: number }
   | { kind: 'claimed'; attemptNumber: number; delivery: DeliveryRecord; endpoint: EndpointRecord; envelope: string | null };
 
 /** Input of {@link AttemptRepository.finish}: an attempt's outcome as `planAfterAttempt` decided it. */
@@ -73,6 +78,11 @@ export interface FinishInput {
   concurrency: { perEndpoint: number; perOrg: number };
   /** The endpoint policy's retention, applied if this attempt finishes the delivery. */
   retention: Retention;
+  /**
+   * Adaptive pacing (`nextPace`): the endpoint's next pace (null = back at the policy's limits),
+   * the pace the attempt was claimed under, and whether the change is a cut; absent = no change.
+   */
+  pace?: { next: Pace | null; claimedUnder: Pace | null; cut: boolean };
 }
 
 /** A policy's `retention`: finished deliveries kept `days` after they finished, or the newest `lastPerEndpoint`. */
@@ -156,6 +166,8 @@ export class AttemptRepository {
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
         k.endpointHeld(ids.orgId, ids.endpointId),
+        k.endpointKeyLines(ids.orgId, ids.endpointId),
+        k.endpointRate(ids.orgId, ids.endpointId),
       ],
       [ids.deliveryId, nowMs, LEASE_GRACE_MS],
     )) as unknown[];
@@ -176,6 +188,8 @@ export class AttemptRepository {
         };
       }
       case 'parked':
+        if (Number(r[1]) === -3) return { kind: 'parked', limit: 'ordering_key', keyLine: String(r[2]) };
+        if (Number(r[1]) === -4) return { kind: 'parked', limit: 'pace', retryAt: Number(r[2]) };
         return { kind: 'parked', limit: REFUSALS[String(r[1]) as keyof typeof REFUSALS] ?? 'endpoint' };
       case 'claimed': {
         const delivery = parseDelivery(hashOf(r[2]));
@@ -224,6 +238,7 @@ export class AttemptRepository {
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'cancelled'),
         k.statsHour(ids.orgId, 'endpoint', ids.endpointId, hourStartMs),
         k.statsHour(ids.orgId, 'org', ids.orgId, hourStartMs),
+        k.endpointKeyLines(ids.orgId, ids.endpointId),
       ],
       [
         ids.deliveryId,
@@ -242,6 +257,9 @@ export class AttemptRepository {
         Math.floor((input.nowMs - hourStartMs) / 60_000),
         STATS_TTL_S,
         isEndpointFailure(input.error) ? '1' : '0',
+        input.pace ? (input.pace.next ? JSON.stringify(input.pace.next) : '-') : '',
+        input.pace?.claimedUnder ? JSON.stringify(input.pace.claimedUnder) : '',
+        input.pace?.cut ? '1' : '0',
       ],
     )) as [string, number, string, number, ...string[]];
     // `{lastPerEndpoint: N}`: the oldest finished deliveries beyond N go right after the finish that
@@ -264,10 +282,11 @@ export class AttemptRepository {
   /**
    * Ends (`cancelled`, `failed`) or holds a delivery without an attempt, with a reason code, as
    * `planBeforeAttempt` decided, with the endpoint policy's `retention` (a deleted endpoint's:
-   * `{days: 30}`). Finished deliveries are left untouched. Returns the status after, or null when
-   * the delivery is missing.
+   * `{days: 30}`). Finished deliveries are left untouched. Returns the status after and the
+   * deliveries to wake (the next of its ordering key's line, when it ended), or null when the
+   * delivery is missing.
    */
-  async settle(ids: AttemptIds, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number, retention: Retention): Promise<DeliveryStatus | null> {
+  async settle(ids: AttemptIds, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number, retention: Retention): Promise<{ status: DeliveryStatus; woken: string[] } | null> {
     const k = this.keys;
     const target = outcome === 'held' ? 'pending' : outcome;
     const r = (await settleScript.run(
@@ -281,10 +300,11 @@ export class AttemptRepository {
         k.endpointHeld(ids.orgId, ids.endpointId),
         k.deliveryAttempts(ids.orgId, ids.deliveryId),
         k.event(ids.orgId, ids.eventId),
+        k.endpointKeyLines(ids.orgId, ids.endpointId),
       ],
       [nowMs, outcome, reason, finishedExpiresAt(retention, nowMs)],
-    )) as [string, string?];
+    )) as [string, string?, ...string[]];
     if (r[0] === 'missing') return null;
-    return r[1] as DeliveryStatus;
+    return { status: r[1] as DeliveryStatus, woken: r.slice(2) as string[] };
   }
 }

@@ -46,7 +46,7 @@ export { OrgRepository } from './org-repository.js';
 export { OrgSnapshotRepository, type OrgSnapshot } from './org-snapshot-repository.js';
 export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
-export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';
+export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult } from './event-repository.js';
 export { DeliveryRepository } from './delivery-repository.js';
 export { AttemptRepository, finishedExpiresAt, LEASE_GRACE_MS, TRIM_PER_FINISH, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult, type Retention } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';

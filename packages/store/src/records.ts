@@ -1,4 +1,4 @@
-import { isApiKeyScope, type ApiKeyScope, type Policy, type SentRequestFields } from '@postern/shared';
+import { isApiKeyScope, type ApiKeyScope, type Pace, type Policy, type SentRequestFields } from '@postern/shared';
 
 /** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
 export type DeliveryStatus = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
@@ -47,6 +47,11 @@ export interface EndpointRecord {
   disabledReason: string | null;
   /** Set when a breaker whose policy says `reenable: 'recreate'` disabled it: resume is refused for good. */
   recreateRequired?: boolean;
+  /**
+   * Its current pace under `pacing: "adaptive"` (stored field `pace`, JSON); null = at the
+   * policy's limits. Written by the finish script, applied by the claim script.
+   */
+  pace?: Pace | null;
 }
 
 /** An accepted event. `envelope` is the exact body every delivery of it sends. */
@@ -86,6 +91,20 @@ export interface DeliveryRecord {
   isTest: boolean;
   /** True while the delivery waits for a concurrency slot (its job parked); absent = false. */
   parked?: boolean;
+  /**
+   * The org's acceptance sequence of its event (or redelivery): its place in its endpoint's line,
+   * oldest first (README, "Ordering"); absent on deliveries written before issue 13.
+   */
+  acceptSeq?: number;
+  /** The producer's `orderingKey` of the event (1..256 characters); absent = none. */
+  orderingKey?: string;
+  /**
+   * Its number among the deliveries of its ordering key to this endpoint, from 1 (`webhook-sequence`);
+   * only under a `per-key` policy. A redelivery keeps its original's.
+   */
+  sequence?: number;
+  /** Its entry in the endpoint's key lines (`keys.endpointKeyLines`) while unfinished; internal. */
+  keyLine?: string;
 }
 
 /**
@@ -110,6 +129,10 @@ export function newPendingDelivery(input: {
   nowMs: number;
   isTest?: boolean;
   redeliveredFromId?: string | null;
+  /** The event's ordering key, if the producer gave one. */
+  orderingKey?: string | null;
+  /** A redelivery's original sequence number (kept for the receiver's gap check). */
+  sequence?: number | null;
 }): DeliveryRecord {
   return {
     id: input.id,
@@ -131,6 +154,8 @@ export function newPendingDelivery(input: {
     cancelReason: null,
     held: false,
     isTest: input.isTest ?? false,
+    ...(input.orderingKey ? { orderingKey: input.orderingKey } : {}),
+    ...(input.sequence ? { sequence: input.sequence } : {}),
   };
 }
 
@@ -225,6 +250,10 @@ export function parseDelivery(h: Record<string, string>): DeliveryRecord | null 
     held: h.held === '1',
     isTest: h.isTest === '1',
     ...(h.parked === '1' ? { parked: true } : {}),
+    ...(h.acceptSeq ? { acceptSeq: Number(h.acceptSeq) } : {}),
+    ...(h.orderingKey ? { orderingKey: h.orderingKey } : {}),
+    ...(h.sequence ? { sequence: Number(h.sequence) } : {}),
+    ...(h.keyLine ? { keyLine: h.keyLine } : {}),
   };
 }
 
@@ -239,6 +268,17 @@ function parseSecrets(raw: string | undefined): EndpointSecret[] {
     return Array.isArray(value) ? (value as EndpointSecret[]) : [];
   } catch {
     return [];
+  }
+}
+
+/** Reads a stored pace leniently: absent or unreadable = none (the policy's limits). */
+function parsePace(raw: string | undefined): Pace | null {
+  if (!raw) return null;
+  try {
+    const value = JSON.parse(raw) as Pace;
+    return typeof value.concurrency === 'number' ? value : null;
+  } catch {
+    return null;
   }
 }
 
@@ -266,6 +306,7 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
     disabledAt: optionalNumber(h.disabledAt),
     disabledReason: optionalString(h.disabledReason),
     recreateRequired: h.recreateRequired === '1',
+    pace: parsePace(h.pace),
   };
 }
 
