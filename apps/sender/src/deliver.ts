@@ -79,7 +79,9 @@ export type AttemptRun =
 export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<AttemptRun> {
   const { store, clock } = deps;
   const observer = deps.metrics ?? NO_DELIVERY_OBSERVER;
-  const claim = await store.attempts.claim(ids, clock.now());
+  // The attempt starts when it is claimed: the time its slot and its rate-limit turn were taken at.
+  const claimedAt = clock.now();
+  const claim = await store.attempts.claim(ids, claimedAt);
   switch (claim.kind) {
     case 'missing':
       return { kind: 'done', status: 'missing' };
@@ -99,7 +101,7 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
   const { policy } = endpoint;
   deps.slots?.taken(ids, policy.concurrency);
 
-  const startedAt = clock.now();
+  const startedAt = claimedAt;
   observer.attemptStarted();
   let result: SendResult | undefined;
   try {

@@ -40,18 +40,8 @@ export { PRESETS, listPresets } from './presets.js';
 export type { PresetInfo, PresetListing } from './presets.js';
 
 export { parseRetryAfterMs, policyTimeline, retryDelayMs } from './retry-schedule.js';
-export {
-  PACE_ASSUMED_PER_SECOND_PER_SLOT,
-  PACE_CUT_FACTOR,
-  PACE_MAX_PAUSE_MS,
-  PACE_MIN_PER_SECOND,
-  effectiveLimits,
-  fullPace,
-  gcraStep,
-  nextPace,
-  paceSignalOf,
-} from './pace.js';
-export type { EffectiveLimits, Pace, PaceSignal } from './pace.js';
+export { fullPace, nextPace, paceSignalOf } from './pace.js';
+export type { Pace, PaceSignal } from './pace.js';
 export type { RandomFn, RetryDelayInput, TimelineEntry, WaitBounds } from './retry-schedule.js';
 
 export { MAX_URL_LENGTH, classifyAddress, hostAddress, parseAllowList, validateEndpointUrl } from './url-rules.js';

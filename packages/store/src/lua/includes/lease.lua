@@ -24,7 +24,8 @@ local CALLED_OFFSET = 4e15
 -- spent only with a slot; a delivery refused by it keeps its place in line.
 -- Returns 1 when held, 0 refused by the endpoint limit (or others first in line), -1 by the org
 -- limit, -2 by another delivery's claim on the same event at this endpoint (a redelivery racing a
--- retry), -4 by the rate limit (second value: the time, ms, from which it conforms).
+-- retry), -4 by the rate limit (second value: when to look again, ms: when the next request
+-- conforms, plus one interval per delivery before it in line).
 local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked, rate)
   local claimedNow = redis.call('SET', lk[5], id, 'NX', 'PX', leaseMs)
   if not claimedNow and redis.call('GET', lk[5]) ~= id then
@@ -57,7 +58,7 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
     local tat = tonumber(redis.call('GET', rate.key) or '0')
     if tat < now then tat = now end
     if tat - now > rate.toleranceMs then
-      refusal, retryAt = -4, math.ceil(tat - rate.toleranceMs)
+      refusal, retryAt = -4, tat - rate.toleranceMs
     else
       tat = tat + rate.intervalMs
       redis.call('SET', rate.key, string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
@@ -74,6 +75,8 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
         -- waits for the next release again, in its place.
         redis.call('ZADD', lk[3], 'XX', tonumber(score) + CALLED_OFFSET, id)
       end
+      -- Those behind it in line come back one interval later each, not all at the next token.
+      if refusal == -4 then retryAt = math.ceil(retryAt + redis.call('ZRANK', lk[3], id) * rate.intervalMs) end
     else
       redis.call('ZADD', lk[4], 'NX', parkOrder, id)
     end
