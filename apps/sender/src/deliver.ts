@@ -58,7 +58,8 @@ export interface DeliverDeps {
 export type AttemptRun =
   | { kind: 'done'; status: string }
   | { kind: 'retry'; nextAttemptAt: number }
-  | { kind: 'parked'; limit: 'endpoint' | 'org' | 'event_claim' }
+  | { kind: 'parked'; limit: 'endpoint'; ahead: number }
+  | { kind: 'parked'; limit: 'org' | 'event_claim' }
   | { kind: 'parked'; limit: 'ordering_key'; keyLine: string }
   | { kind: 'parked'; limit: 'pace'; retryAt: number };
 

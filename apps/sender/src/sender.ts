@@ -18,6 +18,13 @@ import type { DeliveryObserver } from './sender-metrics.js';
  */
 const PACE_WAIT_IN_PROCESS_MS = 200;
 
+/**
+ * A parked delivery with many others before it in its endpoint's line waits up to this many safety
+ * delays before it looks again by itself (one more per 4 deliveries before it): releases call the
+ * line's first ones, so only a lost wake-up with nothing else in flight relies on this.
+ */
+const PARK_MAX_LAPS = 10;
+
 /** Dependencies of {@link createSender}, wired by `main.ts` (or a test). */
 export interface SenderDeps {
   /** Worker connection (`maxRetriesPerRequest: null`), standalone or cluster; BullMQ duplicates it for blocking calls. */
@@ -167,7 +174,11 @@ export function createSender(deps: SenderDeps): Sender {
     // Waiting for a slot spends no attempt: the job is parked as delayed and woken on release.
     // The safety delay (for a wake-up that got lost) is spread out, so a large backlog parked at
     // once does not come back at once.
-    await job.moveToDelayed(deps.clock.now() + Math.round(parkSafetyDelayMs * (1 + deps.random())), token);
+    // Far back in an endpoint's line, a delivery is called by a release long before it could need
+    // the safety net (releases call the first of the line again and again): it looks again later,
+    // so a long line does not keep flowing back through the queue ahead of other endpoints' work.
+    const laps = run.limit === 'endpoint' ? Math.min(PARK_MAX_LAPS, 1 + Math.floor(run.ahead / 4)) : 1;
+    await job.moveToDelayed(deps.clock.now() + Math.round(parkSafetyDelayMs * laps * (1 + deps.random())), token);
     // A release that came between the refusal and the move found no delayed job to promote.
     // Unsure (Redis trouble)? Wake up anyway: one needless look costs less than a lost wake-up.
     const parked = await (run.limit === 'ordering_key' ? deps.store.leases.waitsForItsKey(attemptIds, run.keyLine) : deps.store.leases.isParked(attemptIds)).catch(() => false);

@@ -31,7 +31,8 @@ export interface AttemptIds {
  * - `blocked`: no attempt was begun because the endpoint is gone or inactive, the org suspended or
  *   the payload over the policy's limit: `planBeforeAttempt` says what to do;
  * - `parked`: no slot now; the delivery waits, parked, for a release to wake it (`endpoint`, `org`,
- *   `event_claim`: a slot, or its turn in the endpoint's line); `ordering_key`: an earlier
+ *   `event_claim`: a slot, or its turn in the endpoint's line, with `ahead` deliveries before it
+ *   there); `ordering_key`: an earlier
  *   delivery of its ordering key must end first (`keyLine` names its entry, for the wake-up check);
  *   `pace`: the rate limit or an adaptive pause says wait until `retryAt` (epoch ms);
  * - `claimed`: the attempt is begun (recorded `in_flight` with its number) and its lease taken.
@@ -48,7 +49,8 @@ export type ClaimResult =
       envelopeBytes: number | null;
       woken: string[];
     }
-  | { kind: 'parked'; limit: 'endpoint' | 'org' | 'event_claim' }
+  | { kind: 'parked'; limit: 'endpoint'; ahead: number }
+  | { kind: 'parked'; limit: 'org' | 'event_claim' }
   | { kind: 'parked'; limit: 'ordering_key'; keyLine: string }
   | { kind: 'parked'; limit: 'pace'; retryAt: number }
   | { kind: 'claimed'; attemptNumber: number; delivery: DeliveryRecord; endpoint: EndpointRecord; envelope: string | null };
@@ -127,7 +129,7 @@ function hashOf(flat: unknown): Record<string, string> {
   return h;
 }
 
-const REFUSALS = { '0': 'endpoint', '-1': 'org', '-2': 'event_claim' } as const;
+const REFUSALS = { '-1': 'org', '-2': 'event_claim' } as const;
 
 /**
  * The two Redis calls of one attempt (docs/architecture.md, "one attempt"): `claim` before the
@@ -190,6 +192,7 @@ export class AttemptRepository {
       case 'parked':
         if (Number(r[1]) === -3) return { kind: 'parked', limit: 'ordering_key', keyLine: String(r[2]) };
         if (Number(r[1]) === -4) return { kind: 'parked', limit: 'pace', retryAt: Number(r[2]) };
+        if (Number(r[1]) === 0) return { kind: 'parked', limit: 'endpoint', ahead: Number(r[2] ?? 0) };
         return { kind: 'parked', limit: REFUSALS[String(r[1]) as keyof typeof REFUSALS] ?? 'endpoint' };
       case 'claimed': {
         const delivery = parseDelivery(hashOf(r[2]));

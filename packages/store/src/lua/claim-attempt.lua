@@ -13,7 +13,8 @@
 --                                            endpoint gone or inactive, org suspended or payload
 --                                            over the policy's limit: planBeforeAttempt decides
 --   {'parked', refusal[, detail]}            no slot: 0 endpoint full (or older deliveries first in
---                                            line), -1 org full, -2 event claim, -3 an earlier delivery
+--                                            line; detail: how many stand before it), -1 org full,
+--                                            -2 event claim, -3 an earlier delivery
 --                                            of its ordering key first (detail: its key line entry),
 --                                            -4 rate limit or paused pace (detail: when to look again, ms)
 --   {'claimed', attemptNumber, delivery, endpoint, envelope | false}

@@ -25,7 +25,8 @@ local CALLED_OFFSET = 4e15
 -- Returns 1 when held, 0 refused by the endpoint limit (or others first in line), -1 by the org
 -- limit, -2 by another delivery's claim on the same event at this endpoint (a redelivery racing a
 -- retry), -4 by the rate limit (second value: when to look again, ms: when the next request
--- conforms, plus one interval per delivery before it in line).
+-- conforms, plus one interval per delivery before it in line). With 0, the second value is how
+-- many deliveries stand before it in line.
 local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked, rate)
   local claimedNow = redis.call('SET', lk[5], id, 'NX', 'PX', leaseMs)
   if not claimedNow and redis.call('GET', lk[5]) ~= id then
@@ -75,8 +76,9 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
         -- waits for the next release again, in its place.
         redis.call('ZADD', lk[3], 'XX', tonumber(score) + CALLED_OFFSET, id)
       end
+      local ahead = redis.call('ZRANK', lk[3], id)
       -- Those behind it in line come back one interval later each, not all at the next token.
-      if refusal == -4 then retryAt = math.ceil(retryAt + redis.call('ZRANK', lk[3], id) * rate.intervalMs) end
+      if refusal == -4 then retryAt = math.ceil(retryAt + ahead * rate.intervalMs) else retryAt = ahead end
     else
       redis.call('ZADD', lk[4], 'NX', parkOrder, id)
     end
