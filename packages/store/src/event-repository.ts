@@ -87,7 +87,10 @@ export class EventRepository {
    * Removes an event and deliveries written by {@link createWithDeliveries} whose jobs could not
    * be queued, so a failed request leaves nothing half-visible.
    */
-  async removeUnqueued(event: Pick<EventRecord, 'id' | 'orgId'>, deliveries: Pick<DeliveryRecord, 'id' | 'endpointId'>[], idempotencyKeyHash: string | null): Promise<void> {
+  async removeUnqueued(event: Pick<EventRecord, 'id' | 'orgId'>, deliveries: Pick<DeliveryRecord, 'id' | 'endpointId' | 'orderingKey'>[], idempotencyKeyHash: string | null): Promise<void> {
+    // A keyed delivery left in its key's line would hold the key up for good: its entry goes too.
+    const keyed = deliveries.filter((d) => d.orderingKey !== undefined);
+    const entries = await Promise.all(keyed.map((d) => this.redis.hget(this.keys.delivery(event.orgId, d.id), 'keyLine')));
     const multi = this.redis.multi().del(this.keys.event(event.orgId, event.id)).zrem(this.keys.orgEvents(event.orgId), event.id).zrem(this.keys.orgUndeliveredEvents(event.orgId), event.id);
     if (idempotencyKeyHash) multi.del(this.keys.idempotency(event.orgId, idempotencyKeyHash));
     for (const d of deliveries) {
@@ -97,6 +100,10 @@ export class EventRepository {
         .zrem(this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'), d.id)
         .zrem(this.keys.unfinishedDeliveries(event.orgId), d.id);
     }
+    keyed.forEach((d, i) => {
+      const entry = entries[i];
+      if (entry) multi.zrem(this.keys.endpointKeyLines(event.orgId, d.endpointId), entry);
+    });
     assertExec(await multi.exec());
   }
 
