@@ -100,6 +100,24 @@ test('resume after pause drains strictly oldest first (zero inversions)', async 
   expect(found).toBe(0);
 }, 60_000);
 
+test('resume after pause at perEndpoint 4: the held deliveries start oldest first, four at a time', async () => {
+  const r = await receiver(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    return 200;
+  });
+  const ep = await postern.createEndpoint(apiKey, { url: r.url, policy: fastPolicy(3, 20, { concurrency: { perEndpoint: 4, perOrg: 20 } }) });
+  expect((await postern.api('POST', `/v1/endpoints/${ep.id}/pause`, { key: apiKey })).status).toBe(200);
+  const ids = await send(20);
+  await waitUntil('every delivery held', async () => (await postern.store.deliveries.getMany(orgId, ids)).every((d) => d.held), 20_000);
+  expect((await postern.api('POST', `/v1/endpoints/${ep.id}/resume`, { key: apiKey })).status).toBe(200);
+  await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(orgId, ids)).every((d) => d.status === 'succeeded'), 20_000);
+  const started = await Promise.all(ids.map(async (id) => (await postern.store.deliveries.getAttempts(orgId, id))[0]!.startedAt));
+  let late = 0;
+  for (let i = 1; i < started.length; i++) if (started[i]! < Math.max(...started.slice(0, i))) late++;
+  console.log(`resume after pause at perEndpoint 4, 20 held: ${late} attempts started before an older one`);
+  expect(late).toBe(0);
+}, 60_000);
+
 test('per-key order under failure: A waits for its failing 5th event, B is not held up; headers carry key and sequence; an ended delivery leaves a visible gap', async () => {
   const attemptsOf = new Map<string, number>();
   const r = await receiver((req) => {
