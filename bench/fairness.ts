@@ -9,6 +9,11 @@
  * `timestamp`, set by ingest) to the request's arrival at the receiver: p50, p99, max. Pass: run
  * B's p99 within 2× of run A's, and every fast delivery arrived.
  *
+ * Run L (issue 13): the same as A, plus one endpoint of the same org limited to 20 requests a
+ * second (`rateLimit: {perSecond: 20}`, answering 200 at once) with LIMITED_BACKLOG deliveries
+ * queued for it before the stream starts, so it stays at its limit throughout: its deliveries wait
+ * for their turn, and must not hold up the unlimited ones. Pass: run L's p99 within 2× of run A's.
+ *
  * Run B queues its backlog with ingest's own `acceptEvent` (in this process, so 5,000 events take
  * seconds, not minutes through HTTP) and starts the stream once the sender has taken every backlog
  * job off the wait list (parked them). Run C (`TRANSIENT=1`, off by default) starts the stream
@@ -17,7 +22,8 @@
  * Ingest and one sender run as child processes against the local Redis (REDIS_URL), each run on its
  * own key prefix, removed afterwards. Results are printed and written to bench-results/fairness.json.
  * Settings come from the environment: RATE_PER_S (60), DURATION_S (20), ROUNDS (2: A and B run
- * alternately, twice, and are pooled), FAST_ENDPOINTS (20), SLOW_BACKLOG (5000), SENDER_CONCURRENCY (50),
+ * alternately, twice, and are pooled), FAST_ENDPOINTS (20), SLOW_BACKLOG (5000), LIMITED_BACKLOG (1000),
+ * LIMITED_PER_S (20), SENDER_CONCURRENCY (50),
  * PARK_SAFETY_DELAY_MS (15000, see below).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -39,6 +45,8 @@ const DURATION_S = Number(process.env.DURATION_S ?? 20);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const FAST_ENDPOINTS = Number(process.env.FAST_ENDPOINTS ?? 20);
 const SLOW_BACKLOG = Number(process.env.SLOW_BACKLOG ?? 5000);
+const LIMITED_BACKLOG = Number(process.env.LIMITED_BACKLOG ?? 1000);
+const LIMITED_PER_S = Number(process.env.LIMITED_PER_S ?? 20);
 const SENDER_CONCURRENCY = Number(process.env.SENDER_CONCURRENCY ?? 50);
 const TRANSIENT = process.env.TRANSIENT === '1';
 const SLOW_TIMEOUT_MS = 2000;
@@ -52,26 +60,33 @@ const PARK_SAFETY_DELAY_MS = Number(process.env.PARK_SAFETY_DELAY_MS ?? 15_000);
 const STREAM_LANES = 16;
 
 /** Both kinds of endpoint: 4 per endpoint, 20 per org; the fast ones never fail, the slow one always times out. */
-const policy = (timeoutMs: number) => ({
+const policy = (timeoutMs: number, extra: Record<string, unknown> = {}) => ({
   maxAttempts: 3,
   schedule: { kind: 'fixed', waitsMs: [1000, 1000] },
   jitterRatio: 0,
   timeout: { ms: timeoutMs, measures: 'whole-response' },
   breaker: null,
   concurrency: { perEndpoint: 4, perOrg: 20 },
+  ...extra,
 });
+
+/** The backlog endpoint of a run: `slow` never answers; `limited` answers at once but takes LIMITED_PER_S a second. */
+type BacklogKind = 'slow' | 'limited';
 
 interface Receivers {
   base: string;
   /** First-attempt latencies of fast deliveries, ms. */
   latencies: number[];
   readonly slowRequests: number;
+  /** Arrival times at `/limited`, ms. */
+  limitedArrivals: number[];
   close(): Promise<void>;
 }
 
 /** One HTTP server: `/fast/<n>` answers 200 at once and records latency; `/slow` never answers. */
 async function startReceivers(): Promise<Receivers> {
   const latencies: number[] = [];
+  const limitedArrivals: number[] = [];
   let slowRequests = 0;
   const sockets = new Set<Socket>();
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -80,6 +95,12 @@ async function startReceivers(): Promise<Receivers> {
       // Held until Postern gives up and closes the connection.
       slowRequests += 1;
       req.resume();
+      return;
+    }
+    if (req.url?.startsWith('/limited')) {
+      limitedArrivals.push(arrivedAt);
+      req.resume();
+      req.on('end', () => res.end('ok'));
       return;
     }
     const chunks: Buffer[] = [];
@@ -101,6 +122,7 @@ async function startReceivers(): Promise<Receivers> {
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     latencies,
+    limitedArrivals,
     get slowRequests() {
       return slowRequests;
     },
@@ -164,12 +186,26 @@ interface RunResult {
   p99Ms: number;
   maxMs: number;
   slowRequestsDuringStream: number;
+  /** Run L: requests the limited endpoint got during the stream, and the most in any 1-s window. */
+  limitedRequestsDuringStream: number | null;
+  limitedMaxPerSecond: number | null;
   /** Time to queue the backlog, and then for the sender to take all of it off the wait list. */
   backlogQueuedMs: number | null;
   backlogParkedMs: number | null;
 }
 
-async function run(name: string, slowBacklog: number, waitForParking: boolean): Promise<{ result: RunResult; latencies: number[] }> {
+/** The most of `times` (ms) in any window [t, t + 1000). */
+function maxInOneSecond(times: readonly number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let max = 0;
+  for (let start = 0, end = 0; end < sorted.length; end++) {
+    while (sorted[end]! - sorted[start]! >= 1000) start++;
+    max = Math.max(max, end - start + 1);
+  }
+  return max;
+}
+
+async function run(name: string, slowBacklog: number, waitForParking: boolean, kind: BacklogKind = 'slow'): Promise<{ result: RunResult; latencies: number[] }> {
   const prefix = `bench:${randomBytes(4).toString('hex')}`;
   const receivers = await startReceivers();
   const redis = createRedisConnection(REDIS_URL, 'worker');
@@ -194,7 +230,10 @@ async function run(name: string, slowBacklog: number, waitForParking: boolean): 
     for (let i = 0; i < FAST_ENDPOINTS; i++) {
       await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/fast/${i}`, eventTypes: [`fast.${i}`], policy: policy(10_000) }, 201);
     }
-    if (slowBacklog > 0) await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/slow`, eventTypes: ['slow.backlog'], policy: policy(SLOW_TIMEOUT_MS) }, 201);
+    if (slowBacklog > 0 && kind === 'slow') await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/slow`, eventTypes: ['slow.backlog'], policy: policy(SLOW_TIMEOUT_MS) }, 201);
+    if (slowBacklog > 0 && kind === 'limited') {
+      await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/limited`, eventTypes: ['slow.backlog'], policy: policy(10_000, { rateLimit: { perSecond: LIMITED_PER_S } }) }, 201);
+    }
 
     const sender = spawnSender(env);
     apps.push(sender);
@@ -221,7 +260,9 @@ async function run(name: string, slowBacklog: number, waitForParking: boolean): 
       }
     }
     const slowBefore = receivers.slowRequests;
+    const streamStart = Date.now();
     const { total, achievedPerS, answerMs } = await steadyStream(api, key);
+    const streamEnd = Date.now();
     const loadAverage1m = Number(loadavg()[0]!.toFixed(2));
     const drainBy = Date.now() + 30_000;
     while (receivers.latencies.length < total && Date.now() < drainBy) await new Promise((r) => setTimeout(r, 50));
@@ -241,6 +282,8 @@ async function run(name: string, slowBacklog: number, waitForParking: boolean): 
       p99Ms: percentile(sorted, 99),
       maxMs: sorted[sorted.length - 1] ?? NaN,
       slowRequestsDuringStream,
+      limitedRequestsDuringStream: kind === 'limited' ? receivers.limitedArrivals.filter((t) => t >= streamStart && t <= streamEnd).length : null,
+      limitedMaxPerSecond: kind === 'limited' ? maxInOneSecond(receivers.limitedArrivals) : null,
       backlogQueuedMs,
       backlogParkedMs,
     };
@@ -259,23 +302,30 @@ async function run(name: string, slowBacklog: number, waitForParking: boolean): 
 }
 
 function report({ result: r }: { result: RunResult }): void {
-  const backlog = r.slowBacklog > 0 ? `; backlog of ${r.slowBacklog} queued in ${r.backlogQueuedMs} ms${r.backlogParkedMs !== null ? `, parked ${r.backlogParkedMs} ms later` : ''}, ${r.slowRequestsDuringStream} requests reached the slow endpoint during the stream` : '';
+  const reached =
+    r.limitedRequestsDuringStream !== null
+      ? `${r.limitedRequestsDuringStream} requests reached the limited endpoint during the stream (at most ${r.limitedMaxPerSecond} in any second)`
+      : `${r.slowRequestsDuringStream} requests reached the slow endpoint during the stream`;
+  const backlog = r.slowBacklog > 0 ? `; backlog of ${r.slowBacklog} queued in ${r.backlogQueuedMs} ms${r.backlogParkedMs !== null ? `, parked ${r.backlogParkedMs} ms later` : ''}, ${reached}` : '';
   console.log(`${r.name}: p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, max ${r.maxMs} ms (${r.firstAttemptsMeasured}/${r.fastDeliveries} at ${r.streamPerS}/s; ingest answered in p50 ${r.acceptP50Ms} ms, p99 ${r.acceptP99Ms} ms; load ${r.loadAverage1m})${backlog}`);
 }
 
-const settings = { RATE_PER_S, DURATION_S, ROUNDS, FAST_ENDPOINTS, SLOW_BACKLOG, SENDER_CONCURRENCY, SLOW_TIMEOUT_MS, PARK_SAFETY_DELAY_MS };
+const settings = { RATE_PER_S, DURATION_S, ROUNDS, FAST_ENDPOINTS, SLOW_BACKLOG, LIMITED_BACKLOG, LIMITED_PER_S, SENDER_CONCURRENCY, SLOW_TIMEOUT_MS, PARK_SAFETY_DELAY_MS };
 console.log(`fairness benchmark: ${JSON.stringify(settings)}`);
 // A and B alternate, so a machine whose load changes during the benchmark weighs on both alike.
 const runs: RunResult[] = [];
-const pooled = { a: [] as number[], b: [] as number[] };
+const pooled = { a: [] as number[], b: [] as number[], l: [] as number[] };
 for (let round = 1; round <= ROUNDS; round++) {
   const a = await run(`A${round}: fast endpoints only`, 0, true);
   report(a);
   const b = await run(`B${round}: plus one slow endpoint with a parked backlog`, SLOW_BACKLOG, true);
   report(b);
-  runs.push(a.result, b.result);
+  const l = await run(`L${round}: plus one endpoint limited to ${LIMITED_PER_S}/s with a backlog`, LIMITED_BACKLOG, true, 'limited');
+  report(l);
+  runs.push(a.result, b.result, l.result);
   pooled.a.push(...a.latencies);
   pooled.b.push(...b.latencies);
+  pooled.l.push(...l.latencies);
 }
 if (TRANSIENT) {
   const c = await run('C: plus one slow endpoint, stream starts as the backlog is queued', SLOW_BACKLOG, false);
@@ -286,13 +336,17 @@ const summary = (latencies: number[]) => {
   const sorted = [...latencies].sort((x, y) => x - y);
   return { deliveries: sorted.length, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99), maxMs: sorted[sorted.length - 1] ?? NaN };
 };
-const all = { a: summary(pooled.a), b: summary(pooled.b) };
+const all = { a: summary(pooled.a), b: summary(pooled.b), l: summary(pooled.l) };
 const p99Ratio = all.b.p99Ms / all.a.p99Ms;
+const limitedP99Ratio = all.l.p99Ms / all.a.p99Ms;
 const allArrived = runs.every((r) => r.firstAttemptsMeasured === r.fastDeliveries);
-const pass = p99Ratio <= 2 && allArrived;
-console.log(`all A runs: p50 ${all.a.p50Ms} ms, p99 ${all.a.p99Ms} ms (${all.a.deliveries} deliveries); all B runs: p50 ${all.b.p50Ms} ms, p99 ${all.b.p99Ms} ms (${all.b.deliveries})`);
-console.log(`p99 ratio B/A: ${p99Ratio.toFixed(2)} (bound 2.00)${allArrived ? '' : '; some fast deliveries never arrived'}: ${pass ? 'PASS' : 'FAIL'}`);
+const pass = p99Ratio <= 2 && limitedP99Ratio <= 2 && allArrived;
+console.log(
+  `all A runs: p50 ${all.a.p50Ms} ms, p99 ${all.a.p99Ms} ms (${all.a.deliveries} deliveries); all B runs: p50 ${all.b.p50Ms} ms, p99 ${all.b.p99Ms} ms (${all.b.deliveries}); ` +
+    `all L runs: p50 ${all.l.p50Ms} ms, p99 ${all.l.p99Ms} ms (${all.l.deliveries})`,
+);
+console.log(`p99 ratio B/A: ${p99Ratio.toFixed(2)}, L/A: ${limitedP99Ratio.toFixed(2)} (bound 2.00 each)${allArrived ? '' : '; some fast deliveries never arrived'}: ${pass ? 'PASS' : 'FAIL'}`);
 mkdirSync('bench-results', { recursive: true });
-writeFileSync('bench-results/fairness.json', `${JSON.stringify({ at: new Date().toISOString(), settings, runs, pooled: all, p99Ratio, pass }, null, 2)}\n`);
+writeFileSync('bench-results/fairness.json', `${JSON.stringify({ at: new Date().toISOString(), settings, runs, pooled: all, p99Ratio, limitedP99Ratio, pass }, null, 2)}\n`);
 console.log('written: bench-results/fairness.json');
 process.exit(pass ? 0 : 1);

@@ -175,6 +175,29 @@ describeOnCluster('Postern on Redis Cluster', () => {
     }, 30_000);
   }, 40_000);
 
+  test('issue 13 on the cluster: oldest first, per-key order, a rate limit and adaptive pacing, in the claim and finish scripts', async () => {
+    const org = await postern.createOrg('cluster-order');
+    // Event 3's first attempt gets a 429 (a pace cut); every other request succeeds.
+    const r = await startReceiver((req) => ((JSON.parse(req.body) as { data: { i: number } }).data.i === 3 && req.headers['webhook-attempt'] === '1' ? 429 : 200));
+    try {
+      const policy = fastPolicy(3, 50, { ordering: 'per-key', rateLimit: { perSecond: 50 }, pacing: 'adaptive', retryAfter: 'ignore', concurrency: { perEndpoint: 1, perOrg: 20 } });
+      const ep = await postern.createEndpoint(org.apiKey, { url: r.url, policy });
+      for (let i = 0; i < 8; i++) {
+        const res = await postern.api('POST', '/v1/events', { key: org.apiKey, body: { type: 'order.created', data: { i }, orderingKey: 'k' } });
+        expect(res.status).toBe(202);
+      }
+      // The key waits for event 3's retry, so order holds and the sequence has no hole.
+      await r.waitForRequests(9, 30_000);
+      const order = r.requests.map((q) => (JSON.parse(q.body) as { data: { i: number } }).data.i);
+      expect(order).toEqual([0, 1, 2, 3, 3, 4, 5, 6, 7]);
+      expect(r.requests.map((q) => q.headers['webhook-sequence'])).toEqual(['1', '2', '3', '4', '4', '5', '6', '7', '8']);
+      const endpoint = (await postern.api('GET', `/v1/endpoints/${ep.id}`, { key: org.apiKey })).body;
+      expect(endpoint.pace).toEqual({ perSecond: expect.any(Number), concurrency: 1 });
+    } finally {
+      await r.close();
+    }
+  });
+
   test('the keys landed on every master, and no command was refused with CROSSSLOT', async () => {
     const counts = await keysPerMaster(masters, postern.prefix);
     expect(counts).toHaveLength(3);

@@ -312,6 +312,24 @@ test('a read-only key sees no write buttons, and its write calls get 403', async
   await page.close();
 }, TEST_TIMEOUT_MS);
 
+test("an adaptively paced endpoint shows its pace and its pause next to the policy's limits", async () => {
+  const ep = await postern.createEndpoint(adminKey, {
+    url: `${receiver.url}?paced`,
+    eventTypes: ['pace.only'],
+    policy: { pacing: 'adaptive', rateLimit: { perSecond: 20 }, concurrency: { perEndpoint: 4, perOrg: 20 } },
+  });
+  const pausedUntil = Date.now() + 60_000;
+  const orgId = (await postern.api('GET', '/v1/me', { key: adminKey })).body.orgId as string;
+  // The pace as the finish script stores it after a 429 with Retry-After.
+  await postern.redis.hset(postern.store.keys.endpoint(orgId, ep.id), 'pace', JSON.stringify({ perSecond: 10, concurrency: 2, pausedUntil }));
+  const page = await newTab();
+  await signIn(page, adminKey);
+  await go(page, `#/endpoints/${ep.id}`, `${receiver.url}?paced`);
+  expect(await page.locator('#pace').innerText()).toBe('10/s of 20/s, 2 of 4 at once');
+  expect(await page.locator('#paused-until time').getAttribute('datetime')).toBe(new Date(pausedUntil).toISOString());
+  await page.close();
+}, TEST_TIMEOUT_MS);
+
 test('API errors read as sentences: an unknown delivery, a revoked key', async () => {
   const page = await newTab();
   await signIn(page, adminKey);

@@ -153,7 +153,7 @@ test('no slot: the delivery is parked without spending an attempt, and the relea
   const woken: string[] = [];
   const running = runAttempt(deps(t, woken), first);
   await waitUntil('the first attempt in flight (its request reached the transport)', () => answerFirst !== undefined);
-  expect(await runAttempt(deps(t, woken), second)).toEqual({ kind: 'parked', limit: 'endpoint' });
+  expect(await runAttempt(deps(t, woken), second)).toEqual({ kind: 'parked', limit: 'endpoint', ahead: 0 });
   expect(await delivery(second.deliveryId)).toMatchObject({ status: 'pending', attempts: [] });
   answerFirst!(ok());
   expect(await running).toEqual({ kind: 'done', status: 'succeeded' });

@@ -33,7 +33,7 @@ const acquire = (d: ReturnType<typeof delivery>, nowMs = 1_000, leaseMs = 60_000
   store.leases.acquire({ ...d, ...limits, nowMs, leaseMs, parkOrder: d.createdAt });
 const release = (d: LeaseKey, nowMs = 1_000) => store.leases.release({ ...d, ...limits, nowMs });
 
-test('refused by the endpoint limit: parked there; a release wakes the oldest parked, as many as it frees', async () => {
+test('refused by the endpoint limit: parked in line; a release calls the oldest, as many as it frees, and newcomers wait behind them', async () => {
   const [a, b, c, d] = [delivery('ep_1'), delivery('ep_1'), delivery('ep_1'), delivery('ep_1')];
   expect(await acquire(a)).toBe('acquired');
   expect(await acquire(b)).toBe('acquired');
@@ -48,8 +48,12 @@ test('refused by the endpoint limit: parked there; a release wakes the oldest pa
   expect(await release(a)).toEqual({ released: true, woken: [c.deliveryId] });
   expect(await store.leases.isParked(c)).toBe(false);
   expect(await store.leases.isParked(d)).toBe(true);
-  // Releasing twice frees nothing more; the slot c may take is still free, so d is woken too.
-  expect(await release(a)).toEqual({ released: false, woken: [d.deliveryId] });
+  // Releasing twice frees nothing more; the slot is c's (called, first in line): c is called again
+  // (its wake-up may have been lost), and d, behind it, is not.
+  expect(await release(a)).toEqual({ released: false, woken: [c.deliveryId] });
+  // A newcomer does not take c's slot: it waits in line behind c and d.
+  const e = delivery('ep_1');
+  expect(await acquire(e)).toBe('endpoint_full');
   expect(await acquire(c)).toBe('acquired');
   expect(await acquire(d)).toBe('endpoint_full');
   expect(await store.leases.isParked(d)).toBe(true);

@@ -81,6 +81,8 @@ export interface AcceptInput {
   type: string;
   dataJson: string;
   idempotencyKey: string | null;
+  /** The producer's ordering key (1..256 characters), or null/absent. */
+  orderingKey?: string | null;
   onlyEndpoint?: EndpointRecord;
   endpoints?: readonly EndpointRecord[];
   /** The org's `disabledEventTypes` (issue 16): a matching event fans out to no endpoint. */
@@ -107,8 +109,12 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
       endpointId: endpoint.id,
       nowMs: now,
       isTest: input.onlyEndpoint !== undefined,
+      orderingKey: input.orderingKey ?? null,
     }),
   );
+  // Under a `per-key` policy, a delivery with a key joins its key's line and gets a sequence number.
+  const perKey = new Set(targets.filter((e) => e.policy.ordering === 'per-key').map((e) => e.id));
+  const keyLineDeliveryIds = new Set(input.orderingKey ? deliveries.filter((d) => perKey.has(d.endpointId)).map((d) => d.id) : []);
   const event: EventRecord = {
     id: eventId,
     orgId: input.orgId,
@@ -121,12 +127,16 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
   const answer: AcceptedEvent = { id: eventId, deliveries: deliveries.map((d) => ({ id: d.id, endpointId: d.endpointId })) };
   // Hashed and stored only for a request that can be repeated: one with an idempotency key.
   const keyHash = input.idempotencyKey ? createHash('sha256').update(input.idempotencyKey).digest('hex') : null;
-  const fingerprint = keyHash ? createHash('sha256').update(input.type).update('\0').update(input.dataJson).digest('hex') : '';
+  // The ordering key counts only when given, so answers stored before it existed still match.
+  const fingerprint = keyHash
+    ? createHash('sha256').update(input.type).update('\0').update(input.dataJson).update(input.orderingKey ? `\0${input.orderingKey}` : '').digest('hex')
+    : '';
 
   const written = await deps.store.events.createWithDeliveries({
     event,
     deliveries,
     idempotencyKeyHash: keyHash,
+    keyLineDeliveryIds,
     answer: keyHash ? JSON.stringify({ fingerprint, body: answer } satisfies StoredAnswer) : '',
   });
   if (!written.created) {

@@ -62,6 +62,14 @@ export const createEventBody = z.strictObject({
   type: eventTypeSchema,
   data: z.unknown().refine((v) => v !== undefined, 'data is required (any JSON value)'),
   idempotencyKey: z.string({ error: 'idempotencyKey must be a string' }).min(1, 'idempotencyKey must be 1 to 200 characters').max(200, 'idempotencyKey must be 1 to 200 characters').optional(),
+  /** Events with the same key reach a `per-key` endpoint one at a time, in acceptance order (issue 13). */
+  orderingKey: z
+    .string({ error: 'orderingKey must be a string' })
+    .min(1, 'orderingKey must be 1 to 256 characters')
+    .max(256, 'orderingKey must be 1 to 256 characters')
+    // It travels in the `webhook-ordering-key` header, so it must be a valid header value as it is.
+    .regex(/^[\x20-\x7e]+$/, 'orderingKey must be printable ASCII (space to ~)')
+    .optional(),
 });
 
 /** Paging query: `limit` 1..100 (default 50), `cursor` the last id of the previous page. */

@@ -1,4 +1,4 @@
-import { DEFAULT_SIGNATURE_SCHEME, extractRawField, publicKeyOf, signatureSchemeOf, type SignatureScheme } from '@postern/shared';
+import { DEFAULT_SIGNATURE_SCHEME, extractRawField, fullPace, publicKeyOf, signatureSchemeOf, type SignatureScheme } from '@postern/shared';
 import { isWaitingForNextAttempt, type ApiKeyRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 
 /** Epoch ms → ISO 8601 string; null stays null. */
@@ -38,7 +38,20 @@ export function endpointJson(e: EndpointRecord) {
     consecutiveFailedAttempts: e.consecutiveFailedAttempts,
     disabledAt: iso(e.disabledAt),
     disabledReason: e.disabledReason,
+    ...paceJson(e),
   };
+}
+
+/**
+ * The endpoint's pace under `pacing: "adaptive"` (issue 13): `pace` `{perSecond, concurrency}` —
+ * what the sender allows it now (`perSecond` null = no rate bound) — and `pausedUntil`, the end of
+ * the last Retry-After pause (a past time: not paused). Both null without adaptive pacing.
+ */
+function paceJson(e: EndpointRecord): { pace: { perSecond: number | null; concurrency: number } | null; pausedUntil: string | null } {
+  if (e.policy.pacing !== 'adaptive') return { pace: null, pausedUntil: null };
+  const pace = e.pace ?? fullPace(e.policy);
+  const perSecond = pace.perSecond === null ? null : Math.round(pace.perSecond * 100) / 100;
+  return { pace: { perSecond, concurrency: Math.max(1, Math.floor(pace.concurrency)) }, pausedUntil: iso(pace.pausedUntil) };
 }
 
 /**
@@ -66,6 +79,8 @@ export function deliveryJson(d: DeliveryRecord) {
     cancelReason: d.cancelReason,
     isTest: d.isTest,
     waitingForNextAttempt: isWaitingForNextAttempt(d),
+    orderingKey: d.orderingKey ?? null,
+    sequence: d.sequence ?? null,
   };
 }
 

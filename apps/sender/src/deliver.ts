@@ -4,6 +4,10 @@ import {
   shouldAskCheck,
   type AttemptBodyPlan,
   type CheckPlan,
+  fullPace,
+  isValidSecret,
+  nextPace,
+  paceSignalOf,
   keepsResponse,
   outcomeOfResponse,
   webhookRequestHeaders,
@@ -64,12 +68,17 @@ export interface DeliverDeps {
  * What the job of a delivery does next:
  * - `done`: nothing more (succeeded, ended, held, or nothing to act on); the job completes;
  * - `retry`: the next attempt is due at `nextAttemptAt` (epoch ms); the job waits, delayed, till then;
- * - `parked`: no concurrency slot now; the job waits to be woken by a release.
+ * - `parked`: no concurrency slot now (or not its turn in the endpoint's line); the job waits to be
+ *   woken by a release; `ordering_key`: to be woken when the delivery before it in its ordering
+ *   key's line ends; `pace`: until `retryAt` (rate limit, or the endpoint paused by adaptive pacing).
  */
 export type AttemptRun =
   | { kind: 'done'; status: string }
   | { kind: 'retry'; nextAttemptAt: number }
-  | { kind: 'parked'; limit: 'endpoint' | 'org' | 'event_claim' };
+  | { kind: 'parked'; limit: 'endpoint'; ahead: number }
+  | { kind: 'parked'; limit: 'org' | 'event_claim' }
+  | { kind: 'parked'; limit: 'ordering_key'; keyLine: string }
+  | { kind: 'parked'; limit: 'pace'; retryAt: number };
 
 /**
  * Runs one attempt of a delivery as a pipeline: claim → decide → send → finish (docs/architecture.md).
@@ -90,12 +99,14 @@ export type AttemptRun =
 export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent?: string): Promise<AttemptRun> {
   const { store, clock } = deps;
   const observer = deps.metrics ?? NO_DELIVERY_OBSERVER;
-  const claim = await store.attempts.claim(ids, clock.now());
+  // The attempt starts when it is claimed: the time its slot and its rate-limit turn were taken at.
+  const claimedAt = clock.now();
+  const claim = await store.attempts.claim(ids, claimedAt);
   switch (claim.kind) {
     case 'missing':
       return { kind: 'done', status: 'missing' };
     case 'parked':
-      return { kind: 'parked', limit: claim.limit };
+      return claim;
     case 'finished':
       await deps.wake(ids.orgId, claim.woken);
       return { kind: 'done', status: claim.status };
@@ -110,9 +121,11 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
   const { policy } = endpoint;
   deps.slots?.taken(ids, policy.concurrency);
 
-  const startedAt = clock.now();
-  const body = await bodyOfAttempt(deps, claim, startedAt);
-  if (body.kind === 'cancel') return cancelByCheck(deps, ids, claim, body.cancelReason, startedAt);
+  const body = await bodyOfAttempt(deps, claim, claimedAt);
+  if (body.kind === 'cancel') return cancelByCheck(deps, ids, claim, body.cancelReason, claimedAt);
+  // The attempt starts when it is claimed (its slot and rate-limit turn were taken then), or, when
+  // the org has a pre-attempt check, once the check has answered.
+  const startedAt = claim.org.check ? clock.now() : claimedAt;
   observer.attemptStarted({ attemptNumber, sinceAcceptedMs: startedAt - delivery.createdAt });
   const span = deps.tracer ? startAttemptSpan(deps.tracer, ids, attemptNumber, traceparent) : null;
   let result: SendResult | undefined;
@@ -126,6 +139,9 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
 
   const finishedAt = clock.now();
   const plan = planAfterAttempt({ policy, attemptNumber, isTestEvent: delivery.isTest, outcome: result, nowMs: finishedAt, random: deps.random });
+  const claimedUnder = endpoint.pace ?? null;
+  const signal = paceSignalOf(result);
+  const pace = nextPace(claimedUnder, { signal, retryAfterMs: result.retryAfterMs }, finishedAt, policy);
   const durationMs = Math.max(0, finishedAt - startedAt);
   const finished = await store.attempts.finish({
     ids,
@@ -142,10 +158,21 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
     response: result.response,
     concurrency: policy.concurrency,
     retention: policy.retention,
+    ...(pace !== undefined ? { pace: { next: pace, claimedUnder, cut: signal === 'slow-down' } } : {}),
   });
+  if (pace !== undefined) observer.paceChanged({ endpointId: ids.endpointId, pace: pace ?? fullPace(policy), cut: signal === 'slow-down' });
   deps.slots?.returned(ids.deliveryId);
   deps.logger.info(
-    { requestId: `${ids.deliveryId}.${attemptNumber}`, endpointId: ids.endpointId, attempt: attemptNumber, status: plan.next.status, error: result.error, responseStatus: result.responseStatus, durationMs },
+    {
+      requestId: `${ids.deliveryId}.${attemptNumber}`,
+      endpointId: ids.endpointId,
+      attempt: attemptNumber,
+      status: plan.next.status,
+      error: result.error,
+      responseStatus: result.responseStatus,
+      durationMs,
+      ...(delivery.orderingKey !== undefined ? { orderingKey: delivery.orderingKey, sequence: delivery.sequence ?? null } : {}),
+    },
     'attempt finished',
   );
   await deps.wake(ids.orgId, finished.woken);
@@ -218,7 +245,9 @@ async function settleBlocked(deps: DeliverDeps, ids: AttemptIds, claim: Extract<
   if (plan.kind === 'send') return { kind: 'retry', nextAttemptAt: clock.now() + BLOCKED_RECHECK_MS };
   // A deleted endpoint's policy is gone with it: its deliveries keep the `standard` log window.
   const retention = claim.endpoint?.policy.retention ?? { days: DELETED_ENDPOINT_RETENTION_DAYS };
-  const status = await store.attempts.settle(ids, plan.outcome, plan.reason, clock.now(), retention);
+  const settled = await store.attempts.settle(ids, plan.outcome, plan.reason, clock.now(), retention);
+  const status = settled?.status ?? null;
+  if (settled) await deps.wake(ids.orgId, settled.woken);
   if (status === 'cancelled' || status === 'failed') {
     (deps.metrics ?? NO_DELIVERY_OBSERVER).deliveryFinished({ outcome: status, error: plan.reason });
   }
@@ -254,7 +283,13 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
   if (refused) return fault(refused);
 
   const timestampS = Math.floor(startedAt / 1000);
-  const sent: SentRequestFields = { userAgent: deps.userAgent, timestampS, signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope, keyOf: deps.signingKeys.get }) };
+  const sent: SentRequestFields = {
+    userAgent: deps.userAgent,
+    timestampS,
+    signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope, keyOf: deps.signingKeys.get }),
+    ...(delivery.orderingKey !== undefined ? { orderingKey: delivery.orderingKey } : {}),
+    ...(delivery.sequence !== undefined ? { sequence: delivery.sequence } : {}),
+  };
   const headers = webhookRequestHeaders({ eventId: delivery.eventId, deliveryId: delivery.id, attemptNumber }, sent);
   const result = await deps.transport.send({
     url: parsed.url.toString(),

@@ -1,4 +1,4 @@
-import { errorFamily, isValidErrorCode } from '@postern/shared';
+import { errorFamily, isValidErrorCode, type Pace } from '@postern/shared';
 import type { Queue } from 'bullmq';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { RecentFailures } from './recent-failures.js';
@@ -34,6 +34,8 @@ export interface DeliveryObserver {
    * `internal:check_…` code; how long it took. Optional: observers that do not count checks omit it.
    */
   checkFinished?(check: { result: 'send' | 'cancel' | 'fault'; error: string | null; durationMs: number }): void;
+  /** Adaptive pacing changed an endpoint's pace (`nextPace`); `cut` when it slowed down. */
+  paceChanged(change: { endpointId: string; pace: Pace; cut: boolean }): void;
 }
 
 /** An observer that records nothing: the default when no metrics are wired. */
@@ -43,6 +45,7 @@ export const NO_DELIVERY_OBSERVER: DeliveryObserver = Object.freeze({
   deliveryFinished() {},
   breakerTripped() {},
   checkFinished() {},
+  paceChanged() {},
 });
 
 const SYSTEM_DETAIL = /^[A-Z][A-Z0-9_]{0,39}$/;
@@ -89,6 +92,10 @@ export interface SenderMetrics extends DeliveryObserver {
  *   check URL's answers (send, cancel, fault with its `internal:check_…` code);
  * - `postern_endpoint_recent_failed_attempts{org_id, endpoint_id}`: failed attempts of the
  *   {@link TOP_FAILING_ENDPOINTS} endpoints failing most in this process over the last 15 minutes;
+ * - adaptive pacing (issue 13): `postern_pace_cuts_total`, and per endpoint whose pace this process
+ *   last changed `postern_endpoint_pace_per_second{endpoint}` (absent while no rate bound),
+ *   `postern_endpoint_pace_concurrency{endpoint}`, `postern_endpoint_paused_until_seconds{endpoint}`
+ *   (0 = not paused);
  * - `postern_queue_jobs{state}`: the deliveries queue's jobs by state, summed over its partitions, read from Redis at scrape
  *   time (at most `queueTimeoutMs`, default 1000; a slow or unreachable Redis leaves the last values);
  * - `postern_queue_oldest_pending_seconds`: how long the delivery waiting longest past its due time
@@ -168,6 +175,25 @@ export function createSenderMetrics(opts: {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
+  const paceCuts = new Counter({ name: 'postern_pace_cuts_total', help: 'Adaptive pacing cuts: a 429, 503 or timeout halved an endpoint\'s rate and concurrency.', registers });
+  const paceRate = new Gauge({
+    name: 'postern_endpoint_pace_per_second',
+    help: 'Requests per second an adaptively paced endpoint is allowed now (absent while it has no rate bound).',
+    labelNames: ['endpoint'] as const,
+    registers,
+  });
+  const paceConcurrency = new Gauge({
+    name: 'postern_endpoint_pace_concurrency',
+    help: 'Attempts in flight an adaptively paced endpoint is allowed now.',
+    labelNames: ['endpoint'] as const,
+    registers,
+  });
+  const pausedUntil = new Gauge({
+    name: 'postern_endpoint_paused_until_seconds',
+    help: 'Until when (unix seconds) adaptive pacing pauses an endpoint after a Retry-After; 0 = not paused.',
+    labelNames: ['endpoint'] as const,
+    registers,
+  });
   new Gauge({
     name: 'postern_queue_jobs',
     help: 'Jobs in the deliveries queue by state (one job per unfinished delivery). The same for every sender: aggregate with max.',
@@ -238,6 +264,14 @@ export function createSenderMetrics(opts: {
     checkFinished({ result, error, durationMs }) {
       checks.inc({ result, error: errorLabel(error) });
       checkDuration.observe(Math.max(0, durationMs) / 1000);
+    },
+    paceChanged({ endpointId, pace, cut }) {
+      if (cut) paceCuts.inc();
+      const endpoint = { endpoint: endpointId };
+      if (pace.perSecond === null) paceRate.remove(endpoint);
+      else paceRate.set(endpoint, pace.perSecond);
+      paceConcurrency.set(endpoint, Math.floor(pace.concurrency));
+      pausedUntil.set(endpoint, pace.pausedUntil === null ? 0 : pace.pausedUntil / 1000);
     },
   };
 }

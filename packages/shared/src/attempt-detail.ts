@@ -14,11 +14,16 @@ export interface SentRequestFields {
   timestampS: number;
   /** The whole `webhook-signature` header (one `v1,…` per secret that signs). */
   signature: string;
+  /** `webhook-ordering-key`: the event's ordering key; absent when it has none. */
+  orderingKey?: string;
+  /** `webhook-sequence`: the delivery's number in its ordering key's line at the endpoint (`per-key` policies); absent otherwise. */
+  sequence?: number;
 }
 
 /**
  * The headers of one attempt's request, in the order sent (Standard Webhooks plus Postern's own
- * `webhook-attempt`, `webhook-delivery-id`, `webhook-request-id`). The one place they are built: the
+ * `webhook-attempt`, `webhook-delivery-id`, `webhook-request-id`, and for an event with an ordering
+ * key `webhook-ordering-key` and, under a `per-key` policy, `webhook-sequence`). The one place they are built: the
  * sender sends them, and the delivery log rebuilds them from {@link SentRequestFields} (all it
  * stores), so the log shows exactly what was sent.
  */
@@ -32,6 +37,8 @@ export function webhookRequestHeaders(ids: { eventId: string; deliveryId: string
     'webhook-attempt': String(ids.attemptNumber),
     'webhook-delivery-id': ids.deliveryId,
     'webhook-request-id': `${ids.deliveryId}.${ids.attemptNumber}`,
+    ...(sent.orderingKey !== undefined ? { 'webhook-ordering-key': sent.orderingKey } : {}),
+    ...(sent.sequence !== undefined ? { 'webhook-sequence': String(sent.sequence) } : {}),
   };
 }
 

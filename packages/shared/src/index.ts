@@ -49,12 +49,14 @@ export {
 export type { ErrorCode, ErrorCodeInfo, ErrorFamily, ErrorRule, ErrorRuleOptions } from './error-codes.js';
 
 export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, policySchema, resolvePolicy } from './policy.js';
-export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, Schedule } from './policy.js';
+export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, RateLimit, Schedule } from './policy.js';
 
 export { PRESETS, listPresets } from './presets.js';
 export type { PresetInfo, PresetListing } from './presets.js';
 
 export { parseRetryAfterMs, policyTimeline, retryDelayMs } from './retry-schedule.js';
+export { fullPace, nextPace, paceSignalOf } from './pace.js';
+export type { Pace, PaceSignal } from './pace.js';
 export type { RandomFn, RetryDelayInput, TimelineEntry, WaitBounds } from './retry-schedule.js';
 
 export { MAX_URL_LENGTH, classifyAddress, hostAddress, parseAllowList, validateEndpointUrl } from './url-rules.js';

@@ -97,6 +97,30 @@ export interface Policy {
    * every attempt and redelivery). Absent in policies stored before it existed: `none`.
    */
   preAttemptCheck: PreAttemptCheckMode;
+  /**
+   * `per-key`: deliveries of events with the same `orderingKey` go to this endpoint one at a time,
+   * in acceptance order, each after the one before it succeeded or ended (issue 13); `none`
+   * (every preset): no order beyond oldest first. Absent in policies stored before issue 13: `none`.
+   */
+  ordering?: 'none' | 'per-key';
+  /**
+   * Requests per second to this endpoint, across every sender (a GCRA in the claim step):
+   * `perSecond` 0.1..10000, `burst` 0..10000 extra requests allowed at once (default 0); null (default) = none.
+   * A delivery over the limit waits for its turn without spending an attempt.
+   */
+  rateLimit?: RateLimit | null;
+  /**
+   * `adaptive`: 429/503 answers and timeouts cut the endpoint's rate and concurrency, successes
+   * raise them back to the policy's limits, and a Retry-After pauses the whole endpoint (AIMD,
+   * `pace.ts`); `none` (default): the limits stay as written.
+   */
+  pacing?: 'none' | 'adaptive';
+}
+
+/** A policy's `rateLimit`: at most `perSecond` requests a second, plus `burst` at once. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
 }
 
 /** Names of the built-in presets: Postern's `standard` and the five that reproduce other senders' rules. */
@@ -227,6 +251,21 @@ const policyObjectSchema = z.strictObject(
       { error: 'redelivery must be an object {allowed, whilePending}' },
     ),
     preAttemptCheck: oneOf('preAttemptCheck', ['none', 'first', 'every']),
+    ordering: oneOf('ordering', ['none', 'per-key']).optional(),
+    rateLimit: z
+      .strictObject(
+        {
+          perSecond: z
+            .number({ error: 'rateLimit.perSecond must be a number from 0.1 to 10000' })
+            .min(0.1, { error: 'rateLimit.perSecond must be a number from 0.1 to 10000' })
+            .max(10_000, { error: 'rateLimit.perSecond must be a number from 0.1 to 10000' }),
+          burst: intIn('rateLimit.burst', 0, 10_000).default(0),
+        },
+        { error: 'rateLimit must be null or an object {perSecond, burst}' },
+      )
+      .nullable()
+      .optional(),
+    pacing: oneOf('pacing', ['none', 'adaptive']).optional(),
   },
   { error: 'policy must be an object' },
 );

@@ -54,6 +54,9 @@ const standard: Policy = {
   concurrency: { perEndpoint: 4, perOrg: 20 },
   redelivery: { allowed: true, whilePending: false },
   preAttemptCheck: 'none',
+  ordering: 'none',
+  rateLimit: null,
+  pacing: 'none',
 };
 
 /**

@@ -3,7 +3,7 @@ import type { DeliveryRepository } from './delivery-repository.js';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
-import { isEndpointFailure, isEventTypeDisabled, type SentRequestFields } from '@postern/shared';
+import { isEndpointFailure, isEventTypeDisabled, type Pace, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, parseOrgAttemptSettings, type OrgAttemptSettings, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 
 const claimScript = LuaScript.load('claim-attempt');
@@ -31,7 +31,11 @@ export interface AttemptIds {
  * - `blocked`: no attempt was begun because the endpoint is gone or inactive, the org suspended, the
  *   event type switched off by the org or the payload over the policy's limit: `planBeforeAttempt`
  *   says what to do;
- * - `parked`: no slot now; the delivery waits, parked, for a release to wake it;
+ * - `parked`: no slot now; the delivery waits, parked, for a release to wake it (`endpoint`, `org`,
+ *   `event_claim`: a slot, or its turn in the endpoint's line, with `ahead` deliveries before it
+ *   there); `ordering_key`: an earlier
+ *   delivery of its ordering key must end first (`keyLine` names its entry, for the wake-up check);
+ *   `pace`: the rate limit or an adaptive pause says wait until `retryAt` (epoch ms);
  * - `claimed`: the attempt is begun (recorded `in_flight` with its number) and its lease taken;
  *   `org` carries the org's settings an attempt needs (its pre-attempt check), read with its status.
  */
@@ -49,7 +53,10 @@ export type ClaimResult =
       envelopeBytes: number | null;
       woken: string[];
     }
-  | { kind: 'parked'; limit: 'endpoint' | 'org' | 'event_claim' }
+  | { kind: 'parked'; limit: 'endpoint'; ahead: number }
+  | { kind: 'parked'; limit: 'org' | 'event_claim' }
+  | { kind: 'parked'; limit: 'ordering_key'; keyLine: string }
+  | { kind: 'parked'; limit: 'pace'; retryAt: number }
   | { kind: 'claimed'; attemptNumber: number; delivery: DeliveryRecord; endpoint: EndpointRecord; envelope: string | null; org: OrgAttemptSettings };
 
 /** Input of {@link AttemptRepository.finish}: an attempt's outcome as `planAfterAttempt` decided it. */
@@ -82,6 +89,11 @@ export interface FinishInput {
   concurrency: { perEndpoint: number; perOrg: number };
   /** The endpoint policy's retention, applied if this attempt finishes the delivery. */
   retention: Retention;
+  /**
+   * Adaptive pacing (`nextPace`): the endpoint's next pace (null = back at the policy's limits),
+   * the pace the attempt was claimed under, and whether the change is a cut; absent = no change.
+   */
+  pace?: { next: Pace | null; claimedUnder: Pace | null; cut: boolean };
 }
 
 /** A policy's `retention`: finished deliveries kept `days` after they finished, or the newest `lastPerEndpoint`. */
@@ -133,7 +145,7 @@ function orgFields(raw: unknown): [string | null, string | null, string | null, 
   return [at(0), at(1), at(2), at(3)];
 }
 
-const REFUSALS = { '0': 'endpoint', '-1': 'org', '-2': 'event_claim' } as const;
+const REFUSALS = { '-1': 'org', '-2': 'event_claim' } as const;
 
 /**
  * The two Redis calls of one attempt (docs/architecture.md, "one attempt"): `claim` before the
@@ -172,6 +184,8 @@ export class AttemptRepository {
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
         k.endpointHeld(ids.orgId, ids.endpointId),
+        k.endpointKeyLines(ids.orgId, ids.endpointId),
+        k.endpointRate(ids.orgId, ids.endpointId),
       ],
       [ids.deliveryId, nowMs, LEASE_GRACE_MS],
     )) as unknown[];
@@ -194,6 +208,9 @@ export class AttemptRepository {
         };
       }
       case 'parked':
+        if (Number(r[1]) === -3) return { kind: 'parked', limit: 'ordering_key', keyLine: String(r[2]) };
+        if (Number(r[1]) === -4) return { kind: 'parked', limit: 'pace', retryAt: Number(r[2]) };
+        if (Number(r[1]) === 0) return { kind: 'parked', limit: 'endpoint', ahead: Number(r[2] ?? 0) };
         return { kind: 'parked', limit: REFUSALS[String(r[1]) as keyof typeof REFUSALS] ?? 'endpoint' };
       case 'claimed': {
         const delivery = parseDelivery(hashOf(r[2]));
@@ -245,6 +262,7 @@ export class AttemptRepository {
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'cancelled'),
         k.statsHour(ids.orgId, 'endpoint', ids.endpointId, hourStartMs),
         k.statsHour(ids.orgId, 'org', ids.orgId, hourStartMs),
+        k.endpointKeyLines(ids.orgId, ids.endpointId),
       ],
       [
         ids.deliveryId,
@@ -263,6 +281,9 @@ export class AttemptRepository {
         Math.floor((input.nowMs - hourStartMs) / 60_000),
         STATS_TTL_S,
         isEndpointFailure(input.error) ? '1' : '0',
+        input.pace ? (input.pace.next ? JSON.stringify(input.pace.next) : '-') : '',
+        input.pace?.claimedUnder ? JSON.stringify(input.pace.claimedUnder) : '',
+        input.pace?.cut ? '1' : '0',
         input.cancelReason ?? '',
       ],
     )) as [string, number, string, number, ...string[]];
@@ -286,10 +307,11 @@ export class AttemptRepository {
   /**
    * Ends (`cancelled`, `failed`) or holds a delivery without an attempt, with a reason code, as
    * `planBeforeAttempt` decided, with the endpoint policy's `retention` (a deleted endpoint's:
-   * `{days: 30}`). Finished deliveries are left untouched. Returns the status after, or null when
-   * the delivery is missing.
+   * `{days: 30}`). Finished deliveries are left untouched. Returns the status after and the
+   * deliveries to wake (the next of its ordering key's line, when it ended), or null when the
+   * delivery is missing.
    */
-  async settle(ids: AttemptIds, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number, retention: Retention): Promise<DeliveryStatus | null> {
+  async settle(ids: AttemptIds, outcome: 'cancelled' | 'failed' | 'held', reason: string, nowMs: number, retention: Retention): Promise<{ status: DeliveryStatus; woken: string[] } | null> {
     const k = this.keys;
     const target = outcome === 'held' ? 'pending' : outcome;
     const r = (await settleScript.run(
@@ -303,10 +325,11 @@ export class AttemptRepository {
         k.endpointHeld(ids.orgId, ids.endpointId),
         k.deliveryAttempts(ids.orgId, ids.deliveryId),
         k.event(ids.orgId, ids.eventId),
+        k.endpointKeyLines(ids.orgId, ids.endpointId),
       ],
       [nowMs, outcome, reason, finishedExpiresAt(retention, nowMs)],
-    )) as [string, string?];
+    )) as [string, string?, ...string[]];
     if (r[0] === 'missing') return null;
-    return r[1] as DeliveryStatus;
+    return { status: r[1] as DeliveryStatus, woken: r.slice(2) as string[] };
   }
 }

@@ -116,10 +116,13 @@ export class DeliveryRepository {
    */
   async createMany(deliveries: readonly DeliveryRecord[], markBulkRedelivered = false): Promise<void> {
     if (deliveries.length === 0) return;
+    // Their places in their endpoints' lines: after everything accepted so far (README, "Ordering").
+    const [first] = deliveries;
+    const lastSeq = await this.redis.incrby(this.keys.orgAcceptSeq(first!.orgId), deliveries.length);
     const multi = this.redis.multi();
-    for (const d of deliveries) {
+    for (const [i, d] of deliveries.entries()) {
       multi
-        .hset(this.keys.delivery(d.orgId, d.id), ...toHashFields(d))
+        .hset(this.keys.delivery(d.orgId, d.id), ...toHashFields({ ...d, acceptSeq: lastSeq - deliveries.length + 1 + i }))
         .zadd(this.keys.endpointDeliveries(d.orgId, d.endpointId), 0, d.id)
         .zadd(this.keys.endpointDeliveriesByStatus(d.orgId, d.endpointId, d.status), 0, d.id)
         .zadd(this.keys.unfinishedDeliveries(d.orgId), d.createdAt, d.id);

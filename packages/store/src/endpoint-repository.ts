@@ -108,7 +108,7 @@ export class EndpointRepository {
     await this.redis
       .multi()
       .zrem(k.deletedEndpoints(orgId), endpointId)
-      .del(k.endpointHeld(orgId, endpointId), k.endpointBulkRedelivered(orgId, endpointId), k.endpointLeases(orgId, endpointId), k.endpointParked(orgId, endpointId))
+      .del(k.endpointHeld(orgId, endpointId), k.endpointBulkRedelivered(orgId, endpointId), k.endpointLeases(orgId, endpointId), k.endpointParked(orgId, endpointId), k.endpointKeyLines(orgId, endpointId), k.endpointRate(orgId, endpointId))
       .exec()
       .then(assertExec);
     return true;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { newId } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
@@ -19,6 +20,14 @@ export type CreateEventResult =
   /** The idempotency key was used before: `answer` is what was stored then. */
   | { created: false; answer: string };
 
+/**
+ * The hash that names an ordering key in Redis keys and key line entries: 32 hex characters of its
+ * SHA-256, so any key (≤ 256 characters, any characters) makes a short, safe key name.
+ */
+export function orderingKeyHash(orderingKey: string): string {
+  return createHash('sha256').update(orderingKey).digest('hex').slice(0, 32);
+}
+
 /** Events and their fan-out, written atomically. */
 export class EventRepository {
   constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
@@ -33,21 +42,43 @@ export class EventRepository {
     deliveries: DeliveryRecord[];
     idempotencyKeyHash: string | null;
     answer: string;
+    /**
+     * Ids of the deliveries that join their ordering key's line (an `orderingKey` and a `per-key`
+     * endpoint): each gets the key's next `sequence` at its endpoint. Default none.
+     */
+    keyLineDeliveryIds?: ReadonlySet<string>;
   }): Promise<CreateEventResult> {
     const { event, deliveries } = input;
     const keys = [
       input.idempotencyKeyHash ? this.keys.idempotency(event.orgId, input.idempotencyKeyHash) : this.keys.event(event.orgId, event.id),
       this.keys.event(event.orgId, event.id),
       this.keys.unfinishedDeliveries(event.orgId),
+      this.keys.orgAcceptSeq(event.orgId),
     ];
-    const args: string[] = [input.idempotencyKeyHash ? '1' : '0', String(IDEMPOTENCY_TTL_S), input.answer, JSON.stringify(toHashFields(event))];
-    for (const d of deliveries) {
+    const fields: string[] = [];
+    const keyed: [number, string][] = [];
+    const keyLineKeys: string[] = [];
+    deliveries.forEach((d, i) => {
       keys.push(this.keys.delivery(event.orgId, d.id), this.keys.endpointDeliveries(event.orgId, d.endpointId), this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'));
-      args.push(JSON.stringify(toHashFields(d)));
-    }
-    keys.push(this.keys.orgEvents(event.orgId), this.keys.orgUndeliveredEvents(event.orgId));
-    // Events that reached no endpoint expire after 30 days: the smallest id of that instant.
-    args.push(newId('evt', event.createdAt - UNDELIVERED_EVENT_TTL_S * 1000, (n) => Buffer.alloc(n, 0)));
+      fields.push(JSON.stringify(toHashFields(d)));
+      if (d.orderingKey && input.keyLineDeliveryIds?.has(d.id)) {
+        const keyHash = orderingKeyHash(d.orderingKey);
+        keyed.push([i, keyHash]);
+        keyLineKeys.push(this.keys.orderingKeySequence(event.orgId, d.endpointId, keyHash), this.keys.endpointKeyLines(event.orgId, d.endpointId));
+      }
+    });
+    keys.push(this.keys.orgEvents(event.orgId), this.keys.orgUndeliveredEvents(event.orgId), ...keyLineKeys);
+    const args: string[] = [
+      input.idempotencyKeyHash ? '1' : '0',
+      String(IDEMPOTENCY_TTL_S),
+      input.answer,
+      JSON.stringify(toHashFields(event)),
+      String(deliveries.length),
+      JSON.stringify(keyed),
+      // Events that reached no endpoint expire after 30 days: the smallest id of that instant.
+      newId('evt', event.createdAt - UNDELIVERED_EVENT_TTL_S * 1000, (n) => Buffer.alloc(n, 0)),
+      ...fields,
+    ];
     const [written, answer] = (await createEventScript.run(this.redis, keys, args)) as [number, string];
     return written === 1 ? { created: true, answer } : { created: false, answer };
   }
@@ -56,7 +87,10 @@ export class EventRepository {
    * Removes an event and deliveries written by {@link createWithDeliveries} whose jobs could not
    * be queued, so a failed request leaves nothing half-visible.
    */
-  async removeUnqueued(event: Pick<EventRecord, 'id' | 'orgId'>, deliveries: Pick<DeliveryRecord, 'id' | 'endpointId'>[], idempotencyKeyHash: string | null): Promise<void> {
+  async removeUnqueued(event: Pick<EventRecord, 'id' | 'orgId'>, deliveries: Pick<DeliveryRecord, 'id' | 'endpointId' | 'orderingKey'>[], idempotencyKeyHash: string | null): Promise<void> {
+    // A keyed delivery left in its key's line would hold the key up for good: its entry goes too.
+    const keyed = deliveries.filter((d) => d.orderingKey !== undefined);
+    const entries = await Promise.all(keyed.map((d) => this.redis.hget(this.keys.delivery(event.orgId, d.id), 'keyLine')));
     const multi = this.redis.multi().del(this.keys.event(event.orgId, event.id)).zrem(this.keys.orgEvents(event.orgId), event.id).zrem(this.keys.orgUndeliveredEvents(event.orgId), event.id);
     if (idempotencyKeyHash) multi.del(this.keys.idempotency(event.orgId, idempotencyKeyHash));
     for (const d of deliveries) {
@@ -66,6 +100,10 @@ export class EventRepository {
         .zrem(this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'), d.id)
         .zrem(this.keys.unfinishedDeliveries(event.orgId), d.id);
     }
+    keyed.forEach((d, i) => {
+      const entry = entries[i];
+      if (entry) multi.zrem(this.keys.endpointKeyLines(event.orgId, d.endpointId), entry);
+    });
     assertExec(await multi.exec());
   }
 

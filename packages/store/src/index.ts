@@ -48,7 +48,7 @@ export { OrgSnapshotRepository, type OrgSnapshot } from './org-snapshot-reposito
 export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { PORTAL_SESSION_KEEP_MS, PortalSessionRepository, type PortalSessionMatch, type PortalSessionRecord } from './portal-session-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
-export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';
+export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult } from './event-repository.js';
 export { DeliveryRepository } from './delivery-repository.js';
 export { AttemptRepository, finishedExpiresAt, LEASE_GRACE_MS, TRIM_PER_FINISH, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult, type Retention } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';

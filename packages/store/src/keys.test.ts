@@ -38,6 +38,10 @@ function orgKeys(k: KeySchema, org: string): string[] {
     k.orgParked(org),
     k.eventClaim(org, 'ep_1', 'evt_1'),
     k.eventClaimWaiters(org, 'ep_1', 'evt_1'),
+    k.orgAcceptSeq(org),
+    k.endpointKeyLines(org, 'ep_1'),
+    k.orderingKeySequence(org, 'ep_1', 'abc'),
+    k.endpointRate(org, 'ep_1'),
   ];
 }
 

@@ -93,6 +93,17 @@ export interface KeySchema {
   endpointParked(orgId: string, endpointId: string): string;
   /** Sorted set (score = the delivery's createdAt ms): deliveries waiting for a slot of this org. */
   orgParked(orgId: string): string;
+  /** String (counter): the org's acceptance sequence, one step per accepted event or redelivery: the order an endpoint's line keeps (README, "Ordering"). */
+  orgAcceptSeq(orgId: string): string;
+  /**
+   * Sorted set (lex): the unfinished deliveries of a `per-key` endpoint that carry an ordering key,
+   * as `<keyHash>|<sequence, 12 digits>|<deliveryId>`; the first entry of a key is the one that may go.
+   */
+  endpointKeyLines(orgId: string, endpointId: string): string;
+  /** String (counter, 30-day expiry renewed on use): the last `webhook-sequence` given to an ordering key (by its hash) at an endpoint. */
+  orderingKeySequence(orgId: string, endpointId: string, keyHash: string): string;
+  /** String (PX): the endpoint's rate limit state, the GCRA's theoretical arrival time (epoch ms). */
+  endpointRate(orgId: string, endpointId: string): string;
   /** String (PX = lease): the delivery whose attempt of this event to this endpoint is in flight (tourical: one claim at a time). */
   eventClaim(orgId: string, endpointId: string, eventId: string): string;
   /** Set: deliveries of this event to this endpoint waiting for {@link eventClaim}'s holder to finish. */
@@ -172,6 +183,10 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     orgLeases: (id) => `${o(id)}:leases`,
     endpointParked: (orgId, id) => `${o(orgId)}:endpoint:${id}:parked`,
     orgParked: (id) => `${o(id)}:parked`,
+    orgAcceptSeq: (id) => `${o(id)}:accept-seq`,
+    endpointKeyLines: (orgId, id) => `${o(orgId)}:endpoint:${id}:key-lines`,
+    orderingKeySequence: (orgId, id, keyHash) => `${o(orgId)}:endpoint:${id}:okey:${keyHash}:seq`,
+    endpointRate: (orgId, id) => `${o(orgId)}:endpoint:${id}:rate`,
     eventClaim: (orgId, endpointId, eventId) => `${o(orgId)}:endpoint:${endpointId}:claim:${eventId}`,
     eventClaimWaiters: (orgId, endpointId, eventId) => `${o(orgId)}:endpoint:${endpointId}:claim:${eventId}:waiters`,
     orgEvents: (id) => `${o(id)}:events`,

@@ -6,6 +6,9 @@ import { assertExec } from './org-repository.js';
 const acquireScript = LuaScript.load('acquire-lease');
 const releaseScript = LuaScript.load('release-lease');
 
+/** How much `lua/includes/lease.lua` lowers the score of a parked delivery a release has called (CALLED_OFFSET there). */
+export const CALLED_OFFSET = 4e15;
+
 /** Result of {@link LeaseRepository.acquire}. */
 export type AcquireResult = 'acquired' | 'endpoint_full' | 'org_full' | 'event_claimed';
 
@@ -80,7 +83,8 @@ export class LeaseRepository {
 
   /**
    * Whether the delivery still waits in a parked set. A refused delivery that is no longer parked
-   * once its job is delayed was woken while it was being parked, and must wake itself.
+   * once its job is delayed — or is called in the endpoint's line (`lease.lua`: its score lowered by
+   * {@link CALLED_OFFSET}) — was woken while it was being parked, and must wake itself.
    */
   async isParked(k: LeaseKey): Promise<boolean> {
     const [endpoint, org, claim] = assertExec(
@@ -91,7 +95,19 @@ export class LeaseRepository {
         .sismember(this.keys.eventClaimWaiters(k.orgId, k.endpointId, k.eventId), k.deliveryId)
         .exec(),
     ).map(([, value]) => value);
-    return endpoint !== null || org !== null || claim === 1;
+    const waitsInLine = endpoint !== null && Number(endpoint) > -CALLED_OFFSET / 2;
+    return waitsInLine || org !== null || claim === 1;
+  }
+
+  /**
+   * Whether a delivery waiting for its ordering key (its entry `keyLine` in the endpoint's key
+   * lines) still has an earlier delivery of the key before it. One that no longer has was let go
+   * while it was being parked, and must wake itself.
+   */
+  async waitsForItsKey(k: Pick<LeaseKey, 'orgId' | 'endpointId'>, keyLine: string): Promise<boolean> {
+    const keyHash = keyLine.slice(0, 32);
+    const [first] = await this.redis.zrangebylex(this.keys.endpointKeyLines(k.orgId, k.endpointId), `[${keyHash}|`, `(${keyHash}}`, 'LIMIT', 0, 1);
+    return first !== undefined && first !== keyLine;
   }
 
   /** Attempts in flight to an endpoint right now (expired leases excluded). */

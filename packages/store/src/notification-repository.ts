@@ -85,6 +85,7 @@ export class NotificationRepository {
             k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'),
             k.endpointDeliveriesByStatus(orgId, endpointId, target),
             k.endpointHeld(orgId, endpointId),
+            k.endpointKeyLines(orgId, endpointId),
             ...ids.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, String(eventIds[i]?.[1] ?? 'evt_missing'))]),
           ],
           [nowMs, pendingOnTrip, finishedExpiresAt(retention, nowMs)],

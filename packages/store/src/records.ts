@@ -1,4 +1,4 @@
-import { isApiKeyScope, type ApiKeyScope, type Policy, type SentRequestFields } from '@postern/shared';
+import { isApiKeyScope, type ApiKeyScope, type Pace, type Policy, type SentRequestFields } from '@postern/shared';
 
 /** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
 export type DeliveryStatus = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
@@ -60,6 +60,11 @@ export interface EndpointRecord {
   disabledReason: string | null;
   /** Set when a breaker whose policy says `reenable: 'recreate'` disabled it: resume is refused for good. */
   recreateRequired?: boolean;
+  /**
+   * Its current pace under `pacing: "adaptive"` (stored field `pace`, JSON); null = at the
+   * policy's limits. Written by the finish script, applied by the claim script.
+   */
+  pace?: Pace | null;
 }
 
 /** An accepted event. `envelope` is the exact body every delivery of it sends. */
@@ -105,6 +110,20 @@ export interface DeliveryRecord {
    * the event's envelope (issue 16).
    */
   frozenEnvelope?: string;
+  /**
+   * The org's acceptance sequence of its event (or redelivery): its place in its endpoint's line,
+   * oldest first (README, "Ordering"); absent on deliveries written before issue 13.
+   */
+  acceptSeq?: number;
+  /** The producer's `orderingKey` of the event (1..256 characters); absent = none. */
+  orderingKey?: string;
+  /**
+   * Its number among the deliveries of its ordering key to this endpoint, from 1 (`webhook-sequence`);
+   * only under a `per-key` policy. A redelivery keeps its original's.
+   */
+  sequence?: number;
+  /** Its entry in the endpoint's key lines (`keys.endpointKeyLines`) while unfinished; internal. */
+  keyLine?: string;
 }
 
 /**
@@ -131,6 +150,10 @@ export function newPendingDelivery(input: {
   redeliveredFromId?: string | null;
   /** A redelivery's original's frozen body, sent byte for byte again. */
   frozenEnvelope?: string;
+  /** The event's ordering key, if the producer gave one. */
+  orderingKey?: string | null;
+  /** A redelivery's original sequence number (kept for the receiver's gap check). */
+  sequence?: number | null;
 }): DeliveryRecord {
   return {
     id: input.id,
@@ -153,6 +176,8 @@ export function newPendingDelivery(input: {
     held: false,
     isTest: input.isTest ?? false,
     ...(input.frozenEnvelope !== undefined ? { frozenEnvelope: input.frozenEnvelope } : {}),
+    ...(input.orderingKey ? { orderingKey: input.orderingKey } : {}),
+    ...(input.sequence ? { sequence: input.sequence } : {}),
   };
 }
 
@@ -252,6 +277,10 @@ export function parseDelivery(h: Record<string, string>): DeliveryRecord | null 
     isTest: h.isTest === '1',
     ...(h.parked === '1' ? { parked: true } : {}),
     ...(h.frozenEnvelope ? { frozenEnvelope: h.frozenEnvelope } : {}),
+    ...(h.acceptSeq ? { acceptSeq: Number(h.acceptSeq) } : {}),
+    ...(h.orderingKey ? { orderingKey: h.orderingKey } : {}),
+    ...(h.sequence ? { sequence: Number(h.sequence) } : {}),
+    ...(h.keyLine ? { keyLine: h.keyLine } : {}),
   };
 }
 
@@ -266,6 +295,17 @@ function parseSecrets(raw: string | undefined): EndpointSecret[] {
     return Array.isArray(value) ? (value as EndpointSecret[]) : [];
   } catch {
     return [];
+  }
+}
+
+/** Reads a stored pace leniently: absent or unreadable = none (the policy's limits). */
+function parsePace(raw: string | undefined): Pace | null {
+  if (!raw) return null;
+  try {
+    const value = JSON.parse(raw) as Pace;
+    return typeof value.concurrency === 'number' ? value : null;
+  } catch {
+    return null;
   }
 }
 
@@ -293,6 +333,7 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
     disabledAt: optionalNumber(h.disabledAt),
     disabledReason: optionalString(h.disabledReason),
     recreateRequired: h.recreateRequired === '1',
+    pace: parsePace(h.pace),
   };
 }
 

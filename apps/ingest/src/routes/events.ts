@@ -36,7 +36,7 @@ export function eventRoutes(deps: AppDeps): Router {
 
   router.post('/v1/events', requireScope('events:write'), async (req, res) => {
     if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
-      throw new ApiError(400, 'invalid_request', 'body: must be a JSON object {type, data, idempotencyKey?}');
+      throw new ApiError(400, 'invalid_request', 'body: must be a JSON object {type, data, idempotencyKey?, orderingKey?}');
     }
     const body = createEventBody.safeParse(req.body);
     if (!body.success) throw invalidRequest(body.error);
@@ -63,6 +63,7 @@ export function eventRoutes(deps: AppDeps): Router {
       type: body.data.type,
       dataJson,
       idempotencyKey,
+      orderingKey: body.data.orderingKey ?? null,
       endpoints: res.locals.orgEndpoints as readonly EndpointRecord[],
       disabledEventTypes: (res.locals.org as OrgRecord | undefined)?.disabledEventTypes,
       // Read only when tracing is on: the producer's trace, continued by the accepting span.

@@ -13,7 +13,11 @@
 --                                            endpoint gone or inactive, org suspended, event type
 --                                            switched off by the org or payload over the policy's
 --                                            limit: planBeforeAttempt decides
---   {'parked', refusal}                      no slot: 0 endpoint full, -1 org full, -2 event claim
+--   {'parked', refusal[, detail]}            no slot: 0 endpoint full (or older deliveries first in
+--                                            line; detail: how many stand before it), -1 org full,
+--                                            -2 event claim, -3 an earlier delivery
+--                                            of its ordering key first (detail: its key line entry),
+--                                            -4 rate limit or paused pace (detail: when to look again, ms)
 --   {'claimed', attemptNumber, delivery, endpoint, envelope | false, org}
 -- where delivery and endpoint are their hashes as field, value lists (endpoint {} when gone) and
 -- envelopeBytes is -1 when the event is gone; org is the org's status, disabledEventTypes,
@@ -36,7 +40,10 @@ end
 local id = ARGV[1]
 local now = tonumber(ARGV[2])
 local delivery = redis.call('HGETALL', KEYS[7])
-if #delivery == 0 then return {'missing'} end
+if #delivery == 0 then
+  redis.call('ZREM', KEYS[3], id)
+  return {'missing'}
+end
 local d = {}
 for i = 1, #delivery, 2 do d[delivery[i]] = delivery[i + 1] end
 local endpoint = redis.call('HGETALL', KEYS[9])
@@ -66,13 +73,39 @@ if not policy or e.status ~= 'active' or orgStatus == 'suspended' or eventTypeDi
   return {'blocked', delivery, endpoint, org, envelope and #envelope or -1, unpack(woken)}
 end
 
+-- Per-key order (policy ordering 'per-key'): only the first unfinished delivery of a key may go.
+if d.keyLine and policy.ordering == 'per-key' and status ~= 'in_flight' then
+  local keyHash = string.sub(d.keyLine, 1, 32)
+  local first = redis.call('ZRANGEBYLEX', KEYS[15], '[' .. keyHash .. '|', '(' .. keyHash .. '}', 'LIMIT', 0, 1)[1]
+  if first and first ~= d.keyLine then return {'parked', -3, d.keyLine} end
+end
+
+-- The limits now: the policy's, narrowed by the endpoint's pace under adaptive pacing (pace.ts,
+-- effectiveLimits). A paused endpoint sends nothing until the pause ends.
+local parkOrder = d.acceptSeq or d.createdAt
+local rate = nil
+local perEndpointNow = perEndpoint
+local ratePerSecond = policy.rateLimit and policy.rateLimit ~= cjson.null and policy.rateLimit.perSecond or nil
+local burst = ratePerSecond and policy.rateLimit.burst or 0
+if policy.pacing == 'adaptive' and e.pace then
+  local pace = cjson.decode(e.pace)
+  if pace.pausedUntil ~= cjson.null and pace.pausedUntil > now and status ~= 'in_flight' then
+    redis.call('ZADD', KEYS[3], 'NX', parkOrder, id)
+    if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end
+    return {'parked', -4, pace.pausedUntil}
+  end
+  perEndpointNow = math.max(1, math.min(perEndpoint, math.floor(pace.concurrency)))
+  if pace.perSecond ~= cjson.null and (not ratePerSecond or pace.perSecond < ratePerSecond) then ratePerSecond = pace.perSecond end
+end
+if ratePerSecond then rate = {key = KEYS[16], intervalMs = 1000 / ratePerSecond, toleranceMs = burst * 1000 / ratePerSecond} end
+
 local leaseMs = policy.timeout.ms + tonumber(ARGV[3])
-local lease = takeLease(KEYS, id, now, now + leaseMs, perEndpoint, perOrg, d.createdAt, leaseMs,
-  status == 'in_flight', d.parked == '1')
+local lease, retryAt = takeLease(KEYS, id, now, now + leaseMs, perEndpointNow, perOrg, parkOrder, leaseMs,
+  status == 'in_flight', d.parked == '1', rate)
 if lease ~= 1 then
   -- Remembered, so the claim that lets it in later knows to take it off its parked set.
   if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end
-  return {'parked', lease}
+  return {'parked', lease, retryAt}
 end
 
 local number = tonumber(d.attempts or '0')

@@ -1,17 +1,25 @@
 -- Writes one event, its deliveries and their indexes in one step, or returns the first answer
 -- stored under the producer's idempotency key.
--- KEYS[1] idempotency key, KEYS[2] event hash, KEYS[3] unfinished-deliveries zset,
--- then per delivery: delivery hash, endpoint deliveries zset, endpoint pending zset; last, the
--- org's events index (GET /v1/events) and its index of events that reached no endpoint.
+-- KEYS[1] idempotency key, KEYS[2] event hash, KEYS[3] unfinished-deliveries zset, KEYS[4] the
+-- org's acceptance sequence, then per delivery: delivery hash, endpoint deliveries zset, endpoint
+-- pending zset; then the org's events index (GET /v1/events) and its index of events that reached
+-- no endpoint; last, per delivery in an ordering key's line: the key's sequence counter at its
+-- endpoint and the endpoint's key lines.
 -- ARGV[1] '1' when an idempotency key was given, ARGV[2] idempotency TTL (s), ARGV[3] answer JSON,
--- ARGV[4] event fields (JSON array of field, value, ...), then per delivery its fields (same form).
--- Last ARGV: the smallest event id of 30 days ago (events that reached no endpoint expire then).
+-- ARGV[4] event fields (JSON array of field, value, ...), ARGV[5] how many deliveries, ARGV[6] the
+-- deliveries in a key line (JSON array of [delivery index from 0, key hash (32 hex)]), ARGV[7] the
+-- smallest event id of 30 days ago (events that reached no endpoint expire then), then per
+-- delivery its fields (same form as the event's).
+-- Every delivery gets the event's acceptance sequence (`acceptSeq`: its place in its endpoint's
+-- line); one in a key line also gets its key's next `sequence` and its line entry (`keyLine`).
 -- Returns {1, answer} when written, {0, storedAnswer} when the key was already used.
+--- @include "key-line"
 if ARGV[1] == '1' then
   local existing = redis.call('GET', KEYS[1])
   if existing then return {0, existing} end
 end
-local count = (#KEYS - 5) / 3
+local count = tonumber(ARGV[5])
+local eventsIndex, undeliveredIndex = 5 + count * 3, 6 + count * 3
 -- The janitor removes the event when its last delivery is removed; an event that reached no
 -- endpoint expires after the default retention instead.
 local eventFields = cjson.decode(ARGV[4])
@@ -21,32 +29,47 @@ table.insert(eventFields, count)
 table.insert(eventFields, 'unfinishedDeliveries')
 table.insert(eventFields, count)
 redis.call('HSET', KEYS[2], unpack(eventFields))
+local acceptSeq = 0
+if count > 0 then acceptSeq = redis.call('INCR', KEYS[4]) end
+local ids = {}
 for i = 0, count - 1 do
-  local fields = cjson.decode(ARGV[5 + i])
-  redis.call('HSET', KEYS[4 + i * 3], unpack(fields))
+  local fields = cjson.decode(ARGV[8 + i])
+  table.insert(fields, 'acceptSeq')
+  table.insert(fields, acceptSeq)
+  redis.call('HSET', KEYS[5 + i * 3], unpack(fields))
   -- Its id and createdAt, from the fields just written (not read back).
   local id, createdAt
   for f = 1, #fields, 2 do
     if fields[f] == 'id' then id = fields[f + 1] elseif fields[f] == 'createdAt' then createdAt = fields[f + 1] end
   end
-  redis.call('ZADD', KEYS[5 + i * 3], 0, id)
+  ids[i] = id
   redis.call('ZADD', KEYS[6 + i * 3], 0, id)
+  redis.call('ZADD', KEYS[7 + i * 3], 0, id)
   redis.call('ZADD', KEYS[3], createdAt, id)
+end
+for n, keyed in ipairs(cjson.decode(ARGV[6])) do
+  local i, keyHash = keyed[1], keyed[2]
+  local counterKey, linesKey = KEYS[undeliveredIndex + n * 2 - 1], KEYS[undeliveredIndex + n * 2]
+  local sequence = redis.call('INCR', counterKey)
+  redis.call('EXPIRE', counterKey, tonumber(ARGV[2]) * 30)
+  local entry = keyLineEntry(keyHash, sequence, ids[i])
+  redis.call('ZADD', linesKey, 0, entry)
+  redis.call('HSET', KEYS[5 + i * 3], 'sequence', sequence, 'keyLine', entry)
 end
 -- The event in the org's index (lex by id, which is creation order).
 local eventId
 for f = 1, #eventFields, 2 do
   if eventFields[f] == 'id' then eventId = eventFields[f + 1] end
 end
-redis.call('ZADD', KEYS[#KEYS - 1], 0, eventId)
+redis.call('ZADD', KEYS[eventsIndex], 0, eventId)
 if count == 0 then
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]) * 30)
   -- No delivery will purge it: its index entries go when it expires, a few at each such event.
-  redis.call('ZADD', KEYS[#KEYS], 0, eventId)
-  local expired = redis.call('ZRANGEBYLEX', KEYS[#KEYS], '-', '(' .. ARGV[#ARGV], 'LIMIT', 0, 20)
+  redis.call('ZADD', KEYS[undeliveredIndex], 0, eventId)
+  local expired = redis.call('ZRANGEBYLEX', KEYS[undeliveredIndex], '-', '(' .. ARGV[7], 'LIMIT', 0, 20)
   if #expired > 0 then
-    redis.call('ZREM', KEYS[#KEYS - 1], unpack(expired))
-    redis.call('ZREM', KEYS[#KEYS], unpack(expired))
+    redis.call('ZREM', KEYS[eventsIndex], unpack(expired))
+    redis.call('ZREM', KEYS[undeliveredIndex], unpack(expired))
   end
 end
 if ARGV[1] == '1' then

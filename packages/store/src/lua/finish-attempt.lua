@@ -5,7 +5,8 @@
 -- KEYS[9] endpoint hash, KEYS[10] unfinished zset, KEYS[11] endpoint's in_flight index,
 -- KEYS[12] endpoint's index of the next status, KEYS[13] event hash, KEYS[14..16] endpoint's
 -- succeeded, failed and cancelled indexes (for the count a `{lastPerEndpoint}` trim needs),
--- KEYS[17] endpoint's and KEYS[18] org's attempt counters of the current hour (keys.statsHour).
+-- KEYS[17] endpoint's and KEYS[18] org's attempt counters of the current hour (keys.statsHour),
+-- KEYS[19] endpoint's key lines (per-key ordering).
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed' | 'cancelled' (the
 -- org's pre-attempt check said so: nothing was sent; health and counters are left alone),
@@ -16,7 +17,10 @@
 -- ARGV[13] when a finished delivery expires (epoch ms; '' = kept until trimmed by count),
 -- ARGV[14] minute of the hour (0..59), ARGV[15] counters' time to live (s),
 -- ARGV[16] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
--- Postern's own internal:* faults), ARGV[17] cancel reason (with 'cancelled').
+-- Postern's own internal:* faults), ARGV[17] the endpoint's next pace (adaptive pacing): '' = no
+-- change, '-' = back at the policy's limits (removed), else its JSON; ARGV[18] the pace (JSON) the
+-- attempt was claimed under ('' = none), ARGV[19] '1' when the next pace is a cut, ARGV[20] cancel
+-- reason (with 'cancelled').
 -- Such a failed attempt sets lastFailureAt and counts in failedAttempts and
 -- consecutiveFailedAttempts, whether or not the policy's breaker counts it (consecutiveFailures is
 -- the breaker's own streak).
@@ -25,11 +29,12 @@
 -- finished deliveries of the endpoint now (0 unless this attempt finished the delivery), woken...}.
 --- @include "lease"
 --- @include "retention"
+--- @include "key-line"
 local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
 giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken, false)
-local current = redis.call('HMGET', KEYS[7], 'status', 'attempts')
+local current = redis.call('HMGET', KEYS[7], 'status', 'attempts', 'keyLine')
 if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', 0, unpack(woken)} end
 
 local nextStatus = ARGV[4]
@@ -47,13 +52,14 @@ else
     'lastDurationMs', ARGV[8], 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', now, 'deliveredAt', deliveredAt)
   redis.call('ZREM', KEYS[10], id)
   keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13])
+  if current[3] then leaveKeyLine(KEYS[19], current[3], woken) end
   -- Only a `{lastPerEndpoint}` policy (no expiry given) trims by count; `{days}` needs no count.
   if ARGV[13] == '' then
     finishedCount = redis.call('ZCARD', KEYS[14]) + redis.call('ZCARD', KEYS[15]) + redis.call('ZCARD', KEYS[16])
   end
 end
 if nextStatus == 'cancelled' then
-  redis.call('HSET', KEYS[7], 'cancelReason', ARGV[17])
+  redis.call('HSET', KEYS[7], 'cancelReason', ARGV[20])
   return {'ok', 0, '', finishedCount, unpack(woken)}
 end
 
@@ -80,6 +86,24 @@ if streak[1] then
   else
     -- No error is always the health effect 'success' (healthEffect): every streak ends.
     redis.call('HSET', KEYS[9], 'consecutiveFailures', 0, 'failureStreakStartedAt', '', 'lastSuccessAt', now, 'consecutiveFailedAttempts', 0)
+  end
+end
+
+-- Adaptive pacing (pace.ts, nextPace): a raise applies only to the pace it was computed from (a
+-- concurrent attempt may have cut it since); a cut always applies, the lower value of each wins.
+if ARGV[17] ~= '' then
+  local stored = redis.call('HGET', KEYS[9], 'pace') or ''
+  if stored == ARGV[18] then
+    if ARGV[17] == '-' then redis.call('HDEL', KEYS[9], 'pace') else redis.call('HSET', KEYS[9], 'pace', ARGV[17]) end
+  elseif ARGV[19] == '1' then
+    local cut = cjson.decode(ARGV[17])
+    if stored ~= '' then
+      local was = cjson.decode(stored)
+      if was.perSecond ~= cjson.null and (cut.perSecond == cjson.null or was.perSecond < cut.perSecond) then cut.perSecond = was.perSecond end
+      if was.concurrency < cut.concurrency then cut.concurrency = was.concurrency end
+      if was.pausedUntil ~= cjson.null and (cut.pausedUntil == cjson.null or was.pausedUntil > cut.pausedUntil) then cut.pausedUntil = was.pausedUntil end
+    end
+    redis.call('HSET', KEYS[9], 'pace', cjson.encode(cut))
   end
 end
 

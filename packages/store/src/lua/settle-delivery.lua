@@ -2,12 +2,15 @@
 -- or inactive, org suspended, payload too large).
 -- KEYS[1] delivery hash, KEYS[2] unfinished zset, KEYS[3] endpoint's pending index,
 -- KEYS[4] endpoint's in_flight index, KEYS[5] endpoint's index of the new status,
--- KEYS[6] endpoint's held index, KEYS[7] attempts hash, KEYS[8] event hash.
+-- KEYS[6] endpoint's held index, KEYS[7] attempts hash, KEYS[8] event hash, KEYS[9] endpoint's
+-- key lines (an ended delivery leaves its ordering key's line: the next one of the key may go).
 -- ARGV[1] now (ms), ARGV[2] 'cancelled' | 'failed' | 'held', ARGV[3] reason code, ARGV[4] when a
 -- finished delivery expires (epoch ms; '' = kept until trimmed by count).
--- A finished delivery is left as it is. Returns {'missing'} | {'finished', status} | {'ok', newStatus}.
+-- A finished delivery is left as it is. Returns {'missing'} | {'finished', status} |
+-- {'ok', newStatus, woken...} (woken: the delivery now first in its ordering key's line).
 --- @include "retention"
-local current = redis.call('HMGET', KEYS[1], 'status', 'id')
+--- @include "key-line"
+local current = redis.call('HMGET', KEYS[1], 'status', 'id', 'keyLine')
 local status = current[1]
 if not status then return {'missing'} end
 if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
@@ -28,4 +31,6 @@ if outcome == 'cancelled' then reasonField = 'cancelReason' end
 redis.call('HSET', KEYS[1], 'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', ARGV[1], reasonField, ARGV[3])
 redis.call('ZREM', KEYS[2], id)
 keepFinishedUntil(KEYS[1], KEYS[7], KEYS[8], ARGV[4])
-return {'ok', outcome}
+local woken = {}
+if current[3] then leaveKeyLine(KEYS[9], current[3], woken) end
+return {'ok', outcome, unpack(woken)}

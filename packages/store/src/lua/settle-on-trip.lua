@@ -3,15 +3,16 @@
 -- (`failed`, `endpoint_inactive`). Deliveries in flight finish their attempt first; the next claim
 -- then finds the endpoint inactive.
 -- KEYS[1] unfinished zset, KEYS[2] endpoint's pending index, KEYS[3] endpoint's index of the new
--- status (cancelled or failed; unused for hold), KEYS[4] endpoint's held index, then per delivery
--- its hash, its attempts hash and its event hash.
+-- status (cancelled or failed; unused for hold), KEYS[4] endpoint's held index, KEYS[5] endpoint's
+-- key lines (ended deliveries leave them; the rest of each line is pending too, so is settled
+-- here as well or holds), then per delivery its hash, its attempts hash and its event hash.
 -- ARGV[1] now (ms), ARGV[2] 'cancel' | 'hold' | 'fail', ARGV[3] when a finished delivery expires
 -- (epoch ms; '' = kept until trimmed by count).
 -- Returns how many deliveries it settled.
 --- @include "retention"
 local settled = 0
-for i = 5, #KEYS, 3 do
-  local current = redis.call('HMGET', KEYS[i], 'status', 'held', 'id')
+for i = 6, #KEYS, 3 do
+  local current = redis.call('HMGET', KEYS[i], 'status', 'held', 'id', 'keyLine')
   if current[1] == 'pending' then
     local id = current[3]
     if ARGV[2] == 'hold' then
@@ -30,6 +31,7 @@ for i = 5, #KEYS, 3 do
       if current[2] == '1' then redis.call('ZREM', KEYS[4], id) end
       redis.call('HSET', KEYS[i], 'status', status, 'held', '0', 'nextAttemptAt', '', 'finishedAt', ARGV[1], 'updatedAt', ARGV[1], reasonField, reason)
       keepFinishedUntil(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[3])
+      if current[4] then redis.call('ZREM', KEYS[5], current[4]) end
       settled = settled + 1
     end
   end

@@ -106,6 +106,7 @@ export async function deliveryView(ctx) {
       facts([
         ['Status', [badge(delivery.status), delivery.held ? h('span', { class: 'tag' }, 'held') : null, delivery.isTest ? h('span', { class: 'tag' }, 'test') : null]],
         ['Event type', delivery.eventType],
+        ['Ordering key', delivery.orderingKey ? [h('code', null, delivery.orderingKey), delivery.sequence ? ` · sequence ${delivery.sequence}` : null] : null],
         ['Endpoint', h('a', { href: endpointHref, class: 'link-out' }, endpoint?.url ?? delivery.endpointId)],
         ['Attempts', String(delivery.attemptCount)],
         ['Next attempt', delivery.nextAttemptAt ? [time(delivery.nextAttemptAt), ` (${relative(delivery.nextAttemptAt)})`] : null],

@@ -235,6 +235,10 @@ export async function endpointView(ctx) {
         endpoint.status === 'disabled' ? ['Disabled at', time(endpoint.disabledAt)] : null,
         ['Signatures', endpoint.signatureScheme === 'ed25519' ? 'Ed25519 (v1a)' : 'HMAC-SHA256 (v1)'],
         endpoint.publicKey ? ['Public key', h('code', { id: 'public-key', class: 'mono' }, endpoint.publicKey)] : null,
+        ['Ordering', endpoint.policy.ordering === 'per-key' ? 'per ordering key, one at a time' : 'oldest first'],
+        ['Rate limit', endpoint.policy.rateLimit ? `${endpoint.policy.rateLimit.perSecond}/s, burst ${endpoint.policy.rateLimit.burst}` : 'none'],
+        endpoint.pace ? ['Pace (adaptive)', h('span', { id: 'pace' }, paceText(endpoint))] : null,
+        endpoint.pace ? ['Paused until', h('span', { id: 'paused-until' }, endpoint.pausedUntil && Date.parse(endpoint.pausedUntil) > Date.now() ? time(endpoint.pausedUntil) : 'not paused')] : null,
         ['Event types', endpoint.eventTypes.join(', ')],
         ['Charts', h('a', { href: `#/overview?endpointId=${encodeURIComponent(endpoint.id)}`, id: 'endpoint-charts' }, 'success rate, volume and errors')],
       ]),
@@ -255,4 +259,11 @@ export async function endpointView(ctx) {
       log.nextCursor ? h('a', { class: 'button', id: 'older', href: logHash(endpoint.id, status, log.nextCursor) }, 'Older deliveries →') : null,
     ),
   );
+}
+
+/** The adaptive pace as a sentence: what the sender allows the endpoint now, next to the policy's limits. */
+function paceText(endpoint) {
+  const { pace, policy } = endpoint;
+  const rate = pace.perSecond === null ? 'no rate bound' : `${pace.perSecond}/s${policy.rateLimit ? ` of ${policy.rateLimit.perSecond}/s` : ''}`;
+  return `${rate}, ${pace.concurrency} of ${policy.concurrency.perEndpoint} at once`;
 }

@@ -2,6 +2,15 @@
 -- copy of the concurrency rules (per endpoint, per org, one claim per event and endpoint).
 -- Keys (in this order, as `lk`): 1 endpoint leases zset, 2 org leases zset, 3 endpoint parked zset,
 -- 4 org parked zset, 5 event claim string, 6 event claim waiters set.
+--
+-- The endpoint's parked set is its line (README, "Ordering"): deliveries waiting for a slot, scored
+-- by acceptance order (`parkOrder`, the delivery's acceptSeq). A slot goes to the oldest in line:
+-- a newcomer takes one only while fewer deliveries stand before it in line than slots are free, so
+-- it never overtakes a parked one. Parked deliveries that a release calls stay in line, marked
+-- called (score lowered by CALLED_OFFSET, which keeps their order and puts them first), until
+-- their claim takes the slot; a called one whose wake-up got lost is called again by the next release.
+
+local CALLED_OFFSET = 4e15
 
 -- Takes one slot of both limits and the event's claim at once, or none. Expired leases (a crashed
 -- sender's) are dropped only when a limit looks full, so their slots come back. Taking a lease
@@ -10,9 +19,15 @@
 -- that can let it in will find it: the claim's waiters, the endpoint's or the org's parked set
 -- (oldest first by `parkOrder`; parking again keeps its place). `wasParked` says whether it may
 -- still stand in a parked set (else that clean-up is skipped).
--- Returns 1 when held, 0 refused by the endpoint limit, -1 by the org limit, -2 by another
--- delivery's claim on the same event at this endpoint (a redelivery racing a retry).
-local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked)
+-- `rate` (optional: {key, intervalMs, toleranceMs}) is the endpoint's rate limit, a GCRA whose
+-- theoretical arrival time is stored at `rate.key` (pace.ts, gcraStep): checked last, so a token is
+-- spent only with a slot; a delivery refused by it keeps its place in line.
+-- Returns 1 when held, 0 refused by the endpoint limit (or others first in line), -1 by the org
+-- limit, -2 by another delivery's claim on the same event at this endpoint (a redelivery racing a
+-- retry), -4 by the rate limit (second value: when to look again, ms: when the next request
+-- conforms, plus one interval per delivery before it in line). With 0, the second value is how
+-- many deliveries stand before it in line.
+local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked, rate)
   local claimedNow = redis.call('SET', lk[5], id, 'NX', 'PX', leaseMs)
   if not claimedNow and redis.call('GET', lk[5]) ~= id then
     redis.call('SADD', lk[6], id)
@@ -20,25 +35,59 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
     return -2
   end
   local refusal = nil
+  local inLine = false
   if not (mayHold and redis.call('ZSCORE', lk[1], id)) then
-    if redis.call('ZCARD', lk[1]) >= perEndpoint then
+    local taken = redis.call('ZCARD', lk[1])
+    if taken >= perEndpoint then
       redis.call('ZREMRANGEBYSCORE', lk[1], '-inf', now)
-      if redis.call('ZCARD', lk[1]) >= perEndpoint then refusal = 0 end
+      taken = redis.call('ZCARD', lk[1])
+      if taken >= perEndpoint then refusal = 0 end
+    end
+    -- Oldest first: with others in line, only the first (free slots) of the line may start.
+    if not refusal and redis.call('ZCARD', lk[3]) > 0 then
+      redis.call('ZADD', lk[3], 'NX', parkOrder, id)
+      inLine = true
+      if redis.call('ZRANK', lk[3], id) >= perEndpoint - taken then refusal = 0 end
     end
     if not refusal and redis.call('ZCARD', lk[2]) >= perOrg then
       redis.call('ZREMRANGEBYSCORE', lk[2], '-inf', now)
       if redis.call('ZCARD', lk[2]) >= perOrg then refusal = -1 end
     end
   end
+  local retryAt = nil
+  if not refusal and rate then
+    local tat = tonumber(redis.call('GET', rate.key) or '0')
+    if tat < now then tat = now end
+    if tat - now > rate.toleranceMs then
+      refusal, retryAt = -4, tat - rate.toleranceMs
+    else
+      tat = tat + rate.intervalMs
+      redis.call('SET', rate.key, string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
+    end
+  end
   if refusal then
     if claimedNow then redis.call('DEL', lk[5]) end
-    if refusal == 0 then redis.call('ZADD', lk[3], 'NX', parkOrder, id) else redis.call('ZADD', lk[4], 'NX', parkOrder, id) end
-    return refusal
+    if refusal == 0 or refusal == -4 then
+      local score = redis.call('ZSCORE', lk[3], id)
+      if not score then
+        redis.call('ZADD', lk[3], parkOrder, id)
+      elseif refusal == 0 and tonumber(score) < -CALLED_OFFSET / 2 then
+        -- Called, yet no room after all (an expired lease came back late, a narrower pace): it
+        -- waits for the next release again, in its place.
+        redis.call('ZADD', lk[3], 'XX', tonumber(score) + CALLED_OFFSET, id)
+      end
+      local ahead = redis.call('ZRANK', lk[3], id)
+      -- Those behind it in line come back one interval later each, not all at the next token.
+      if refusal == -4 then retryAt = math.ceil(retryAt + ahead * rate.intervalMs) else retryAt = ahead end
+    else
+      redis.call('ZADD', lk[4], 'NX', parkOrder, id)
+    end
+    return refusal, retryAt
   end
   redis.call('ZADD', lk[1], expiry, id)
   redis.call('ZADD', lk[2], expiry, id)
   if not claimedNow then redis.call('SET', lk[5], id, 'PX', leaseMs) end
-  if wasParked then
+  if wasParked or inLine then
     redis.call('ZREM', lk[3], id)
     redis.call('ZREM', lk[4], id)
     redis.call('SREM', lk[6], id)
@@ -47,9 +96,9 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
 end
 
 -- Gives back a lease and its event claim, and picks the parked deliveries that may now have room:
--- every waiter of the claim; the oldest parked deliveries of the endpoint, as many as both limits
--- have free slots; then of the org, as many as are left free (limits 0 = wake none). Each woken one
--- is taken off its parked set; one that finds no room after all parks again in its old place.
+-- every waiter of the claim; the first of the endpoint's line, as many as both limits have free
+-- slots (called, left in line until they start); then of the org's parked set, as many as are left
+-- free (limits 0 = wake none), taken off it (one that finds no room parks again in its old place).
 -- `wasParked` says whether the delivery itself may still stand in a parked set (one settled while
 -- parked), else that clean-up is skipped.
 -- Appends the woken ids to `woken`; returns 1 when a lease was held, else 0.
@@ -78,9 +127,14 @@ local function giveBackLease(lk, id, now, perEndpoint, perOrg, woken, wasParked)
     local freeOrg = perOrg - redis.call('ZCARD', lk[2])
     local freeEndpoint = math.min(perEndpoint - redis.call('ZCARD', lk[1]), freeOrg)
     if freeEndpoint > 0 and parkedOnEndpoint > 0 then
-      local popped = redis.call('ZPOPMIN', lk[3], freeEndpoint)
-      for i = 1, #popped, 2 do table.insert(woken, popped[i]) end
-      freeOrg = freeOrg - #popped / 2
+      -- The first of the line are called, not taken off it: newcomers keep waiting behind them.
+      local first = redis.call('ZRANGE', lk[3], 0, freeEndpoint - 1, 'WITHSCORES')
+      for i = 1, #first, 2 do
+        table.insert(woken, first[i])
+        local score = tonumber(first[i + 1])
+        if score > -CALLED_OFFSET / 2 then redis.call('ZADD', lk[3], 'XX', score - CALLED_OFFSET, first[i]) end
+      end
+      freeOrg = freeOrg - #first / 2
     end
     if freeOrg > 0 and parkedOnOrg > 0 then
       local popped = redis.call('ZPOPMIN', lk[4], freeOrg)
