@@ -3,7 +3,8 @@ import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
 import { webhookRequestHeaders } from '@postern/shared';
-import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type StoredAttempt } from './records.js';
+import { joinSplitValues } from './split-values.js';
+import { deliveryHashFields, parseDelivery, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type StoredAttempt } from './records.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 const trimFinishedScript = LuaScript.load('trim-finished');
@@ -14,7 +15,7 @@ export class DeliveryRepository {
 
   /** The delivery, or null. */
   async get(orgId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-    return parseDelivery(await this.redis.hgetall(this.keys.delivery(orgId, deliveryId)));
+    return parseDelivery(await this.redis.hgetall(this.keys.delivery(orgId, deliveryId)), orgId);
   }
 
   /**
@@ -23,10 +24,10 @@ export class DeliveryRepository {
    */
   async getAttempts(orgId: string, deliveryId: string, eventId?: string): Promise<AttemptRecord[]> {
     const [raw, storedEventId] = await Promise.all([
-      this.redis.hvals(this.keys.deliveryAttempts(orgId, deliveryId)),
+      this.redis.hgetallBuffer(this.keys.deliveryAttempts(orgId, deliveryId)),
       eventId === undefined ? this.redis.hget(this.keys.delivery(orgId, deliveryId), 'eventId') : eventId,
     ]);
-    return raw
+    return Object.values(joinSplitValues(raw))
       .map((r) => JSON.parse(r) as StoredAttempt)
       .map((a) => ({
         number: a.number ?? 0,
@@ -86,7 +87,7 @@ export class DeliveryRepository {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.delivery(orgId, id));
     const results = assertExec(await pipeline.exec());
-    return results.map(([, h]) => parseDelivery(h as Record<string, string>)).filter((d): d is DeliveryRecord => d !== null);
+    return results.map(([, h]) => parseDelivery(h as Record<string, string>, orgId)).filter((d): d is DeliveryRecord => d !== null);
   }
 
   /**
@@ -99,7 +100,7 @@ export class DeliveryRepository {
     const multi = this.redis.multi();
     for (const d of deliveries) {
       multi
-        .hset(this.keys.delivery(d.orgId, d.id), ...toHashFields(d))
+        .hset(this.keys.delivery(d.orgId, d.id), ...deliveryHashFields(d))
         .zadd(this.keys.endpointDeliveries(d.orgId, d.endpointId), 0, d.id)
         .zadd(this.keys.endpointDeliveriesByStatus(d.orgId, d.endpointId, d.status), 0, d.id)
         .zadd(this.keys.unfinishedDeliveries(d.orgId), d.createdAt, d.id);

@@ -3,6 +3,7 @@ import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { assertExec } from './org-repository.js';
 import { parseEvent, type EventRecord } from './records.js';
+import { joinSplitValues } from './split-values.js';
 
 /** Filters and paging of {@link EventIndexRepository.list}. Times are epoch ms, both ends inclusive. */
 export interface EventListQuery {
@@ -55,8 +56,8 @@ export class EventIndexRepository {
       if (ids.length === 0) return { items, nextCursor: null };
       const eventIds = byEndpoint ? await this.firstDeliveryEvents(orgId, ids) : ids;
       const pipeline = this.redis.pipeline();
-      for (const id of eventIds) pipeline.hgetall(this.keys.event(orgId, id ?? ''));
-      const events = assertExec(await pipeline.exec()).map(([, h]) => parseEvent(h as Record<string, string>));
+      for (const id of eventIds) pipeline.hgetallBuffer(this.keys.event(orgId, id ?? ''));
+      const events = assertExec(await pipeline.exec()).map(([, h]) => parseEvent(joinSplitValues(h as Record<string, Buffer>), orgId));
       const gone: string[] = [];
       for (let i = 0; i < ids.length; i++) {
         const id = ids[i]!;

@@ -3,7 +3,8 @@ import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { parseEvent, toHashFields, type DeliveryRecord, type EventRecord } from './records.js';
+import { deliveryHashFields, eventHashFields, parseEvent, type DeliveryRecord, type EventRecord } from './records.js';
+import { joinSplitValues } from './split-values.js';
 
 const createEventScript = LuaScript.load('create-event');
 
@@ -40,10 +41,10 @@ export class EventRepository {
       this.keys.event(event.orgId, event.id),
       this.keys.unfinishedDeliveries(event.orgId),
     ];
-    const args: string[] = [input.idempotencyKeyHash ? '1' : '0', String(IDEMPOTENCY_TTL_S), input.answer, JSON.stringify(toHashFields(event))];
+    const args: string[] = [input.idempotencyKeyHash ? '1' : '0', String(IDEMPOTENCY_TTL_S), input.answer, JSON.stringify(eventHashFields(event))];
     for (const d of deliveries) {
       keys.push(this.keys.delivery(event.orgId, d.id), this.keys.endpointDeliveries(event.orgId, d.endpointId), this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'));
-      args.push(JSON.stringify(toHashFields(d)));
+      args.push(JSON.stringify(deliveryHashFields(d)));
     }
     keys.push(this.keys.orgEvents(event.orgId), this.keys.orgUndeliveredEvents(event.orgId));
     // Events that reached no endpoint expire after 30 days: the smallest id of that instant.
@@ -71,11 +72,12 @@ export class EventRepository {
 
   /** The org's event, or null. */
   async get(orgId: string, eventId: string): Promise<EventRecord | null> {
-    return parseEvent(await this.redis.hgetall(this.keys.event(orgId, eventId)));
+    return parseEvent(joinSplitValues(await this.redis.hgetallBuffer(this.keys.event(orgId, eventId))), orgId);
   }
 
   /** Only the envelope bytes of an event, or null when the event is gone. */
   async getEnvelope(orgId: string, eventId: string): Promise<string | null> {
-    return this.redis.hget(this.keys.event(orgId, eventId), 'envelope');
+    const event = await this.get(orgId, eventId);
+    return event ? event.envelope : null;
   }
 }

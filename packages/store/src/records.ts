@@ -201,25 +201,55 @@ export function optionalString(raw: string | undefined): string | null {
   return raw === undefined || raw === '' ? null : raw;
 }
 
-/** Parses a delivery hash; returns null for an empty hash (no such delivery). */
-export function parseDelivery(h: Record<string, string>): DeliveryRecord | null {
+/**
+ * A delivery as its hash's fields (compact records, docs/architecture.md): the org id is in the
+ * key, so it is not stored; null, empty and false fields are left out (absent reads as null,
+ * false or 0). Field names are the record's own, so the Lua scripts and this file agree by name.
+ */
+export function deliveryHashFields(d: DeliveryRecord): string[] {
+  const { orgId: _inKey, ...rest } = d;
+  return compactHashFields(rest);
+}
+
+/** Like {@link toHashFields}, leaving out null, empty-string, false and zero-attempt fields. */
+function compactHashFields(record: object): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(record)) {
+    if (value === undefined || value === null || value === '' || value === false) continue;
+    if (key === 'attempts' && value === 0) continue;
+    out.push(key, encodeValue(value));
+  }
+  return out;
+}
+
+/**
+ * Parses a delivery hash; returns null for an empty hash (no such delivery). `orgId` is the org
+ * whose key it was read from (compact records do not store it; older ones do). A finished
+ * delivery's `finishedAt` is its `updatedAt`, and a succeeded one's `deliveredAt` its
+ * `finishedAt`, when they are not stored (the finish scripts store them once).
+ */
+export function parseDelivery(h: Record<string, string>, orgId = ''): DeliveryRecord | null {
   if (!h.id) return null;
+  const status = (h.status ?? 'pending') as DeliveryStatus;
+  const updatedAt = Number(h.updatedAt ?? 0);
+  const finished = status === 'succeeded' || status === 'failed' || status === 'cancelled';
+  const finishedAt = optionalNumber(h.finishedAt) ?? (finished ? updatedAt : null);
   return {
     id: h.id,
-    orgId: h.orgId ?? '',
+    orgId: h.orgId ?? orgId,
     eventId: h.eventId ?? '',
     eventType: h.eventType ?? '',
     endpointId: h.endpointId ?? '',
-    status: (h.status ?? 'pending') as DeliveryStatus,
+    status,
     attempts: Number(h.attempts ?? 0),
     nextAttemptAt: optionalNumber(h.nextAttemptAt),
     lastResponseStatus: optionalNumber(h.lastResponseStatus),
     lastError: optionalString(h.lastError),
     lastDurationMs: optionalNumber(h.lastDurationMs),
-    deliveredAt: optionalNumber(h.deliveredAt),
+    deliveredAt: optionalNumber(h.deliveredAt) ?? (status === 'succeeded' ? finishedAt : null),
     createdAt: Number(h.createdAt ?? 0),
-    updatedAt: Number(h.updatedAt ?? 0),
-    finishedAt: optionalNumber(h.finishedAt),
+    updatedAt,
+    finishedAt,
     redeliveredFromId: optionalString(h.redeliveredFromId),
     cancelReason: optionalString(h.cancelReason),
     held: h.held === '1',
@@ -269,12 +299,26 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
   };
 }
 
-/** Parses an event hash; returns null for an empty hash. */
-export function parseEvent(h: Record<string, string>): EventRecord | null {
+/**
+ * An event as its hash's fields (compact records): the org id is in the key and a null
+ * idempotency key is left out. create-event.lua stores a value longer than 64 bytes (the envelope,
+ * the delivery ids of a wide fan-out) as pieces, so the hash stays listpack-encoded; read it with
+ * `hgetallBuffer` and `joinSplitValues`.
+ */
+export function eventHashFields(e: EventRecord): string[] {
+  const { orgId: _inKey, ...rest } = e;
+  return compactHashFields(rest);
+}
+
+/**
+ * Parses an event hash (its split values joined); returns null for an empty hash. `orgId` is the
+ * org whose key it was read from (compact records do not store it; older ones do).
+ */
+export function parseEvent(h: Record<string, string>, orgId = ''): EventRecord | null {
   if (!h.id) return null;
   return {
     id: h.id,
-    orgId: h.orgId ?? '',
+    orgId: h.orgId ?? orgId,
     type: h.type ?? '',
     envelope: h.envelope ?? '',
     createdAt: Number(h.createdAt ?? 0),

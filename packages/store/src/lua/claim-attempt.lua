@@ -18,6 +18,7 @@
 -- envelopeBytes is -1 when the event is gone. A delivery found in_flight was interrupted (its
 -- sender died mid-attempt): the same attempt number runs again rather than spending a new one.
 --- @include "lease"
+--- @include "compact-hash"
 local id = ARGV[1]
 local now = tonumber(ARGV[2])
 local delivery = redis.call('HGETALL', KEYS[7])
@@ -41,7 +42,7 @@ if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
 end
 
 local orgStatus = redis.call('HGET', KEYS[10], 'status') or ''
-local envelope = redis.call('HGET', KEYS[11], 'envelope')
+local envelope = hgetSplit(KEYS[11], 'envelope')
 local maxPayload = policy and policy.maxPayloadBytes
 if not policy or e.status ~= 'active' or orgStatus == 'suspended'
   or (type(maxPayload) == 'number' and envelope and #envelope > maxPayload) then
@@ -65,9 +66,10 @@ if status ~= 'in_flight' then
   redis.call('ZREM', KEYS[12], id)
   redis.call('ZADD', KEYS[13], 0, id)
 end
-redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'attemptStartedAt', now, 'updatedAt', now)
+-- The attempt's start time is in its attempt record only (compact records).
+redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'updatedAt', now)
 if d.held == '1' or d.parked == '1' then
-  redis.call('HSET', KEYS[7], 'held', '0', 'parked', '0')
+  redis.call('HDEL', KEYS[7], 'held', 'parked', 'heldReason')
   redis.call('ZREM', KEYS[14], id)
 end
 redis.call('HSET', KEYS[8], number, cjson.encode({number = number, startedAt = now}))

@@ -7,6 +7,7 @@
 -- ARGV[4] event fields (JSON array of field, value, ...), then per delivery its fields (same form).
 -- Last ARGV: the smallest event id of 30 days ago (events that reached no endpoint expire then).
 -- Returns {1, answer} when written, {0, storedAnswer} when the key was already used.
+--- @include "compact-hash"
 if ARGV[1] == '1' then
   local existing = redis.call('GET', KEYS[1])
   if existing then return {0, existing} end
@@ -20,7 +21,14 @@ table.insert(eventFields, count)
 -- Counted down as they finish: the event expires once none is unfinished (includes/retention.lua).
 table.insert(eventFields, 'unfinishedDeliveries')
 table.insert(eventFields, count)
-redis.call('HSET', KEYS[2], unpack(eventFields))
+-- Long values (the envelope, the ids of a wide fan-out) are split so the hash stays a listpack.
+local short = {}
+for f = 1, #eventFields, 2 do
+  local v = eventFields[f + 1]
+  if type(v) == 'string' and #v > SPLIT_PIECE_BYTES then hsetSplit(KEYS[2], eventFields[f], v)
+  else short[#short + 1] = eventFields[f]; short[#short + 1] = v end
+end
+redis.call('HSET', KEYS[2], unpack(short))
 for i = 0, count - 1 do
   local fields = cjson.decode(ARGV[5 + i])
   redis.call('HSET', KEYS[4 + i * 3], unpack(fields))

@@ -24,6 +24,7 @@
 -- finished deliveries of the endpoint now (0 unless this attempt finished the delivery), woken...}.
 --- @include "lease"
 --- @include "retention"
+--- @include "compact-hash"
 local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
@@ -33,17 +34,17 @@ if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '
 
 local nextStatus = ARGV[4]
 local finishedCount = 0
-redis.call('HSET', KEYS[8], ARGV[3], ARGV[5])
+hsetSplit(KEYS[8], ARGV[3], ARGV[5])
 redis.call('ZREM', KEYS[11], id)
 redis.call('ZADD', KEYS[12], 0, id)
 if nextStatus == 'pending' then
-  redis.call('HSET', KEYS[7], 'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
-    'lastDurationMs', ARGV[8], 'nextAttemptAt', ARGV[9], 'updatedAt', now)
+  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
+    'lastDurationMs', ARGV[8], 'nextAttemptAt', ARGV[9], 'updatedAt', now})
 else
-  local deliveredAt = ''
-  if nextStatus == 'succeeded' then deliveredAt = now end
-  redis.call('HSET', KEYS[7], 'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
-    'lastDurationMs', ARGV[8], 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', now, 'deliveredAt', deliveredAt)
+  -- Compact records: a finished delivery's updatedAt is its finishedAt, and a succeeded one's
+  -- deliveredAt too, so neither is stored a second time (parseDelivery derives them).
+  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
+    'lastDurationMs', ARGV[8], 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', '', 'deliveredAt', ''})
   redis.call('ZREM', KEYS[10], id)
   keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13])
   -- Only a `{lastPerEndpoint}` policy (no expiry given) trims by count; `{days}` needs no count.

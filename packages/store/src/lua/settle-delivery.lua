@@ -7,6 +7,7 @@
 -- finished delivery expires (epoch ms; '' = kept until trimmed by count).
 -- A finished delivery is left as it is. Returns {'missing'} | {'finished', status} | {'ok', newStatus}.
 --- @include "retention"
+--- @include "compact-hash"
 local current = redis.call('HMGET', KEYS[1], 'status', 'id')
 local status = current[1]
 if not status then return {'missing'} end
@@ -19,13 +20,13 @@ redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', KEYS[4], id)
 redis.call('ZADD', KEYS[5], 0, id)
 if outcome == 'held' then
-  redis.call('HSET', KEYS[1], 'status', 'pending', 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'held', '1', 'heldReason', ARGV[3])
+  hsetOrDel(KEYS[1], {'status', 'pending', 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'held', '1', 'heldReason', ARGV[3]})
   redis.call('ZADD', KEYS[6], 0, id)
   return {'ok', 'pending'}
 end
 local reasonField = 'lastError'
 if outcome == 'cancelled' then reasonField = 'cancelReason' end
-redis.call('HSET', KEYS[1], 'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', ARGV[1], reasonField, ARGV[3])
+hsetOrDel(KEYS[1], {'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', '', reasonField, ARGV[3]})
 redis.call('ZREM', KEYS[2], id)
 keepFinishedUntil(KEYS[1], KEYS[7], KEYS[8], ARGV[4])
 return {'ok', outcome}

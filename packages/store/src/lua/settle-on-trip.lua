@@ -9,6 +9,7 @@
 -- (epoch ms; '' = kept until trimmed by count).
 -- Returns how many deliveries it settled.
 --- @include "retention"
+--- @include "compact-hash"
 local settled = 0
 for i = 5, #KEYS, 3 do
   local current = redis.call('HMGET', KEYS[i], 'status', 'held', 'id')
@@ -16,7 +17,7 @@ for i = 5, #KEYS, 3 do
     local id = current[3]
     if ARGV[2] == 'hold' then
       if current[2] ~= '1' then
-        redis.call('HSET', KEYS[i], 'held', '1', 'heldReason', 'breaker_tripped', 'nextAttemptAt', '', 'updatedAt', ARGV[1])
+        hsetOrDel(KEYS[i], {'held', '1', 'heldReason', 'breaker_tripped', 'nextAttemptAt', '', 'updatedAt', ARGV[1]})
         redis.call('ZADD', KEYS[4], 0, id)
         settled = settled + 1
       end
@@ -28,7 +29,7 @@ for i = 5, #KEYS, 3 do
       redis.call('ZADD', KEYS[3], 0, id)
       redis.call('ZREM', KEYS[1], id)
       if current[2] == '1' then redis.call('ZREM', KEYS[4], id) end
-      redis.call('HSET', KEYS[i], 'status', status, 'held', '0', 'nextAttemptAt', '', 'finishedAt', ARGV[1], 'updatedAt', ARGV[1], reasonField, reason)
+      hsetOrDel(KEYS[i], {'status', status, 'held', '', 'nextAttemptAt', '', 'finishedAt', '', 'updatedAt', ARGV[1], reasonField, reason})
       keepFinishedUntil(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[3])
       settled = settled + 1
     end
