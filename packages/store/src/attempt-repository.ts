@@ -163,7 +163,7 @@ export class AttemptRepository {
       case 'finished':
         return { kind: 'finished', status: r[1] as DeliveryStatus, woken: r.slice(2) as string[] };
       case 'blocked': {
-        const delivery = parseDelivery(hashOf(r[1]), ids.orgId);
+        const delivery = parseDelivery(hashOf(r[1]), ids.orgId, ids.deliveryId);
         if (!delivery) return { kind: 'missing' };
         const envelopeBytes = Number(r[4]);
         return {
@@ -178,7 +178,7 @@ export class AttemptRepository {
       case 'parked':
         return { kind: 'parked', limit: REFUSALS[String(r[1]) as keyof typeof REFUSALS] ?? 'endpoint' };
       case 'claimed': {
-        const delivery = parseDelivery(hashOf(r[2]), ids.orgId);
+        const delivery = parseDelivery(hashOf(r[2]), ids.orgId, ids.deliveryId);
         const endpoint = parseEndpoint(hashOf(r[3]));
         if (!delivery || !endpoint) return { kind: 'missing' };
         return { kind: 'claimed', attemptNumber: Number(r[1]), delivery, endpoint, envelope: typeof r[4] === 'string' ? r[4] : null };
@@ -282,7 +282,7 @@ export class AttemptRepository {
         k.deliveryAttempts(ids.orgId, ids.deliveryId),
         k.event(ids.orgId, ids.eventId),
       ],
-      [nowMs, outcome, reason, finishedExpiresAt(retention, nowMs)],
+      [nowMs, outcome, reason, finishedExpiresAt(retention, nowMs), ids.deliveryId],
     )) as [string, string?];
     if (r[0] === 'missing') return null;
     return r[1] as DeliveryStatus;

@@ -4,6 +4,7 @@ import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
 import { webhookRequestHeaders } from '@postern/shared';
 import { joinSplitValues } from './split-values.js';
+import { endpointLogIds } from './endpoint-log.js';
 import { deliveryHashFields, parseDelivery, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type StoredAttempt } from './records.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
@@ -15,7 +16,7 @@ export class DeliveryRepository {
 
   /** The delivery, or null. */
   async get(orgId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-    return parseDelivery(await this.redis.hgetall(this.keys.delivery(orgId, deliveryId)), orgId);
+    return parseDelivery(await this.redis.hgetall(this.keys.delivery(orgId, deliveryId)), orgId, deliveryId);
   }
 
   /**
@@ -51,9 +52,10 @@ export class DeliveryRepository {
     endpointId: string,
     opts: { status?: DeliveryStatus; limit: number; cursor?: string },
   ): Promise<{ items: DeliveryRecord[]; nextCursor: string | null }> {
-    const key = opts.status ? this.keys.endpointDeliveriesByStatus(orgId, endpointId, opts.status) : this.keys.endpointDeliveries(orgId, endpointId);
     const max = opts.cursor ? `(${opts.cursor}` : '+';
-    const ids = await this.redis.zrevrangebylex(key, max, '-', 'LIMIT', 0, opts.limit + 1);
+    const ids = opts.status
+      ? await this.redis.zrevrangebylex(this.keys.endpointDeliveriesByStatus(orgId, endpointId, opts.status), max, '-', 'LIMIT', 0, opts.limit + 1)
+      : await endpointLogIds(this.redis, this.keys, orgId, endpointId, { order: 'desc', max, min: '-', limit: opts.limit + 1 });
     const page = ids.slice(0, opts.limit);
     const items = await this.getMany(orgId, page);
     if (items.length < page.length) await this.dropMissing(orgId, endpointId, page, items);
@@ -87,7 +89,7 @@ export class DeliveryRepository {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.delivery(orgId, id));
     const results = assertExec(await pipeline.exec());
-    return results.map(([, h]) => parseDelivery(h as Record<string, string>, orgId)).filter((d): d is DeliveryRecord => d !== null);
+    return results.map(([, h], i) => parseDelivery(h as Record<string, string>, orgId, ids[i])).filter((d): d is DeliveryRecord => d !== null);
   }
 
   /**
@@ -101,7 +103,6 @@ export class DeliveryRepository {
     for (const d of deliveries) {
       multi
         .hset(this.keys.delivery(d.orgId, d.id), ...deliveryHashFields(d))
-        .zadd(this.keys.endpointDeliveries(d.orgId, d.endpointId), 0, d.id)
         .zadd(this.keys.endpointDeliveriesByStatus(d.orgId, d.endpointId, d.status), 0, d.id)
         .zadd(this.keys.unfinishedDeliveries(d.orgId), d.createdAt, d.id);
       // One more delivery of the event to wait for: it must not expire before this one finishes.
@@ -157,7 +158,7 @@ export class DeliveryRepository {
         k.orgEvents(orgId),
         k.eventRedeliveries(orgId, eventId),
       ],
-      [status, eventId],
+      [status, eventId, deliveryId],
     );
     return r === 1;
   }
@@ -193,8 +194,8 @@ export class DeliveryRepository {
 
   /** The oldest `limit` ids of an endpoint's delivery log (all statuses), in creation order. */
   async oldestIds(orgId: string, endpointId: string, limit: number, status?: DeliveryStatus): Promise<string[]> {
-    const key = status ? this.keys.endpointDeliveriesByStatus(orgId, endpointId, status) : this.keys.endpointDeliveries(orgId, endpointId);
-    return this.redis.zrangebylex(key, '-', '+', 'LIMIT', 0, limit);
+    if (!status) return endpointLogIds(this.redis, this.keys, orgId, endpointId, { order: 'asc', max: '+', min: '-', limit });
+    return this.redis.zrangebylex(this.keys.endpointDeliveriesByStatus(orgId, endpointId, status), '-', '+', 'LIMIT', 0, limit);
   }
 
   /** How many deliveries of an endpoint are in each status given. */

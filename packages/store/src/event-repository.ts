@@ -41,10 +41,10 @@ export class EventRepository {
       this.keys.event(event.orgId, event.id),
       this.keys.unfinishedDeliveries(event.orgId),
     ];
-    const args: string[] = [input.idempotencyKeyHash ? '1' : '0', String(IDEMPOTENCY_TTL_S), input.answer, JSON.stringify(eventHashFields(event))];
+    const args: string[] = [input.idempotencyKeyHash ? '1' : '0', String(IDEMPOTENCY_TTL_S), input.answer, JSON.stringify(['id', event.id, ...eventHashFields(event)])];
     for (const d of deliveries) {
-      keys.push(this.keys.delivery(event.orgId, d.id), this.keys.endpointDeliveries(event.orgId, d.endpointId), this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'));
-      args.push(JSON.stringify(deliveryHashFields(d)));
+      keys.push(this.keys.delivery(event.orgId, d.id), this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'));
+      args.push(JSON.stringify(['id', d.id, ...deliveryHashFields(d)]));
     }
     keys.push(this.keys.orgEvents(event.orgId), this.keys.orgUndeliveredEvents(event.orgId));
     // Events that reached no endpoint expire after 30 days: the smallest id of that instant.
@@ -63,7 +63,6 @@ export class EventRepository {
     for (const d of deliveries) {
       multi
         .del(this.keys.delivery(event.orgId, d.id), this.keys.deliveryAttempts(event.orgId, d.id))
-        .zrem(this.keys.endpointDeliveries(event.orgId, d.endpointId), d.id)
         .zrem(this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'), d.id)
         .zrem(this.keys.unfinishedDeliveries(event.orgId), d.id);
     }
@@ -72,7 +71,7 @@ export class EventRepository {
 
   /** The org's event, or null. */
   async get(orgId: string, eventId: string): Promise<EventRecord | null> {
-    return parseEvent(joinSplitValues(await this.redis.hgetallBuffer(this.keys.event(orgId, eventId))), orgId);
+    return parseEvent(joinSplitValues(await this.redis.hgetallBuffer(this.keys.event(orgId, eventId))), orgId, eventId);
   }
 
   /** Only the envelope bytes of an event, or null when the event is gone. */

@@ -158,7 +158,7 @@ export async function migrateKeyLayout(redis: Redis, keys: KeySchema, queues: De
     const endpointActive = new Map<string, boolean>();
     const now = Date.now();
     for (const id of ids) {
-      const d = parseDelivery(await redis.hgetall(keys.delivery(orgId, id)), orgId);
+      const d = parseDelivery(await redis.hgetall(keys.delivery(orgId, id)), orgId, id);
       if (!d || d.status === 'succeeded' || d.status === 'failed' || d.status === 'cancelled') continue;
       if (!endpointActive.has(d.endpointId)) {
         const endpoint = parseEndpoint(await redis.hgetall(keys.endpoint(orgId, d.endpointId)));

@@ -202,13 +202,19 @@ export function optionalString(raw: string | undefined): string | null {
 }
 
 /**
- * A delivery as its hash's fields (compact records, docs/architecture.md): the org id is in the
- * key, so it is not stored; null, empty and false fields are left out (absent reads as null,
- * false or 0). Field names are the record's own, so the Lua scripts and this file agree by name.
+ * A delivery as its hash's fields (compact records, docs/architecture.md): its id and org id are
+ * in the key, so they are not stored; null, empty and false fields are left out (absent reads as
+ * null, false or 0), and so are `updatedAt` and `nextAttemptAt` while they equal `createdAt`.
+ * Field names are the record's own, so the Lua scripts and this file agree by name.
  */
 export function deliveryHashFields(d: DeliveryRecord): string[] {
-  const { orgId: _inKey, ...rest } = d;
-  return compactHashFields(rest);
+  const { id: _idInKey, orgId: _orgInKey, updatedAt, nextAttemptAt, ...rest } = d;
+  return compactHashFields({
+    ...rest,
+    // Stored only when they differ from what parseDelivery derives for a new delivery.
+    updatedAt: updatedAt === d.createdAt ? null : updatedAt,
+    nextAttemptAt: nextAttemptAt === d.createdAt && d.attempts === 0 && !d.held ? null : nextAttemptAt,
+  });
 }
 
 /** Like {@link toHashFields}, leaving out null, empty-string, false and zero-attempt fields. */
@@ -223,36 +229,41 @@ function compactHashFields(record: object): string[] {
 }
 
 /**
- * Parses a delivery hash; returns null for an empty hash (no such delivery). `orgId` is the org
- * whose key it was read from (compact records do not store it; older ones do). A finished
- * delivery's `finishedAt` is its `updatedAt`, and a succeeded one's `deliveredAt` its
- * `finishedAt`, when they are not stored (the finish scripts store them once).
+ * Parses a delivery hash; returns null for an empty hash (no such delivery). `orgId` and `id` are
+ * the org and delivery whose key it was read from (compact records do not store them; older ones
+ * do). Fields left out by compact records are derived: `updatedAt` absent is `createdAt`;
+ * `nextAttemptAt` absent on a pending or in-flight delivery that is not held is `createdAt` (a
+ * cleared one is absent only on finished or held deliveries); a finished delivery's `finishedAt`
+ * is its `updatedAt`, and a succeeded one's `deliveredAt` its `finishedAt`.
  */
-export function parseDelivery(h: Record<string, string>, orgId = ''): DeliveryRecord | null {
-  if (!h.id) return null;
+export function parseDelivery(h: Record<string, string>, orgId = '', id = ''): DeliveryRecord | null {
+  if (!h.id && !h.status) return null;
   const status = (h.status ?? 'pending') as DeliveryStatus;
-  const updatedAt = Number(h.updatedAt ?? 0);
+  const createdAt = Number(h.createdAt ?? 0);
+  const updatedAt = h.updatedAt ? Number(h.updatedAt) : createdAt;
+  const held = h.held === '1';
+  const open = status === 'pending' || status === 'in_flight';
   const finished = status === 'succeeded' || status === 'failed' || status === 'cancelled';
   const finishedAt = optionalNumber(h.finishedAt) ?? (finished ? updatedAt : null);
   return {
-    id: h.id,
+    id: h.id ?? id,
     orgId: h.orgId ?? orgId,
     eventId: h.eventId ?? '',
     eventType: h.eventType ?? '',
     endpointId: h.endpointId ?? '',
     status,
     attempts: Number(h.attempts ?? 0),
-    nextAttemptAt: optionalNumber(h.nextAttemptAt),
+    nextAttemptAt: optionalNumber(h.nextAttemptAt) ?? (h.nextAttemptAt === undefined && open && !held ? createdAt : null),
     lastResponseStatus: optionalNumber(h.lastResponseStatus),
     lastError: optionalString(h.lastError),
     lastDurationMs: optionalNumber(h.lastDurationMs),
     deliveredAt: optionalNumber(h.deliveredAt) ?? (status === 'succeeded' ? finishedAt : null),
-    createdAt: Number(h.createdAt ?? 0),
+    createdAt,
     updatedAt,
     finishedAt,
     redeliveredFromId: optionalString(h.redeliveredFromId),
     cancelReason: optionalString(h.cancelReason),
-    held: h.held === '1',
+    held,
     isTest: h.isTest === '1',
     ...(h.parked === '1' ? { parked: true } : {}),
   };
@@ -300,24 +311,24 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
 }
 
 /**
- * An event as its hash's fields (compact records): the org id is in the key and a null
+ * An event as its hash's fields (compact records): its id and org id are in the key and a null
  * idempotency key is left out. create-event.lua stores a value longer than 64 bytes (the envelope,
  * the delivery ids of a wide fan-out) as pieces, so the hash stays listpack-encoded; read it with
  * `hgetallBuffer` and `joinSplitValues`.
  */
 export function eventHashFields(e: EventRecord): string[] {
-  const { orgId: _inKey, ...rest } = e;
+  const { id: _idInKey, orgId: _orgInKey, ...rest } = e;
   return compactHashFields(rest);
 }
 
 /**
- * Parses an event hash (its split values joined); returns null for an empty hash. `orgId` is the
- * org whose key it was read from (compact records do not store it; older ones do).
+ * Parses an event hash (its split values joined); returns null for an empty hash. `orgId` and `id`
+ * are the org and event whose key it was read from (compact records do not store them; older ones do).
  */
-export function parseEvent(h: Record<string, string>, orgId = ''): EventRecord | null {
-  if (!h.id) return null;
+export function parseEvent(h: Record<string, string>, orgId = '', id = ''): EventRecord | null {
+  if (!h.id && !h.createdAt) return null;
   return {
-    id: h.id,
+    id: h.id ?? id,
     orgId: h.orgId ?? orgId,
     type: h.type ?? '',
     envelope: h.envelope ?? '',

@@ -1,10 +1,12 @@
 -- Writes one event, its deliveries and their indexes in one step, or returns the first answer
 -- stored under the producer's idempotency key.
 -- KEYS[1] idempotency key, KEYS[2] event hash, KEYS[3] unfinished-deliveries zset,
--- then per delivery: delivery hash, endpoint deliveries zset, endpoint pending zset; last, the
+-- then per delivery: delivery hash, endpoint pending zset (its delivery log is the union of its
+-- status indexes: compact records keep no index of all); last, the
 -- org's events index (GET /v1/events) and its index of events that reached no endpoint.
 -- ARGV[1] '1' when an idempotency key was given, ARGV[2] idempotency TTL (s), ARGV[3] answer JSON,
--- ARGV[4] event fields (JSON array of field, value, ...), then per delivery its fields (same form).
+-- ARGV[4] event fields (JSON array of field, value, ...), then per delivery its fields (same form);
+-- each starts with its 'id', which is used for the indexes but not stored (it is in the key).
 -- Last ARGV: the smallest event id of 30 days ago (events that reached no endpoint expire then).
 -- Returns {1, answer} when written, {0, storedAnswer} when the key was already used.
 --- @include "compact-hash"
@@ -12,7 +14,7 @@ if ARGV[1] == '1' then
   local existing = redis.call('GET', KEYS[1])
   if existing then return {0, existing} end
 end
-local count = (#KEYS - 5) / 3
+local count = (#KEYS - 5) / 2
 -- The janitor removes the event when its last delivery is removed; an event that reached no
 -- endpoint expires after the default retention instead.
 local eventFields = cjson.decode(ARGV[4])
@@ -22,23 +24,30 @@ table.insert(eventFields, count)
 table.insert(eventFields, 'unfinishedDeliveries')
 table.insert(eventFields, count)
 -- Long values (the envelope, the ids of a wide fan-out) are split so the hash stays a listpack.
+-- The id is in the key: it is not stored (compact records).
 local short = {}
 for f = 1, #eventFields, 2 do
   local v = eventFields[f + 1]
-  if type(v) == 'string' and #v > SPLIT_PIECE_BYTES then hsetSplit(KEYS[2], eventFields[f], v)
+  if eventFields[f] == 'id' then
+  elseif type(v) == 'string' and #v > SPLIT_PIECE_BYTES then hsetSplit(KEYS[2], eventFields[f], v)
   else short[#short + 1] = eventFields[f]; short[#short + 1] = v end
 end
 redis.call('HSET', KEYS[2], unpack(short))
 for i = 0, count - 1 do
   local fields = cjson.decode(ARGV[5 + i])
-  redis.call('HSET', KEYS[4 + i * 3], unpack(fields))
-  -- Its id and createdAt, from the fields just written (not read back).
+  -- Its id (in the key, so not stored) and createdAt, from the fields given.
   local id, createdAt
+  local stored = {}
   for f = 1, #fields, 2 do
-    if fields[f] == 'id' then id = fields[f + 1] elseif fields[f] == 'createdAt' then createdAt = fields[f + 1] end
+    if fields[f] == 'id' then id = fields[f + 1]
+    else
+      if fields[f] == 'createdAt' then createdAt = fields[f + 1] end
+      stored[#stored + 1] = fields[f]
+      stored[#stored + 1] = fields[f + 1]
+    end
   end
-  redis.call('ZADD', KEYS[5 + i * 3], 0, id)
-  redis.call('ZADD', KEYS[6 + i * 3], 0, id)
+  redis.call('HSET', KEYS[4 + i * 2], unpack(stored))
+  redis.call('ZADD', KEYS[5 + i * 2], 0, id)
   redis.call('ZADD', KEYS[3], createdAt, id)
 end
 -- The event in the org's index (lex by id, which is creation order).

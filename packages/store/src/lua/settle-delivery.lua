@@ -4,17 +4,16 @@
 -- KEYS[4] endpoint's in_flight index, KEYS[5] endpoint's index of the new status,
 -- KEYS[6] endpoint's held index, KEYS[7] attempts hash, KEYS[8] event hash.
 -- ARGV[1] now (ms), ARGV[2] 'cancelled' | 'failed' | 'held', ARGV[3] reason code, ARGV[4] when a
--- finished delivery expires (epoch ms; '' = kept until trimmed by count).
+-- finished delivery expires (epoch ms; '' = kept until trimmed by count), ARGV[5] the delivery id.
 -- A finished delivery is left as it is. Returns {'missing'} | {'finished', status} | {'ok', newStatus}.
 --- @include "retention"
 --- @include "compact-hash"
-local current = redis.call('HMGET', KEYS[1], 'status', 'id')
-local status = current[1]
+local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return {'missing'} end
 if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
   return {'finished', status}
 end
-local id = current[2]
+local id = ARGV[5]
 local outcome = ARGV[2]
 redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', KEYS[4], id)

@@ -6,15 +6,15 @@
 -- status (cancelled or failed; unused for hold), KEYS[4] endpoint's held index, then per delivery
 -- its hash, its attempts hash and its event hash.
 -- ARGV[1] now (ms), ARGV[2] 'cancel' | 'hold' | 'fail', ARGV[3] when a finished delivery expires
--- (epoch ms; '' = kept until trimmed by count).
+-- (epoch ms; '' = kept until trimmed by count), ARGV[4..] the deliveries' ids, in KEYS' order.
 -- Returns how many deliveries it settled.
 --- @include "retention"
 --- @include "compact-hash"
 local settled = 0
 for i = 5, #KEYS, 3 do
-  local current = redis.call('HMGET', KEYS[i], 'status', 'held', 'id')
+  local current = redis.call('HMGET', KEYS[i], 'status', 'held')
   if current[1] == 'pending' then
-    local id = current[3]
+    local id = ARGV[4 + (i - 5) / 3]
     if ARGV[2] == 'hold' then
       if current[2] ~= '1' then
         hsetOrDel(KEYS[i], {'held', '1', 'heldReason', 'breaker_tripped', 'nextAttemptAt', '', 'updatedAt', ARGV[1]})
