@@ -1,3 +1,4 @@
+import { buildEnvelope } from '@postern/shared';
 import { deliveryHashFields, eventHashFields, newPendingDelivery, parseDelivery, parseEvent, type DeliveryRecord } from './records.js';
 
 const hashOf = (fields: string[]) => Object.fromEntries(fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i]!, fields[i + 1]!]] : [])));
@@ -37,4 +38,18 @@ test('an event stores neither its ids nor a null idempotency key, and reads back
   expect(parseEvent(h, e.orgId, e.id)).toEqual(e);
   expect(parseEvent({ ...h, id: e.id, orgId: e.orgId, idempotencyKey: '' })).toEqual(e);
   expect(parseEvent({})).toBeNull();
+});
+
+test('an envelope built by buildEnvelope is stored as its data and timestamp, and rebuilt byte for byte', () => {
+  const id = 'evt_01M8QW8806MT2VMJ0WCK7E8997';
+  const createdAt = 1_796_000_000_123;
+  const envelope = buildEnvelope({ id, type: 'invoice.paid', timestampMs: createdAt, dataJson: '{"note":"Zoë — 東京","n":[1, 2]}' });
+  const e = { id, orgId: pending.orgId, type: 'invoice.paid', envelope, createdAt, idempotencyKey: 'k-1', deliveryIds: [pending.id] };
+  const h = hashOf(eventHashFields(e));
+  expect(h).toEqual({ type: 'invoice.paid', idempotencyKey: 'k-1', deliveryIds: JSON.stringify([pending.id]), timestamp: '2026-11-30T00:53:20.123Z', data: '{"note":"Zoë — 東京","n":[1, 2]}' });
+  expect(parseEvent(h, e.orgId, id)).toEqual(e);
+  // A type that JSON escapes is stored whole.
+  const odd = { ...e, type: 'a"b', envelope: buildEnvelope({ id, type: 'a"b', timestampMs: createdAt, dataJson: '1' }) };
+  expect(hashOf(eventHashFields(odd)).envelope).toBe(odd.envelope);
+  expect(parseEvent(hashOf(eventHashFields(odd)), e.orgId, id)).toEqual(odd);
 });

@@ -311,14 +311,49 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
 }
 
 /**
- * An event as its hash's fields (compact records): its id and org id are in the key and a null
- * idempotency key is left out. create-event.lua stores a value longer than 64 bytes (the envelope,
+ * An event as its hash's fields (compact records): its id and org id are in the key, a null
+ * idempotency key is left out, and of an envelope built by `buildEnvelope` only the data and the
+ * timestamp are stored (the timestamp is the creation time, so `createdAt` is not stored either). create-event.lua stores a value longer than 64 bytes (the envelope,
  * the delivery ids of a wide fan-out) as pieces, so the hash stays listpack-encoded; read it with
  * `hgetallBuffer` and `joinSplitValues`.
  */
 export function eventHashFields(e: EventRecord): string[] {
-  const { id: _idInKey, orgId: _orgInKey, ...rest } = e;
-  return compactHashFields(rest);
+  const { id: _idInKey, orgId: _orgInKey, envelope, createdAt, ...rest } = e;
+  const parts = envelopeParts(e);
+  // The envelope's wrapper (id, type, timestamp) is rebuilt on read: only its data is stored.
+  if (parts) return compactHashFields({ ...rest, timestamp: parts.timestamp, data: parts.dataJson });
+  return compactHashFields({ ...rest, envelope, createdAt });
+}
+
+/**
+ * The envelope as `buildEnvelope` (packages/shared) made it from this event's id, type and
+ * creation time: `{"id":"<id>","type":"<type>","timestamp":"<ISO>","data":<data>}`. Returns its
+ * data and timestamp when the envelope is exactly that (so {@link envelopeOf} rebuilds it byte for
+ * byte), else null (it is then stored whole).
+ */
+function envelopeParts(e: EventRecord): { timestamp: string; dataJson: string } | null {
+  if (!Number.isFinite(e.createdAt)) return null;
+  const timestamp = new Date(e.createdAt).toISOString();
+  const head = envelopeHead(e.id, e.type, timestamp);
+  if (head === null || !e.envelope.startsWith(head) || !e.envelope.endsWith('}')) return null;
+  const dataJson = e.envelope.slice(head.length, -1);
+  return dataJson.length > 0 ? { timestamp, dataJson } : null;
+}
+
+/** The envelope up to its data; null when id or type would need JSON escapes (create-event.lua's rebuild has none). */
+function envelopeHead(id: string, type: string, timestamp: string): string | null {
+  if (JSON.stringify(id) !== `"${id}"` || JSON.stringify(type) !== `"${type}"`) return null;
+  return `{"id":"${id}","type":"${type}","timestamp":"${timestamp}","data":`;
+}
+
+/**
+ * The envelope of an event hash: stored whole, or rebuilt from its data, id, type and timestamp
+ * (compact records; claim-attempt.lua rebuilds it the same way). Null when neither is stored.
+ */
+export function envelopeOf(h: Record<string, string>, id: string): string | null {
+  if (h.envelope !== undefined) return h.envelope;
+  if (h.data === undefined || h.timestamp === undefined) return null;
+  return `${envelopeHead(id, h.type ?? '', h.timestamp) ?? ''}${h.data}}`;
 }
 
 /**
@@ -326,13 +361,14 @@ export function eventHashFields(e: EventRecord): string[] {
  * are the org and event whose key it was read from (compact records do not store them; older ones do).
  */
 export function parseEvent(h: Record<string, string>, orgId = '', id = ''): EventRecord | null {
-  if (!h.id && !h.createdAt) return null;
+  if (!h.id && !h.createdAt && !h.timestamp) return null;
+  const eventId = h.id ?? id;
   return {
-    id: h.id ?? id,
+    id: eventId,
     orgId: h.orgId ?? orgId,
     type: h.type ?? '',
-    envelope: h.envelope ?? '',
-    createdAt: Number(h.createdAt ?? 0),
+    envelope: envelopeOf(h, eventId) ?? '',
+    createdAt: h.createdAt !== undefined ? Number(h.createdAt) : Date.parse(h.timestamp ?? '') || 0,
     idempotencyKey: optionalString(h.idempotencyKey),
     deliveryIds: JSON.parse(h.deliveryIds ?? '[]') as string[],
   };

@@ -42,7 +42,7 @@ if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
 end
 
 local orgStatus = redis.call('HGET', KEYS[10], 'status') or ''
-local envelope = hgetSplit(KEYS[11], 'envelope')
+local envelope = hgetEnvelope(KEYS[11], d.eventId or '')
 local maxPayload = policy and policy.maxPayloadBytes
 if not policy or e.status ~= 'active' or orgStatus == 'suspended'
   or (type(maxPayload) == 'number' and envelope and #envelope > maxPayload) then

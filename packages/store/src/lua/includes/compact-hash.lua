@@ -59,3 +59,14 @@ local function hsetOrDel(key, pairs)
   if #set > 0 then redis.call('HSET', key, unpack(set)) end
   if #del > 0 then redis.call('HDEL', key, unpack(del)) end
 end
+
+-- An event's envelope: stored whole, or rebuilt from its data, id, type and timestamp exactly as
+-- buildEnvelope (packages/shared) built it (records.ts, envelopeOf); false when the event is gone.
+local function hgetEnvelope(eventKey, eventId)
+  local envelope = hgetSplit(eventKey, 'envelope')
+  if envelope then return envelope end
+  local data = hgetSplit(eventKey, 'data')
+  if not data then return false end
+  local f = redis.call('HMGET', eventKey, 'type', 'timestamp')
+  return '{"id":"' .. eventId .. '","type":"' .. (f[1] or '') .. '","timestamp":"' .. (f[2] or '') .. '","data":' .. data .. '}'
+end
