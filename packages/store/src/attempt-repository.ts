@@ -5,6 +5,7 @@ import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
 import { isEndpointFailure, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
+import { encodeAttempt } from './attempt-encoding.js';
 
 const claimScript = LuaScript.load('claim-attempt');
 const finishScript = LuaScript.load('finish-attempt');
@@ -230,7 +231,7 @@ export class AttemptRepository {
         input.nowMs,
         input.attemptNumber,
         input.nextStatus,
-        JSON.stringify(attempt),
+        encodeAttempt(attempt),
         input.responseStatus ?? '',
         input.error ?? '',
         input.durationMs,

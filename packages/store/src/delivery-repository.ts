@@ -5,7 +5,8 @@ import { assertExec } from './org-repository.js';
 import { webhookRequestHeaders } from '@postern/shared';
 import { joinSplitValues } from './split-values.js';
 import { endpointLogIds } from './endpoint-log.js';
-import { deliveryHashFields, parseDelivery, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type StoredAttempt } from './records.js';
+import { readAttempts } from './attempt-encoding.js';
+import { deliveryHashFields, parseDelivery, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 const trimFinishedScript = LuaScript.load('trim-finished');
@@ -24,22 +25,21 @@ export class DeliveryRepository {
    * (`webhookRequestHeaders`). `eventId` is read from the delivery when not given.
    */
   async getAttempts(orgId: string, deliveryId: string, eventId?: string): Promise<AttemptRecord[]> {
-    const [raw, storedEventId] = await Promise.all([
-      this.redis.hgetallBuffer(this.keys.deliveryAttempts(orgId, deliveryId)),
-      eventId === undefined ? this.redis.hget(this.keys.delivery(orgId, deliveryId), 'eventId') : eventId,
+    // Cores are in the delivery's hash, kept responses (and older attempts) in its attempts hash.
+    const [deliveryHash, attemptsHash] = await Promise.all([
+      this.redis.hgetallBuffer(this.keys.delivery(orgId, deliveryId)).then(joinSplitValues),
+      this.redis.hgetallBuffer(this.keys.deliveryAttempts(orgId, deliveryId)).then(joinSplitValues),
     ]);
-    return Object.values(joinSplitValues(raw))
-      .map((r) => JSON.parse(r) as StoredAttempt)
-      .map((a) => ({
-        number: a.number ?? 0,
-        startedAt: a.startedAt ?? 0,
-        durationMs: a.durationMs ?? null,
-        responseStatus: a.responseStatus ?? null,
-        error: a.error ?? null,
-        requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId ?? '', deliveryId, attemptNumber: a.number }, a.sent) : null,
-        response: a.response ?? null,
-      }))
-      .sort((a, b) => a.number - b.number);
+    const storedEventId = eventId ?? deliveryHash.eventId ?? '';
+    return readAttempts(deliveryHash, attemptsHash).map((a) => ({
+      number: a.number ?? 0,
+      startedAt: a.startedAt ?? 0,
+      durationMs: a.durationMs ?? null,
+      responseStatus: a.responseStatus ?? null,
+      error: a.error ?? null,
+      requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId, deliveryId, attemptNumber: a.number }, a.sent) : null,
+      response: a.response ?? null,
+    }));
   }
 
   /**

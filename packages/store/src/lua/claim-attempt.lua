@@ -72,5 +72,6 @@ if d.held == '1' or d.parked == '1' then
   redis.call('HDEL', KEYS[7], 'held', 'parked', 'heldReason')
   redis.call('ZREM', KEYS[14], id)
 end
-redis.call('HSET', KEYS[8], number, cjson.encode({number = number, startedAt = now}))
+-- The attempt's core, in the delivery's own hash (attempt-encoding.ts); finish-attempt.lua completes it.
+hsetSplit(KEYS[7], 'a' .. number, '[' .. now .. ']')
 return {'claimed', number, delivery, endpoint, envelope or false}

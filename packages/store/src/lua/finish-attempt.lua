@@ -8,7 +8,7 @@
 -- KEYS[17] endpoint's and KEYS[18] org's attempt counters of the current hour (keys.statsHour).
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed',
--- ARGV[5] attempt record JSON, ARGV[6] response status or '', ARGV[7] error code or '',
+-- ARGV[5] the attempt as attempt-encoding.ts encodes it (its core; a newline and the response when kept), ARGV[6] response status or '', ARGV[7] error code or '',
 -- ARGV[8] duration (ms), ARGV[9] next attempt at (ms) or '',
 -- ARGV[10] health effect on the endpoint: 'success' | 'failure' | 'none',
 -- ARGV[11] per-endpoint limit, ARGV[12] per-org limit (for waking parked deliveries),
@@ -34,7 +34,10 @@ if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '
 
 local nextStatus = ARGV[4]
 local finishedCount = 0
-hsetSplit(KEYS[8], ARGV[3], ARGV[5])
+-- The attempt's core in the delivery's hash; its response, when kept, in the attempts hash.
+local core, response = string.match(ARGV[5], '^([^\n]*)\n?(.*)$')
+hsetSplit(KEYS[7], 'a' .. ARGV[3], core)
+if response ~= '' then hsetSplit(KEYS[8], ARGV[3], response) end
 redis.call('ZREM', KEYS[11], id)
 redis.call('ZADD', KEYS[12], 0, id)
 if nextStatus == 'pending' then
