@@ -18,10 +18,11 @@
  * skiplists, as they are in production. The envelope (the payload) is subtracted from the total.
  */
 import type { ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { startPostern, type TestPostern } from '../test/support/postern.js';
 import { startReceiver } from '../test/support/receiver.js';
 import { waitUntil } from '../test/support/wait-until.js';
-import { fieldCosts, keyBytesByClass, type FieldCost } from './memory-breakdown.js';
+import { fieldCosts, keyBytesByClass, type FieldCost } from '../test/support/memory-breakdown.js';
 
 const N = Number(process.env.MEMORY_N ?? process.env.FINISHED_N ?? 300);
 
@@ -69,7 +70,8 @@ async function measure(postern: TestPostern, orgId: string, before: Map<string, 
 }
 
 async function run(status: 200 | 500 | null): Promise<DeliveryMemory> {
-  const postern = await startPostern({ sender: false });
+  // A prefix as long as the default `postern` (7 characters), so key names cost what they do in production.
+  const postern = await startPostern({ sender: false, prefix: `pb:${randomBytes(2).toString('hex')}` });
   const receiver = await startReceiver((_q, _n, res: ServerResponse) => {
     res.writeHead(status ?? 200, { 'content-type': 'application/json' }).end(status === 500 ? '{"error":"db down"}' : 'ok');
     return 'handled';
@@ -92,8 +94,21 @@ async function run(status: 200 | 500 | null): Promise<DeliveryMemory> {
     // The queue's own bookkeeping (its stalled-check marker, the events stream) is not per delivery.
     return await measure(postern, orgId, before, ids, envelopeBytes, status === 200 ? 'finished (answered 200)' : 'finished (answered 500, response kept)');
   } finally {
+    await removeKeys(postern);
     await postern.close();
     await receiver.close();
+  }
+}
+
+/** Deletes the run's keys (its prefix and its queue's), one SCAN batch at a time: the local Redis is shared. */
+async function removeKeys(postern: TestPostern): Promise<void> {
+  for (const match of [`${postern.prefix}:*`, `{${postern.prefix}:*`]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await postern.redis.scan(cursor, 'MATCH', match.replace(/[{}]/g, '\\$&'), 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await postern.redis.unlink(...keys);
+    } while (cursor !== '0');
   }
 }
 

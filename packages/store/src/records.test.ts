@@ -53,3 +53,14 @@ test('an envelope built by buildEnvelope is stored as its data and timestamp, an
   expect(hashOf(eventHashFields(odd)).envelope).toBe(odd.envelope);
   expect(parseEvent(hashOf(eventHashFields(odd)), e.orgId, id)).toEqual(odd);
 });
+
+test('the last outcome is read from the latest finished attempt core, split or whole, unless stored', () => {
+  const base = hashOf(deliveryHashFields(pending));
+  const h = { ...base, status: 'pending', attempts: '2', a1: '[1796000000000,12,500,"http_500"]', 'a2~0': '[1796000060000', 'a2~1': ',7,503,"http_503","Postern/1",0,"v1,abc"]' };
+  expect(parseDelivery(h, pending.orgId, pending.id)).toMatchObject({ lastResponseStatus: 503, lastError: 'http_503', lastDurationMs: 7 });
+  // Attempt 3 in flight (only its start): the outcome shown is still attempt 2's.
+  expect(parseDelivery({ ...h, status: 'in_flight', attempts: '3', a3: '[1796000120000]' }, pending.orgId, pending.id)).toMatchObject({ lastResponseStatus: 503, lastError: 'http_503' });
+  // A reason stored by a settle wins; so does '' of a record written before compact records.
+  expect(parseDelivery({ ...h, status: 'failed', lastError: 'endpoint_inactive' }, pending.orgId, pending.id)).toMatchObject({ lastError: 'endpoint_inactive', lastResponseStatus: 503 });
+  expect(parseDelivery({ ...h, lastError: '', lastResponseStatus: '' }, pending.orgId, pending.id)).toMatchObject({ lastError: null, lastResponseStatus: null, lastDurationMs: 7 });
+});

@@ -234,7 +234,9 @@ function compactHashFields(record: object): string[] {
  * do). Fields left out by compact records are derived: `updatedAt` absent is `createdAt`;
  * `nextAttemptAt` absent on a pending or in-flight delivery that is not held is `createdAt` (a
  * cleared one is absent only on finished or held deliveries); a finished delivery's `finishedAt`
- * is its `updatedAt`, and a succeeded one's `deliveredAt` its `finishedAt`.
+ * is its `updatedAt`, and a succeeded one's `deliveredAt` its `finishedAt`; `lastResponseStatus`,
+ * `lastDurationMs` and `lastError` absent are those of its latest finished attempt (its core, in
+ * this same hash: attempt-encoding.ts). A stored value wins: '' is null, as written before.
  */
 export function parseDelivery(h: Record<string, string>, orgId = '', id = ''): DeliveryRecord | null {
   if (!h.id && !h.status) return null;
@@ -243,6 +245,7 @@ export function parseDelivery(h: Record<string, string>, orgId = '', id = ''): D
   const updatedAt = h.updatedAt ? Number(h.updatedAt) : createdAt;
   const held = h.held === '1';
   const open = status === 'pending' || status === 'in_flight';
+  const last = latestFinishedAttempt(h, Number(h.attempts ?? 0));
   const finished = status === 'succeeded' || status === 'failed' || status === 'cancelled';
   const finishedAt = optionalNumber(h.finishedAt) ?? (finished ? updatedAt : null);
   return {
@@ -254,9 +257,9 @@ export function parseDelivery(h: Record<string, string>, orgId = '', id = ''): D
     status,
     attempts: Number(h.attempts ?? 0),
     nextAttemptAt: optionalNumber(h.nextAttemptAt) ?? (h.nextAttemptAt === undefined && open && !held ? createdAt : null),
-    lastResponseStatus: optionalNumber(h.lastResponseStatus),
-    lastError: optionalString(h.lastError),
-    lastDurationMs: optionalNumber(h.lastDurationMs),
+    lastResponseStatus: h.lastResponseStatus !== undefined ? optionalNumber(h.lastResponseStatus) : (last?.[2] ?? null),
+    lastError: h.lastError !== undefined ? optionalString(h.lastError) : (last?.[3] ?? null),
+    lastDurationMs: h.lastDurationMs !== undefined ? optionalNumber(h.lastDurationMs) : (last?.[1] ?? null),
     deliveredAt: optionalNumber(h.deliveredAt) ?? (status === 'succeeded' ? finishedAt : null),
     createdAt,
     updatedAt,
@@ -267,6 +270,29 @@ export function parseDelivery(h: Record<string, string>, orgId = '', id = ''): D
     isTest: h.isTest === '1',
     ...(h.parked === '1' ? { parked: true } : {}),
   };
+}
+
+/**
+ * The core (`[startedAt, durationMs, responseStatus, error, …]`, attempt-encoding.ts) of the
+ * latest attempt that has an outcome (an attempt in flight has only its start), from a delivery
+ * hash read as strings (a core is ASCII, so its pieces join as strings); null when there is none.
+ */
+function latestFinishedAttempt(h: Record<string, string>, attempts: number): [number, number | null, number | null, string | null] | null {
+  for (let n = attempts; n >= 1; n--) {
+    let raw = h[`a${n}`];
+    if (raw === undefined && h[`a${n}~0`] !== undefined) {
+      raw = '';
+      for (let i = 0; h[`a${n}~${i}`] !== undefined; i++) raw += h[`a${n}~${i}`];
+    }
+    if (raw === undefined) continue;
+    try {
+      const core = JSON.parse(raw) as [number, number | null, number | null, string | null];
+      if (core.length >= 2) return [core[0], core[1] ?? null, core[2] ?? null, core[3] ?? null];
+    } catch {
+      return null;
+    }
+  }
+  return null;
 }
 
 /**

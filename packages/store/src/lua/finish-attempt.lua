@@ -35,19 +35,21 @@ if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '
 local nextStatus = ARGV[4]
 local finishedCount = 0
 -- The attempt's core in the delivery's hash; its response, when kept, in the attempts hash.
+-- Compact records: the delivery's lastResponseStatus, lastError and lastDurationMs are read from
+-- this core (parseDelivery), so ARGV[6..8] are not stored a second time.
 local core, response = string.match(ARGV[5], '^([^\n]*)\n?(.*)$')
 hsetSplit(KEYS[7], 'a' .. ARGV[3], core)
 if response ~= '' then hsetSplit(KEYS[8], ARGV[3], response) end
 redis.call('ZREM', KEYS[11], id)
 redis.call('ZADD', KEYS[12], 0, id)
 if nextStatus == 'pending' then
-  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
-    'lastDurationMs', ARGV[8], 'nextAttemptAt', ARGV[9], 'updatedAt', now})
+  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', '', 'lastError', '',
+    'lastDurationMs', '', 'nextAttemptAt', ARGV[9], 'updatedAt', now})
 else
   -- Compact records: a finished delivery's updatedAt is its finishedAt, and a succeeded one's
   -- deliveredAt too, so neither is stored a second time (parseDelivery derives them).
-  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
-    'lastDurationMs', ARGV[8], 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', '', 'deliveredAt', ''})
+  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', '', 'lastError', '',
+    'lastDurationMs', '', 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', '', 'deliveredAt', ''})
   redis.call('ZREM', KEYS[10], id)
   keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13])
   -- Only a `{lastPerEndpoint}` policy (no expiry given) trims by count; `{days}` needs no count.

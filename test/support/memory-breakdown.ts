@@ -1,7 +1,7 @@
 /**
  * Where Redis bytes go: `MEMORY USAGE` summed by key class, and the cost of each field of a hash.
- * Used by bench/finished-memory.ts (pending and finished deliveries) and test/engine's memory
- * bound test.
+ * Used by bench/finished-memory.ts (pending and finished deliveries, with the breakdown) and
+ * test/engine/compact-records.test.ts (the bounds).
  */
 import type { RedisClient } from '@postern/store';
 
