@@ -22,22 +22,9 @@ import { randomBytes } from 'node:crypto';
 import { startPostern, type TestPostern } from '../test/support/postern.js';
 import { startReceiver } from '../test/support/receiver.js';
 import { waitUntil } from '../test/support/wait-until.js';
-import { fieldCosts, keyBytesByClass, type FieldCost } from '../test/support/memory-breakdown.js';
+import { fieldCosts, keyBytesByClass, printDeliveryMemory, type DeliveryMemory } from '../test/support/memory-breakdown.js';
 
 const N = Number(process.env.MEMORY_N ?? process.env.FINISHED_N ?? 300);
-
-/** One measured state: bytes per delivery in all and by key class, and the per-field costs of one sample delivery's hashes. */
-export interface DeliveryMemory {
-  state: 'pending' | 'finished (answered 200)' | 'finished (answered 500, response kept)';
-  deliveries: number;
-  /** Envelope bytes of one event (the payload), subtracted from {@link perDeliveryExcludingPayload}. */
-  envelopeBytes: number;
-  perDeliveryExcludingPayload: number;
-  /** Key class → bytes per delivery (sum of `MEMORY USAGE` growth / N), largest first. */
-  byKey: Record<string, number>;
-  /** Hash key class → field → bytes that field costs in one sample, with the hash's encoding. */
-  byField: Record<string, { encoding: string; fields: FieldCost[] }>;
-}
 
 async function measure(postern: TestPostern, orgId: string, before: Map<string, number>, ids: string[], envelopeBytes: number, state: DeliveryMemory['state']): Promise<DeliveryMemory> {
   const after = await keyBytesByClass(postern.redis, [postern.prefix, `{${postern.prefix}:`], orgId);
@@ -109,16 +96,6 @@ async function removeKeys(postern: TestPostern): Promise<void> {
       cursor = next;
       if (keys.length > 0) await postern.redis.unlink(...keys);
     } while (cursor !== '0');
-  }
-}
-
-/** Prints one state: the total, then bytes by key class, then each hash's fields. */
-export function printDeliveryMemory(m: DeliveryMemory): void {
-  console.log(`\n${m.state}: ${m.perDeliveryExcludingPayload} B per delivery, payload (${m.envelopeBytes} B envelope) excluded; ${m.deliveries} deliveries`);
-  console.table(Object.entries(m.byKey).map(([key, bytes]) => ({ key: key, 'B per delivery': bytes })));
-  for (const [name, { encoding, fields }] of Object.entries(m.byField)) {
-    console.log(`  ${name} hash (${encoding}), bytes each field costs in one sample:`);
-    console.log(`    ${fields.map((f) => `${f.field}=${f.bytes}`).join('  ')}`);
   }
 }
 

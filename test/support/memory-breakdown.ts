@@ -106,3 +106,27 @@ export async function fieldCosts(redis: RedisClient, key: string): Promise<{ enc
   const sum = fields.reduce((s, f) => s + f.bytes, 0);
   return { encoding, fields: [{ field: '(key and overhead)', bytes: total - sum }, ...fields] };
 }
+
+/** One measured state: bytes per delivery in all and by key class, and the per-field costs of one sample delivery's hashes. */
+export interface DeliveryMemory {
+  state: 'pending' | 'finished (answered 200)' | 'finished (answered 500, response kept)';
+  deliveries: number;
+  /** Envelope bytes of one event (the payload), subtracted from {@link perDeliveryExcludingPayload}. */
+  envelopeBytes: number;
+  perDeliveryExcludingPayload: number;
+  /** Key class → bytes per delivery (sum of `MEMORY USAGE` growth / N), largest first. */
+  byKey: Record<string, number>;
+  /** Hash key class → field → bytes that field costs in one sample, with the hash's encoding. */
+  byField: Record<string, { encoding: string; fields: FieldCost[] }>;
+}
+
+/** Prints one state: the total, then bytes by key class, then each hash's fields. */
+export function printDeliveryMemory(m: DeliveryMemory): void {
+  console.log(`\n${m.state}: ${m.perDeliveryExcludingPayload} B per delivery, payload (${m.envelopeBytes} B envelope) excluded; ${m.deliveries} deliveries`);
+  console.table(Object.entries(m.byKey).map(([key, bytes]) => ({ key: key, 'B per delivery': bytes })));
+  for (const [name, { encoding, fields }] of Object.entries(m.byField)) {
+    console.log(`  ${name} hash (${encoding}), bytes each field costs in one sample:`);
+    console.log(`    ${fields.map((f) => `${f.field}=${f.bytes}`).join('  ')}`);
+  }
+}
+
