@@ -91,3 +91,16 @@ test('a finished delivery with its attempt and index entries costs at most 1,000
   expect(attempt!.requestHeaders!['webhook-signature']).toBe(received.headers['webhook-signature']);
   expect(received.body).toBe((await postern.store.events.get(orgId, eventIds[7]!))!.envelope);
 });
+
+test('an envelope stored as split data (multi-byte characters across pieces) reaches the receiver byte for byte', async () => {
+  const key = (await postern.createOrg()).apiKey;
+  await postern.createEndpoint(key, { url: receiver.url, policy: { preset: 'standard', maxAttempts: 1 } });
+  const note = 'Zoë — 東京 ✓ '.repeat(12);
+  const posted = (await postern.api('POST', '/v1/events', { key, body: { type: 'note.created', data: { note } } })).body;
+  const dlv = posted.deliveries[0].id as string;
+  const got = await waitUntil('the delivery arrived', async () => receiver.requests.find((r) => r.headers['webhook-delivery-id'] === dlv), 20_000, 50);
+  expect(JSON.parse(got.body).data.note).toBe(note);
+  const event = await postern.api('GET', `/v1/events/${posted.id}`, { key });
+  expect(event.status).toBe(200);
+  expect(JSON.parse(got.body)).toEqual({ id: posted.id, type: 'note.created', timestamp: expect.any(String), data: { note } });
+});

@@ -72,6 +72,7 @@ if d.held == '1' or d.parked == '1' then
   redis.call('HDEL', KEYS[7], 'held', 'parked', 'heldReason')
   redis.call('ZREM', KEYS[14], id)
 end
--- The attempt's core, in the delivery's own hash (attempt-encoding.ts); finish-attempt.lua completes it.
-hsetSplit(KEYS[7], 'a' .. number, '[' .. now .. ']')
+-- The attempt's core, in the delivery's own hash (attempt-encoding.ts), short so written whole;
+-- finish-attempt.lua completes it. A re-run of an interrupted attempt finds it whole too.
+redis.call('HSET', KEYS[7], 'a' .. number, '[' .. now .. ']')
 return {'claimed', number, delivery, endpoint, envelope or false}

@@ -29,7 +29,7 @@ local short = {}
 for f = 1, #eventFields, 2 do
   local v = eventFields[f + 1]
   if eventFields[f] == 'id' then
-  elseif type(v) == 'string' and #v > SPLIT_PIECE_BYTES then hsetSplit(KEYS[2], eventFields[f], v)
+  elseif type(v) == 'string' and #v > SPLIT_PIECE_BYTES then hsetSplit(KEYS[2], eventFields[f], v, true)
   else short[#short + 1] = eventFields[f]; short[#short + 1] = v end
 end
 redis.call('HSET', KEYS[2], unpack(short))

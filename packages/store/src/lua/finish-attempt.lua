@@ -38,8 +38,9 @@ local finishedCount = 0
 -- Compact records: the delivery's lastResponseStatus, lastError and lastDurationMs are read from
 -- this core (parseDelivery), so ARGV[6..8] are not stored a second time.
 local core, response = string.match(ARGV[5], '^([^\n]*)\n?(.*)$')
-hsetSplit(KEYS[7], 'a' .. ARGV[3], core)
-if response ~= '' then hsetSplit(KEYS[8], ARGV[3], response) end
+-- Fresh: an attempt is finished once (the stale check above), and claim wrote its core whole.
+hsetSplit(KEYS[7], 'a' .. ARGV[3], core, true)
+if response ~= '' then hsetSplit(KEYS[8], ARGV[3], response, true) end
 redis.call('ZREM', KEYS[11], id)
 redis.call('ZADD', KEYS[12], 0, id)
 if nextStatus == 'pending' then

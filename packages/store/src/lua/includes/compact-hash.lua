@@ -15,9 +15,11 @@ local function hdelSplit(key, field)
   while redis.call('HDEL', key, field .. '~' .. i) == 1 do i = i + 1 end
 end
 
--- Sets one field, split into pieces when long (replacing what the field held, whole or split).
-local function hsetSplit(key, field, value)
-  hdelSplit(key, field)
+-- Sets one field, split into pieces when long. `fresh`: the field has never been written split
+-- (a new record, or a field so far only written whole), so only its whole value is replaced and
+-- no stale pieces are looked for; otherwise whatever it held, whole or split, is replaced.
+local function hsetSplit(key, field, value, fresh)
+  if fresh then redis.call('HDEL', key, field) else hdelSplit(key, field) end
   local n = #value
   if n <= SPLIT_PIECE_BYTES or n > SPLIT_PIECE_BYTES * SPLIT_MAX_PIECES then
     redis.call('HSET', key, field, value)
