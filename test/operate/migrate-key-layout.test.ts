@@ -43,6 +43,9 @@ async function toOldLayout(redis: Redis, p: string, orgId: string, keyHash: stri
     else if (rest.startsWith('idem:')) old = `${p}:idem:${orgId}:${rest.slice(5)}`;
     else old = `${p}:${rest}`;
     await redis.rename(key, old);
+    // Records of that release named their id and org (compact records keep them in the key only).
+    const record = /^(delivery|event):((?:dlv|evt)_[0-9A-Z]+)$/.exec(rest);
+    if (record) await redis.hset(old, 'id', record[2]!, 'orgId', orgId);
   }
   await redis.rename(`${p}:{k:${keyHash}}:apikey`, `${p}:apikey:${keyHash}`);
   if (await redis.exists(`${p}:{k:${keyHash}}:apikey-id`)) await redis.rename(`${p}:{k:${keyHash}}:apikey-id`, `${p}:apikey-id:${keyHash}`);
@@ -60,6 +63,8 @@ test('an older layout is migrated: records found again, pending deliveries queue
   const redis = postern.redis as Redis;
   const keyHash = (await redis.keys(`${postern.prefix}:{k:*}:apikey`))[0]!.match(/\{k:([0-9a-f]+)\}/)![1]!;
   for (const q of postern.queues.partitions) await q.obliterate({ force: true });
+  // What releases before compact records also kept: an index of every delivery of the endpoint.
+  await redis.zadd(postern.store.keys.endpointDeliveries(orgId, endpoint.id), 0, deliveryIds[0]!, 0, deliveryIds[1]!);
   await toOldLayout(redis, postern.prefix, orgId, keyHash);
   const oldQueue = new Queue('deliveries', { connection: redis, prefix: `${postern.prefix}:q` });
   await oldQueue.add('deliver', { v: 1, deliveryId: deliveryIds[0]! }, { jobId: deliveryIds[0]! });
@@ -70,6 +75,8 @@ test('an older layout is migrated: records found again, pending deliveries queue
   expect(result.skipped).toEqual([]);
   expect(result.queued).toBe(2);
   expect(result.oldQueueKeysRemoved).toBeGreaterThan(0);
+  expect(result.legacyLogIndexesRemoved).toBe(1);
+  expect(await redis.exists(postern.store.keys.endpointDeliveries(orgId, endpoint.id))).toBe(0);
   expect(await redis.keys(`${postern.prefix}:q:*`)).toEqual([]);
   expect((await postern.api('GET', `/v1/endpoints/${endpoint.id}`, { key: apiKey })).status).toBe(200);
   const replay = await postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'order.created', data: { n: 0 } }, headers: { 'idempotency-key': 'k0' } });
@@ -82,5 +89,5 @@ test('an older layout is migrated: records found again, pending deliveries queue
     expect(d.status).toBe(200);
   }
   const again = await migrateKeyLayout(redis, postern.store.keys, postern.queues);
-  expect(again).toEqual({ renamed: {}, queued: 0, oldQueueKeysRemoved: 0, skipped: [] });
+  expect(again).toEqual({ renamed: {}, queued: 0, oldQueueKeysRemoved: 0, skipped: [], legacyLogIndexesRemoved: 0 });
 }, 40_000);

@@ -53,6 +53,8 @@ export interface PosternOptions {
   cluster?: boolean;
   /** Queue partitions (`QUEUE_PARTITIONS`), default 1. */
   queuePartitions?: number;
+  /** Key prefix (`REDIS_PREFIX`); default a fresh `test:<12 hex>`. The memory bench passes one as long as `postern`. */
+  prefix?: string;
   /** The sender's clock (default the real one), e.g. to finish deliveries "days ago". */
   senderClock?: { now(): number };
   /** The sender's `PRE_ATTEMPT_CHECK_TIMEOUT_MS` (default the app's, 3000). */
@@ -95,7 +97,7 @@ export interface TestPostern {
 
 /** Starts ingest (and, unless disabled, a sender) against real Redis with a fresh prefix. */
 export async function startPostern(options: PosternOptions = {}): Promise<TestPostern> {
-  const prefix = `test:${randomBytes(6).toString('hex')}`;
+  const prefix = options.prefix ?? `test:${randomBytes(6).toString('hex')}`;
   const allowList = options.allowList ?? ['127.0.0.1', '::1'];
   const target = testRedisTarget(options.cluster);
   const apiRedis = connectRedis(target, 'api');

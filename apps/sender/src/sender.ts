@@ -1,5 +1,5 @@
 import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
-import { DELIVERY_QUEUE_NAME, deliveryJobDataSchema, type AttemptIds, type DeliveryJobData, type DeliveryQueues, type EndpointRecord, type RedisClient, type Store } from '@postern/store';
+import { DELIVERY_QUEUE_NAME, DELIVERY_WORKER_REMOVE, parseDeliveryJob, type AttemptIds, type DeliveryJobData, type ParsedDeliveryJob, type DeliveryQueues, type EndpointRecord, type RedisClient, type Store } from '@postern/store';
 import { createIdFactory, createSigningKeyCache } from '@postern/shared';
 import type { Logger } from 'pino';
 import type { Tracer } from '@postern/telemetry';
@@ -137,24 +137,24 @@ export function createSender(deps: SenderDeps): Sender {
    * the org-tagged key layout) names no org, so its delivery cannot be found: it is dropped, and
    * a delivery migrated to the new layout is queued again by the reconciler (README, "Migrating").
    */
-  const attemptIdsOf = (data: DeliveryJobData): AttemptIds | null => {
+  const attemptIdsOf = (data: ParsedDeliveryJob): AttemptIds | null => {
     if (data.v === 2) return data;
     deps.logger.warn({ deliveryId: data.deliveryId }, 'legacy delivery job without an org dropped');
     return null;
   };
 
   const processor = async (job: Job<DeliveryJobData>, token?: string): Promise<string> => {
-    const parsed = deliveryJobDataSchema.safeParse(job.data);
-    if (!parsed.success) {
+    const parsed = parseDeliveryJob(job.id, job.data);
+    if (!parsed) {
       deps.logger.error({ jobId: job.id }, 'malformed delivery job dropped');
       throw new UnrecoverableError('malformed job payload');
     }
     let attemptIds: AttemptIds | null = null;
     let run: Awaited<ReturnType<typeof runAttempt>>;
     try {
-      attemptIds = attemptIdsOf(parsed.data);
+      attemptIds = attemptIdsOf(parsed);
       if (!attemptIds) return 'missing';
-      const traceparent = parsed.data.v === 2 ? parsed.data.traceparent : undefined;
+      const traceparent = parsed.v === 2 ? parsed.traceparent : undefined;
       run = await runAttempt(deliverDeps, attemptIds, traceparent);
       // Its turn under the rate limit is moments away: waiting here hits the slot on time, where a
       // round through the delayed set would come late and leave the rate below its limit.
@@ -166,7 +166,7 @@ export function createSender(deps: SenderDeps): Sender {
       // Postern's own trouble (Redis): the same attempt runs again shortly, spending nothing of the
       // delivery's. Should the move fail too, the job's lock runs out and BullMQ's stalled check
       // runs it again.
-      deps.logger.warn({ deliveryId: parsed.data.deliveryId, err: (err as Error).message }, 'attempt interrupted by an error; it will run again');
+      deps.logger.warn({ deliveryId: parsed.deliveryId, err: (err as Error).message }, 'attempt interrupted by an error; it will run again');
       await job.moveToDelayed(deps.clock.now() + Math.round(1000 * (1 + deps.random())), token);
       throw new DelayedError();
     }
@@ -203,6 +203,8 @@ export function createSender(deps: SenderDeps): Sender {
       prefix: keys.queuePrefix(n),
       concurrency: perPartition,
       maxStalledCount: 10,
+      // Finished jobs go at once; set here, not per job, so each job's stored options stay short.
+      ...DELIVERY_WORKER_REMOVE,
       lockDuration: deps.config.lockDurationMs ?? 30_000,
       stalledInterval: deps.config.stalledIntervalMs ?? 30_000,
     });

@@ -5,6 +5,7 @@ import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
 import { isEndpointFailure, isEventTypeDisabled, type Pace, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, parseOrgAttemptSettings, type OrgAttemptSettings, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
+import { encodeAttempt } from './attempt-encoding.js';
 
 const claimScript = LuaScript.load('claim-attempt');
 const finishScript = LuaScript.load('finish-attempt');
@@ -193,7 +194,7 @@ export class AttemptRepository {
       case 'finished':
         return { kind: 'finished', status: r[1] as DeliveryStatus, woken: r.slice(2) as string[] };
       case 'blocked': {
-        const delivery = parseDelivery(hashOf(r[1]));
+        const delivery = parseDelivery(hashOf(r[1]), ids.orgId, ids.deliveryId);
         if (!delivery) return { kind: 'missing' };
         const envelopeBytes = Number(r[4]);
         const [orgStatus, disabledEventTypes] = orgFields(r[3]);
@@ -213,7 +214,7 @@ export class AttemptRepository {
         if (Number(r[1]) === 0) return { kind: 'parked', limit: 'endpoint', ahead: Number(r[2] ?? 0) };
         return { kind: 'parked', limit: REFUSALS[String(r[1]) as keyof typeof REFUSALS] ?? 'endpoint' };
       case 'claimed': {
-        const delivery = parseDelivery(hashOf(r[2]));
+        const delivery = parseDelivery(hashOf(r[2]), ids.orgId, ids.deliveryId);
         const endpoint = parseEndpoint(hashOf(r[3]));
         if (!delivery || !endpoint) return { kind: 'missing' };
         const [, disabledEventTypes, checkUrl, checkSecret] = orgFields(r[5]);
@@ -269,7 +270,7 @@ export class AttemptRepository {
         input.nowMs,
         input.attemptNumber,
         input.nextStatus,
-        JSON.stringify(attempt),
+        encodeAttempt(attempt),
         input.responseStatus ?? '',
         input.error ?? '',
         input.durationMs,
@@ -327,7 +328,7 @@ export class AttemptRepository {
         k.event(ids.orgId, ids.eventId),
         k.endpointKeyLines(ids.orgId, ids.endpointId),
       ],
-      [nowMs, outcome, reason, finishedExpiresAt(retention, nowMs)],
+      [nowMs, outcome, reason, finishedExpiresAt(retention, nowMs), ids.deliveryId],
     )) as [string, string?, ...string[]];
     if (r[0] === 'missing') return null;
     return { status: r[1] as DeliveryStatus, woken: r.slice(2) as string[] };

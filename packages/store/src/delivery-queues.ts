@@ -1,5 +1,5 @@
 import type { ConnectionOptions, JobsOptions, Queue } from 'bullmq';
-import { createDeliveryQueue, type DeliveryJobData } from './delivery-queue.js';
+import { createDeliveryQueue, deliveryJobOrgId, type DeliveryJobData } from './delivery-queue.js';
 import type { KeySchema } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
 
@@ -38,7 +38,8 @@ export class DeliveryQueues {
   async addBulk(jobs: readonly DeliveryJobEntry[]): Promise<void> {
     const byPartition = new Map<number, DeliveryJobEntry[]>();
     for (const job of jobs) {
-      const n = job.data.v === 2 ? this.keys.partitionOf(job.data.orgId) : 0;
+      const orgId = deliveryJobOrgId(job.data);
+      const n = orgId ? this.keys.partitionOf(orgId) : 0;
       const list = byPartition.get(n) ?? [];
       list.push(job);
       byPartition.set(n, list);

@@ -3,7 +3,10 @@ import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
 import { webhookRequestHeaders } from '@postern/shared';
-import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, type DeliveryStatus, type StoredAttempt } from './records.js';
+import { joinSplitValues } from './split-values.js';
+import { endpointLogIds } from './endpoint-log.js';
+import { readAttempts } from './attempt-encoding.js';
+import { deliveryHashFields, parseDelivery, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 const trimFinishedScript = LuaScript.load('trim-finished');
@@ -14,7 +17,7 @@ export class DeliveryRepository {
 
   /** The delivery, or null. */
   async get(orgId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-    return parseDelivery(await this.redis.hgetall(this.keys.delivery(orgId, deliveryId)));
+    return parseDelivery(await this.redis.hgetall(this.keys.delivery(orgId, deliveryId)), orgId, deliveryId);
   }
 
   /**
@@ -26,7 +29,7 @@ export class DeliveryRepository {
   async freezeEnvelope(orgId: string, deliveryId: string, envelope: string): Promise<string | null> {
     const key = this.keys.delivery(orgId, deliveryId);
     const [[, set], [, current], [, exists]] = assertExec(
-      await this.redis.multi().hsetnx(key, 'frozenEnvelope', envelope).hget(key, 'frozenEnvelope').hexists(key, 'id').exec(),
+      await this.redis.multi().hsetnx(key, 'frozenEnvelope', envelope).hget(key, 'frozenEnvelope').hexists(key, 'status').exec(),
     ) as [[null, number], [null, string | null], [null, number]];
     if (exists !== 1) {
       // HSETNX on a delivery that expired meanwhile created a stray hash: remove it again.
@@ -41,23 +44,27 @@ export class DeliveryRepository {
    * (`webhookRequestHeaders`). `eventId` is read from the delivery when not given.
    */
   async getAttempts(orgId: string, deliveryId: string, eventId?: string): Promise<AttemptRecord[]> {
-    const [raw, storedEventId] = await Promise.all([
-      this.redis.hvals(this.keys.deliveryAttempts(orgId, deliveryId)),
-      eventId === undefined ? this.redis.hget(this.keys.delivery(orgId, deliveryId), 'eventId') : eventId,
+    // Cores are in the delivery's hash, kept responses (and older attempts) in its attempts hash.
+    const [deliveryHash, attemptsHash] = await Promise.all([
+      this.redis.hgetallBuffer(this.keys.delivery(orgId, deliveryId)).then(joinSplitValues),
+      this.redis.hgetallBuffer(this.keys.deliveryAttempts(orgId, deliveryId)).then(joinSplitValues),
     ]);
-    return raw
-      .map((r) => JSON.parse(r) as StoredAttempt)
-      .map((a) => ({
-        number: a.number ?? 0,
-        startedAt: a.startedAt ?? 0,
-        durationMs: a.durationMs ?? null,
-        responseStatus: a.responseStatus ?? null,
-        error: a.error ?? null,
-        requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId ?? '', deliveryId, attemptNumber: a.number }, a.sent) : null,
-        response: a.response ?? null,
-        ...(a.cancelReason ? { cancelReason: a.cancelReason } : {}),
-      }))
-      .sort((a, b) => a.number - b.number);
+    const storedEventId = eventId ?? deliveryHash.eventId ?? '';
+    // The ordering headers were sent from the delivery's own orderingKey and sequence.
+    const ordering = {
+      ...(deliveryHash.orderingKey ? { orderingKey: deliveryHash.orderingKey } : {}),
+      ...(deliveryHash.sequence ? { sequence: Number(deliveryHash.sequence) } : {}),
+    };
+    return readAttempts(deliveryHash, attemptsHash).map((a) => ({
+      number: a.number ?? 0,
+      startedAt: a.startedAt ?? 0,
+      durationMs: a.durationMs ?? null,
+      responseStatus: a.responseStatus ?? null,
+      error: a.error ?? null,
+      requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId, deliveryId, attemptNumber: a.number }, { ...ordering, ...a.sent }) : null,
+      response: a.response ?? null,
+      ...(a.cancelReason ? { cancelReason: a.cancelReason } : {}),
+    }));
   }
 
   /**
@@ -70,9 +77,10 @@ export class DeliveryRepository {
     endpointId: string,
     opts: { status?: DeliveryStatus; limit: number; cursor?: string },
   ): Promise<{ items: DeliveryRecord[]; nextCursor: string | null }> {
-    const key = opts.status ? this.keys.endpointDeliveriesByStatus(orgId, endpointId, opts.status) : this.keys.endpointDeliveries(orgId, endpointId);
     const max = opts.cursor ? `(${opts.cursor}` : '+';
-    const ids = await this.redis.zrevrangebylex(key, max, '-', 'LIMIT', 0, opts.limit + 1);
+    const ids = opts.status
+      ? await this.redis.zrevrangebylex(this.keys.endpointDeliveriesByStatus(orgId, endpointId, opts.status), max, '-', 'LIMIT', 0, opts.limit + 1)
+      : await endpointLogIds(this.redis, this.keys, orgId, endpointId, { order: 'desc', max, min: '-', limit: opts.limit + 1 });
     const page = ids.slice(0, opts.limit);
     const items = await this.getMany(orgId, page);
     if (items.length < page.length) await this.dropMissing(orgId, endpointId, page, items);
@@ -106,7 +114,7 @@ export class DeliveryRepository {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.delivery(orgId, id));
     const results = assertExec(await pipeline.exec());
-    return results.map(([, h]) => parseDelivery(h as Record<string, string>)).filter((d): d is DeliveryRecord => d !== null);
+    return results.map(([, h], i) => parseDelivery(h as Record<string, string>, orgId, ids[i])).filter((d): d is DeliveryRecord => d !== null);
   }
 
   /**
@@ -122,8 +130,7 @@ export class DeliveryRepository {
     const multi = this.redis.multi();
     for (const [i, d] of deliveries.entries()) {
       multi
-        .hset(this.keys.delivery(d.orgId, d.id), ...toHashFields({ ...d, acceptSeq: lastSeq - deliveries.length + 1 + i }))
-        .zadd(this.keys.endpointDeliveries(d.orgId, d.endpointId), 0, d.id)
+        .hset(this.keys.delivery(d.orgId, d.id), ...deliveryHashFields({ ...d, acceptSeq: lastSeq - deliveries.length + 1 + i }))
         .zadd(this.keys.endpointDeliveriesByStatus(d.orgId, d.endpointId, d.status), 0, d.id)
         .zadd(this.keys.unfinishedDeliveries(d.orgId), d.createdAt, d.id);
       // One more delivery of the event to wait for: it must not expire before this one finishes.
@@ -179,7 +186,7 @@ export class DeliveryRepository {
         k.orgEvents(orgId),
         k.eventRedeliveries(orgId, eventId),
       ],
-      [status, eventId],
+      [status, eventId, deliveryId],
     );
     return r === 1;
   }
@@ -215,8 +222,8 @@ export class DeliveryRepository {
 
   /** The oldest `limit` ids of an endpoint's delivery log (all statuses), in creation order. */
   async oldestIds(orgId: string, endpointId: string, limit: number, status?: DeliveryStatus): Promise<string[]> {
-    const key = status ? this.keys.endpointDeliveriesByStatus(orgId, endpointId, status) : this.keys.endpointDeliveries(orgId, endpointId);
-    return this.redis.zrangebylex(key, '-', '+', 'LIMIT', 0, limit);
+    if (!status) return endpointLogIds(this.redis, this.keys, orgId, endpointId, { order: 'asc', max: '+', min: '-', limit });
+    return this.redis.zrangebylex(this.keys.endpointDeliveriesByStatus(orgId, endpointId, status), '-', '+', 'LIMIT', 0, limit);
   }
 
   /** How many deliveries of an endpoint are in each status given. */

@@ -3,6 +3,7 @@ import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
 import { parseEndpoint, toHashFields, type EndpointRecord } from './records.js';
+import { endpointLogSize } from './endpoint-log.js';
 
 const updateEndpointScript = LuaScript.load('update-endpoint');
 
@@ -104,7 +105,7 @@ export class EndpointRepository {
    */
   async forgetDeletedIfEmpty(orgId: string, endpointId: string): Promise<boolean> {
     const k = this.keys;
-    if ((await this.redis.zcard(k.endpointDeliveries(orgId, endpointId))) > 0) return false;
+    if ((await endpointLogSize(this.redis, k, orgId, endpointId)) > 0) return false;
     await this.redis
       .multi()
       .zrem(k.deletedEndpoints(orgId), endpointId)

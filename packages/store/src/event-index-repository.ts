@@ -3,6 +3,8 @@ import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { assertExec } from './org-repository.js';
 import { parseEvent, type EventRecord } from './records.js';
+import { joinSplitValues } from './split-values.js';
+import { endpointLogIds } from './endpoint-log.js';
 
 /** Filters and paging of {@link EventIndexRepository.list}. Times are epoch ms, both ends inclusive. */
 export interface EventListQuery {
@@ -41,7 +43,10 @@ export class EventIndexRepository {
    */
   async list(orgId: string, q: EventListQuery): Promise<{ items: EventRecord[]; nextCursor: string | null }> {
     const byEndpoint = q.endpointId !== undefined;
-    const key = byEndpoint ? this.keys.endpointDeliveries(orgId, q.endpointId!) : this.keys.orgEvents(orgId);
+    const key = this.keys.orgEvents(orgId);
+    // By endpoint: its delivery log, every status (endpoint-log.ts); else the org's events index.
+    const read = (from: string, to: string, limit: number) =>
+      byEndpoint ? endpointLogIds(this.redis, this.keys, orgId, q.endpointId!, { order: 'desc', max: from, min: to, limit }) : this.redis.zrevrangebylex(key, from, to, 'LIMIT', 0, limit);
     const kind = byEndpoint ? 'dlv' : 'evt';
     // Bounds as ids: the smallest and largest id of an instant (zero and all-ones random part).
     const floor = q.sinceMs !== undefined ? `[${newId(kind, q.sinceMs, (n) => Buffer.alloc(n, 0))}` : '-';
@@ -51,12 +56,12 @@ export class EventIndexRepository {
     let looked = 0;
     let lastLooked: string | null = null;
     while (looked < EVENT_SCAN_BUDGET) {
-      const ids = await this.redis.zrevrangebylex(key, max, floor, 'LIMIT', 0, Math.min(SCAN_BATCH, EVENT_SCAN_BUDGET - looked));
+      const ids = await read(max, floor, Math.min(SCAN_BATCH, EVENT_SCAN_BUDGET - looked));
       if (ids.length === 0) return { items, nextCursor: null };
       const eventIds = byEndpoint ? await this.firstDeliveryEvents(orgId, ids) : ids;
       const pipeline = this.redis.pipeline();
-      for (const id of eventIds) pipeline.hgetall(this.keys.event(orgId, id ?? ''));
-      const events = assertExec(await pipeline.exec()).map(([, h]) => parseEvent(h as Record<string, string>));
+      for (const id of eventIds) pipeline.hgetallBuffer(this.keys.event(orgId, id ?? ''));
+      const events = assertExec(await pipeline.exec()).map(([, h], i) => parseEvent(joinSplitValues(h as Record<string, Buffer>), orgId, eventIds[i] ?? ''));
       const gone: string[] = [];
       for (let i = 0; i < ids.length; i++) {
         const id = ids[i]!;
@@ -73,7 +78,7 @@ export class EventIndexRepository {
         items.push(event);
         if (items.length === q.limit) {
           if (gone.length > 0) await this.redis.zrem(key, ...gone);
-          const more = await this.redis.zrevrangebylex(key, `(${id}`, floor, 'LIMIT', 0, 1);
+          const more = await read(`(${id}`, floor, 1);
           return { items, nextCursor: more.length > 0 ? id : null };
         }
       }

@@ -4,7 +4,8 @@ import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { parseEvent, toHashFields, type DeliveryRecord, type EventRecord } from './records.js';
+import { deliveryHashFields, eventHashFields, parseEvent, type DeliveryRecord, type EventRecord } from './records.js';
+import { joinSplitValues } from './split-values.js';
 
 const createEventScript = LuaScript.load('create-event');
 
@@ -59,8 +60,8 @@ export class EventRepository {
     const keyed: [number, string][] = [];
     const keyLineKeys: string[] = [];
     deliveries.forEach((d, i) => {
-      keys.push(this.keys.delivery(event.orgId, d.id), this.keys.endpointDeliveries(event.orgId, d.endpointId), this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'));
-      fields.push(JSON.stringify(toHashFields(d)));
+      keys.push(this.keys.delivery(event.orgId, d.id), this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'));
+      fields.push(JSON.stringify(['id', d.id, ...deliveryHashFields(d)]));
       if (d.orderingKey && input.keyLineDeliveryIds?.has(d.id)) {
         const keyHash = orderingKeyHash(d.orderingKey);
         keyed.push([i, keyHash]);
@@ -72,7 +73,7 @@ export class EventRepository {
       input.idempotencyKeyHash ? '1' : '0',
       String(IDEMPOTENCY_TTL_S),
       input.answer,
-      JSON.stringify(toHashFields(event)),
+      JSON.stringify(['id', event.id, ...eventHashFields(event)]),
       String(deliveries.length),
       JSON.stringify(keyed),
       // Events that reached no endpoint expire after 30 days: the smallest id of that instant.
@@ -96,7 +97,6 @@ export class EventRepository {
     for (const d of deliveries) {
       multi
         .del(this.keys.delivery(event.orgId, d.id), this.keys.deliveryAttempts(event.orgId, d.id))
-        .zrem(this.keys.endpointDeliveries(event.orgId, d.endpointId), d.id)
         .zrem(this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'), d.id)
         .zrem(this.keys.unfinishedDeliveries(event.orgId), d.id);
     }
@@ -109,11 +109,12 @@ export class EventRepository {
 
   /** The org's event, or null. */
   async get(orgId: string, eventId: string): Promise<EventRecord | null> {
-    return parseEvent(await this.redis.hgetall(this.keys.event(orgId, eventId)));
+    return parseEvent(joinSplitValues(await this.redis.hgetallBuffer(this.keys.event(orgId, eventId))), orgId, eventId);
   }
 
   /** Only the envelope bytes of an event, or null when the event is gone. */
   async getEnvelope(orgId: string, eventId: string): Promise<string | null> {
-    return this.redis.hget(this.keys.event(orgId, eventId), 'envelope');
+    const event = await this.get(orgId, eventId);
+    return event ? event.envelope : null;
   }
 }

@@ -21,10 +21,16 @@ export {
   deliveryJobData,
   deliveryJobDataSchema,
   deliveryJobOptions,
+  deliveryJobOrgId,
   deliveryJobs,
+  DELIVERY_WORKER_REMOVE,
+  parseDeliveryJob,
   type DeliveryJobData,
   type DeliveryJobIds,
+  type ParsedDeliveryJob,
 } from './delivery-queue.js';
+export { compactId, expandId } from './compact-ids.js';
+export { joinSplitValues } from './split-values.js';
 export {
   DELIVERY_STATUSES,
   isWaitingForNextAttempt,

@@ -56,7 +56,10 @@ export interface KeySchema {
   orgEndpoints(orgId: string): string;
   /** Hash: one endpoint, with its health counters. */
   endpoint(orgId: string, endpointId: string): string;
-  /** Sorted set (lex): every delivery of an endpoint. */
+  /**
+   * Sorted set (lex): every delivery of an endpoint, written before compact records only (now the
+   * log is the union of the status indexes, endpoint-log.ts); still trimmed and deleted with them.
+   */
   endpointDeliveries(orgId: string, endpointId: string): string;
   /** Sorted set (lex): the endpoint's deliveries in one status. */
   endpointDeliveriesByStatus(orgId: string, endpointId: string, status: string): string;

@@ -13,6 +13,11 @@ export interface KeyLayoutMigration {
   oldQueueKeysRemoved: number;
   /** Keys left as they were because their org could not be found (their record names none). */
   skipped: string[];
+  /**
+   * Endpoints' indexes of every delivery (`<o>:endpoint:<ep>:deliveries`) removed: compact records
+   * neither write nor read them (the log is the union of the status indexes, which hold the same ids).
+   */
+  legacyLogIndexesRemoved: number;
 }
 
 /** Every key matching `pattern` (SCAN, a page at a time). */
@@ -33,7 +38,8 @@ async function scanAll(redis: Redis, pattern: string): Promise<string[]> {
  * every Postern process stopped. Renames each record to its key in `keys` (RENAME keeps expiries),
  * rebuilds the per-org indexes of unfinished deliveries and deleted endpoints and the index of
  * orgs, queues a job for every unfinished delivery on its org's partition (held ones of an
- * inactive endpoint excepted, as the reconciler does), and removes the old single queue. Safe to
+ * inactive endpoint excepted, as the reconciler does), and removes the old single queue; also
+ * removes the endpoints' indexes of every delivery that compact records no longer use. Safe to
  * run twice: the second run finds no key of the old layout.
  *
  * @param redis - a standalone connection (RENAME across hash slots needs one node)
@@ -158,7 +164,7 @@ export async function migrateKeyLayout(redis: Redis, keys: KeySchema, queues: De
     const endpointActive = new Map<string, boolean>();
     const now = Date.now();
     for (const id of ids) {
-      const d = parseDelivery(await redis.hgetall(keys.delivery(orgId, id)));
+      const d = parseDelivery(await redis.hgetall(keys.delivery(orgId, id)), orgId, id);
       if (!d || d.status === 'succeeded' || d.status === 'failed' || d.status === 'cancelled') continue;
       if (!endpointActive.has(d.endpointId)) {
         const endpoint = parseEndpoint(await redis.hgetall(keys.endpoint(orgId, d.endpointId)));
@@ -170,5 +176,11 @@ export async function migrateKeyLayout(redis: Redis, keys: KeySchema, queues: De
     if (jobs.length > 0) await queues.forOrg(orgId).addBulk(jobs);
     queued += jobs.length;
   }
-  return { renamed, queued, oldQueueKeysRemoved, skipped };
+  // Compact records: the index of every delivery of an endpoint duplicates its status indexes.
+  let legacyLogIndexesRemoved = 0;
+  for (const key of await scanAll(redis, `${p}:{o:*}:endpoint:*:deliveries`)) {
+    const m = new RegExp(`^${P}:\\{o:(org_[^:}]+)\\}:endpoint:(ep_[^:]+):deliveries$`).exec(key);
+    if (m && key === keys.endpointDeliveries(m[1]!, m[2]!)) legacyLogIndexesRemoved += await redis.unlink(key);
+  }
+  return { renamed, queued, oldQueueKeysRemoved, skipped, legacyLogIndexesRemoved };
 }

@@ -88,7 +88,7 @@ export class NotificationRepository {
             k.endpointKeyLines(orgId, endpointId),
             ...ids.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, String(eventIds[i]?.[1] ?? 'evt_missing'))]),
           ],
-          [nowMs, pendingOnTrip, finishedExpiresAt(retention, nowMs)],
+          [nowMs, pendingOnTrip, finishedExpiresAt(retention, nowMs), ...ids],
         ),
       );
       if (ids.length < TRIP_SETTLE_BATCH) break;

@@ -252,28 +252,72 @@ export function optionalString(raw: string | undefined): string | null {
   return raw === undefined || raw === '' ? null : raw;
 }
 
-/** Parses a delivery hash; returns null for an empty hash (no such delivery). */
-export function parseDelivery(h: Record<string, string>): DeliveryRecord | null {
-  if (!h.id) return null;
+/**
+ * A delivery as its hash's fields (compact records, docs/architecture.md): its id and org id are
+ * in the key, so they are not stored; null, empty and false fields are left out (absent reads as
+ * null, false or 0), and so are `updatedAt` and `nextAttemptAt` while they equal `createdAt`.
+ * Field names are the record's own, so the Lua scripts and this file agree by name.
+ */
+export function deliveryHashFields(d: DeliveryRecord): string[] {
+  const { id: _idInKey, orgId: _orgInKey, updatedAt, nextAttemptAt, ...rest } = d;
+  return compactHashFields({
+    ...rest,
+    // Stored only when they differ from what parseDelivery derives for a new delivery.
+    updatedAt: updatedAt === d.createdAt ? null : updatedAt,
+    nextAttemptAt: nextAttemptAt === d.createdAt && d.attempts === 0 && !d.held ? null : nextAttemptAt,
+  });
+}
+
+/** Like {@link toHashFields}, leaving out null, empty-string, false and zero-attempt fields. */
+function compactHashFields(record: object): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(record)) {
+    if (value === undefined || value === null || value === '' || value === false) continue;
+    if (key === 'attempts' && value === 0) continue;
+    out.push(key, encodeValue(value));
+  }
+  return out;
+}
+
+/**
+ * Parses a delivery hash; returns null for an empty hash (no such delivery). `orgId` and `id` are
+ * the org and delivery whose key it was read from (compact records do not store them; older ones
+ * do). Fields left out by compact records are derived: `updatedAt` absent is `createdAt`;
+ * `nextAttemptAt` absent on a pending or in-flight delivery that is not held is `createdAt` (a
+ * cleared one is absent only on finished or held deliveries); a finished delivery's `finishedAt`
+ * is its `updatedAt`, and a succeeded one's `deliveredAt` its `finishedAt`; `lastResponseStatus`,
+ * `lastDurationMs` and `lastError` absent are those of its latest finished attempt (its core, in
+ * this same hash: attempt-encoding.ts). A stored value wins: '' is null, as written before.
+ */
+export function parseDelivery(h: Record<string, string>, orgId = '', id = ''): DeliveryRecord | null {
+  if (!h.id && !h.status) return null;
+  const status = (h.status ?? 'pending') as DeliveryStatus;
+  const createdAt = Number(h.createdAt ?? 0);
+  const updatedAt = h.updatedAt ? Number(h.updatedAt) : createdAt;
+  const held = h.held === '1';
+  const open = status === 'pending' || status === 'in_flight';
+  const last = latestFinishedAttempt(h, Number(h.attempts ?? 0));
+  const finished = status === 'succeeded' || status === 'failed' || status === 'cancelled';
+  const finishedAt = optionalNumber(h.finishedAt) ?? (finished ? updatedAt : null);
   return {
-    id: h.id,
-    orgId: h.orgId ?? '',
+    id: h.id ?? id,
+    orgId: h.orgId ?? orgId,
     eventId: h.eventId ?? '',
     eventType: h.eventType ?? '',
     endpointId: h.endpointId ?? '',
-    status: (h.status ?? 'pending') as DeliveryStatus,
+    status,
     attempts: Number(h.attempts ?? 0),
-    nextAttemptAt: optionalNumber(h.nextAttemptAt),
-    lastResponseStatus: optionalNumber(h.lastResponseStatus),
-    lastError: optionalString(h.lastError),
-    lastDurationMs: optionalNumber(h.lastDurationMs),
-    deliveredAt: optionalNumber(h.deliveredAt),
-    createdAt: Number(h.createdAt ?? 0),
-    updatedAt: Number(h.updatedAt ?? 0),
-    finishedAt: optionalNumber(h.finishedAt),
+    nextAttemptAt: optionalNumber(h.nextAttemptAt) ?? (h.nextAttemptAt === undefined && open && !held ? createdAt : null),
+    lastResponseStatus: h.lastResponseStatus !== undefined ? optionalNumber(h.lastResponseStatus) : (last?.[2] ?? null),
+    lastError: h.lastError !== undefined ? optionalString(h.lastError) : (last?.[3] ?? null),
+    lastDurationMs: h.lastDurationMs !== undefined ? optionalNumber(h.lastDurationMs) : (last?.[1] ?? null),
+    deliveredAt: optionalNumber(h.deliveredAt) ?? (status === 'succeeded' ? finishedAt : null),
+    createdAt,
+    updatedAt,
+    finishedAt,
     redeliveredFromId: optionalString(h.redeliveredFromId),
     cancelReason: optionalString(h.cancelReason),
-    held: h.held === '1',
+    held,
     isTest: h.isTest === '1',
     ...(h.parked === '1' ? { parked: true } : {}),
     ...(h.frozenEnvelope ? { frozenEnvelope: h.frozenEnvelope } : {}),
@@ -282,6 +326,29 @@ export function parseDelivery(h: Record<string, string>): DeliveryRecord | null 
     ...(h.sequence ? { sequence: Number(h.sequence) } : {}),
     ...(h.keyLine ? { keyLine: h.keyLine } : {}),
   };
+}
+
+/**
+ * The core (`[startedAt, durationMs, responseStatus, error, …]`, attempt-encoding.ts) of the
+ * latest attempt that has an outcome (an attempt in flight has only its start), from a delivery
+ * hash read as strings (a core is ASCII, so its pieces join as strings); null when there is none.
+ */
+function latestFinishedAttempt(h: Record<string, string>, attempts: number): [number, number | null, number | null, string | null] | null {
+  for (let n = attempts; n >= 1; n--) {
+    let raw = h[`a${n}`];
+    if (raw === undefined && h[`a${n}~0`] !== undefined) {
+      raw = '';
+      for (let i = 0; h[`a${n}~${i}`] !== undefined; i++) raw += h[`a${n}~${i}`];
+    }
+    if (raw === undefined) continue;
+    try {
+      const core = JSON.parse(raw) as [number, number | null, number | null, string | null];
+      if (core.length >= 2) return [core[0], core[1] ?? null, core[2] ?? null, core[3] ?? null];
+    } catch {
+      return null;
+    }
+  }
+  return null;
 }
 
 /**
@@ -337,15 +404,65 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
   };
 }
 
-/** Parses an event hash; returns null for an empty hash. */
-export function parseEvent(h: Record<string, string>): EventRecord | null {
-  if (!h.id) return null;
+/**
+ * An event as its hash's fields (compact records): its id and org id are in the key, a null
+ * idempotency key is left out, and of an envelope built by `buildEnvelope` only the data and the
+ * timestamp are stored (the timestamp is the creation time, so `createdAt` is not stored either). create-event.lua stores a value longer than 64 bytes (the envelope,
+ * the delivery ids of a wide fan-out) as pieces, so the hash stays listpack-encoded; read it with
+ * `hgetallBuffer` and `joinSplitValues`.
+ */
+export function eventHashFields(e: EventRecord): string[] {
+  const { id: _idInKey, orgId: _orgInKey, envelope, createdAt, ...rest } = e;
+  const parts = envelopeParts(e);
+  // The envelope's wrapper (id, type, timestamp) is rebuilt on read: only its data is stored.
+  if (parts) return compactHashFields({ ...rest, timestamp: parts.timestamp, data: parts.dataJson });
+  return compactHashFields({ ...rest, envelope, createdAt });
+}
+
+/**
+ * The envelope as `buildEnvelope` (packages/shared) made it from this event's id, type and
+ * creation time: `{"id":"<id>","type":"<type>","timestamp":"<ISO>","data":<data>}`. Returns its
+ * data and timestamp when the envelope is exactly that (so {@link envelopeOf} rebuilds it byte for
+ * byte), else null (it is then stored whole).
+ */
+function envelopeParts(e: EventRecord): { timestamp: string; dataJson: string } | null {
+  if (!Number.isFinite(e.createdAt)) return null;
+  const timestamp = new Date(e.createdAt).toISOString();
+  const head = envelopeHead(e.id, e.type, timestamp);
+  if (head === null || !e.envelope.startsWith(head) || !e.envelope.endsWith('}')) return null;
+  const dataJson = e.envelope.slice(head.length, -1);
+  return dataJson.length > 0 ? { timestamp, dataJson } : null;
+}
+
+/** The envelope up to its data; null when id or type would need JSON escapes (create-event.lua's rebuild has none). */
+function envelopeHead(id: string, type: string, timestamp: string): string | null {
+  if (JSON.stringify(id) !== `"${id}"` || JSON.stringify(type) !== `"${type}"`) return null;
+  return `{"id":"${id}","type":"${type}","timestamp":"${timestamp}","data":`;
+}
+
+/**
+ * The envelope of an event hash: stored whole, or rebuilt from its data, id, type and timestamp
+ * (compact records; claim-attempt.lua rebuilds it the same way). Null when neither is stored.
+ */
+export function envelopeOf(h: Record<string, string>, id: string): string | null {
+  if (h.envelope !== undefined) return h.envelope;
+  if (h.data === undefined || h.timestamp === undefined) return null;
+  return `${envelopeHead(id, h.type ?? '', h.timestamp) ?? ''}${h.data}}`;
+}
+
+/**
+ * Parses an event hash (its split values joined); returns null for an empty hash. `orgId` and `id`
+ * are the org and event whose key it was read from (compact records do not store them; older ones do).
+ */
+export function parseEvent(h: Record<string, string>, orgId = '', id = ''): EventRecord | null {
+  if (!h.id && !h.createdAt && !h.timestamp) return null;
+  const eventId = h.id ?? id;
   return {
-    id: h.id,
-    orgId: h.orgId ?? '',
+    id: eventId,
+    orgId: h.orgId ?? orgId,
     type: h.type ?? '',
-    envelope: h.envelope ?? '',
-    createdAt: Number(h.createdAt ?? 0),
+    envelope: envelopeOf(h, eventId) ?? '',
+    createdAt: h.createdAt !== undefined ? Number(h.createdAt) : Date.parse(h.timestamp ?? '') || 0,
     idempotencyKey: optionalString(h.idempotencyKey),
     deliveryIds: JSON.parse(h.deliveryIds ?? '[]') as string[],
   };

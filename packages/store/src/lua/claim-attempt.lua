@@ -25,6 +25,7 @@
 -- found in_flight was interrupted (its sender died mid-attempt): the same attempt number runs
 -- again rather than spending a new one.
 --- @include "lease"
+--- @include "compact-hash"
 
 -- Whether the org's disabledEventTypes (JSON array) switch the event type off: an equal entry, or
 -- a `prefix.*` entry whose `prefix.` starts the type (pre-attempt-check.ts: isEventTypeDisabled).
@@ -64,7 +65,7 @@ end
 
 local org = redis.call('HMGET', KEYS[10], 'status', 'disabledEventTypes', 'preAttemptCheckUrl', 'preAttemptCheckSecret')
 local orgStatus = org[1] or ''
-local envelope = redis.call('HGET', KEYS[11], 'envelope')
+local envelope = hgetEnvelope(KEYS[11], d.eventId or '')
 local maxPayload = policy and policy.maxPayloadBytes
 if not policy or e.status ~= 'active' or orgStatus == 'suspended' or eventTypeDisabled(org[2], d.eventType)
   or (type(maxPayload) == 'number' and envelope and #envelope > maxPayload) then
@@ -114,10 +115,13 @@ if status ~= 'in_flight' then
   redis.call('ZREM', KEYS[12], id)
   redis.call('ZADD', KEYS[13], 0, id)
 end
-redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'attemptStartedAt', now, 'updatedAt', now)
+-- The attempt's start time is in its attempt record only (compact records).
+redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'updatedAt', now)
 if d.held == '1' or d.parked == '1' then
-  redis.call('HSET', KEYS[7], 'held', '0', 'parked', '0')
+  redis.call('HDEL', KEYS[7], 'held', 'parked', 'heldReason')
   redis.call('ZREM', KEYS[14], id)
 end
-redis.call('HSET', KEYS[8], number, cjson.encode({number = number, startedAt = now}))
+-- The attempt's core, in the delivery's own hash (attempt-encoding.ts), short so written whole;
+-- finish-attempt.lua completes it. A re-run of an interrupted attempt finds it whole too.
+redis.call('HSET', KEYS[7], 'a' .. number, '[' .. now .. ']')
 return {'claimed', number, delivery, endpoint, envelope or false, org}

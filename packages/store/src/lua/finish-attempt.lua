@@ -10,7 +10,7 @@
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed' | 'cancelled' (the
 -- org's pre-attempt check said so: nothing was sent; health and counters are left alone),
--- ARGV[5] attempt record JSON, ARGV[6] response status or '', ARGV[7] error code or '',
+-- ARGV[5] the attempt as attempt-encoding.ts encodes it (its core; a newline and the response when kept), ARGV[6] response status or '', ARGV[7] error code or '',
 -- ARGV[8] duration (ms), ARGV[9] next attempt at (ms) or '',
 -- ARGV[10] health effect on the endpoint: 'success' | 'failure' | 'none',
 -- ARGV[11] per-endpoint limit, ARGV[12] per-org limit (for waking parked deliveries),
@@ -30,6 +30,7 @@
 --- @include "lease"
 --- @include "retention"
 --- @include "key-line"
+--- @include "compact-hash"
 local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
@@ -39,17 +40,23 @@ if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '
 
 local nextStatus = ARGV[4]
 local finishedCount = 0
-redis.call('HSET', KEYS[8], ARGV[3], ARGV[5])
+-- The attempt's core in the delivery's hash; its response, when kept, in the attempts hash.
+-- Compact records: the delivery's lastResponseStatus, lastError and lastDurationMs are read from
+-- this core (parseDelivery), so ARGV[6..8] are not stored a second time.
+local core, response = string.match(ARGV[5], '^([^\n]*)\n?(.*)$')
+-- Fresh: an attempt is finished once (the stale check above), and claim wrote its core whole.
+hsetSplit(KEYS[7], 'a' .. ARGV[3], core, true)
+if response ~= '' then hsetSplit(KEYS[8], ARGV[3], response, true) end
 redis.call('ZREM', KEYS[11], id)
 redis.call('ZADD', KEYS[12], 0, id)
 if nextStatus == 'pending' then
-  redis.call('HSET', KEYS[7], 'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
-    'lastDurationMs', ARGV[8], 'nextAttemptAt', ARGV[9], 'updatedAt', now)
+  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', '', 'lastError', '',
+    'lastDurationMs', '', 'nextAttemptAt', ARGV[9], 'updatedAt', now})
 else
-  local deliveredAt = ''
-  if nextStatus == 'succeeded' then deliveredAt = now end
-  redis.call('HSET', KEYS[7], 'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
-    'lastDurationMs', ARGV[8], 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', now, 'deliveredAt', deliveredAt)
+  -- Compact records: a finished delivery's updatedAt is its finishedAt, and a succeeded one's
+  -- deliveredAt too, so neither is stored a second time (parseDelivery derives them).
+  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', '', 'lastError', '',
+    'lastDurationMs', '', 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', '', 'deliveredAt', ''})
   redis.call('ZREM', KEYS[10], id)
   keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13])
   if current[3] then leaveKeyLine(KEYS[19], current[3], woken) end

@@ -5,13 +5,12 @@
 -- bulk-redelivered set, KEYS[7] event hash, KEYS[8] org's events index, KEYS[9] the event's
 -- redeliveries.
 -- ARGV[1] the status the caller read: nothing is removed unless it is still the delivery's status;
--- ARGV[2] the event id.
+-- ARGV[2] the event id, ARGV[3] the delivery id.
 -- Returns 1 when removed, 0 when missing, unfinished or changed since it was read.
-local current = redis.call('HMGET', KEYS[1], 'status', 'id')
-local status = current[1]
+local status = redis.call('HGET', KEYS[1], 'status')
 if status ~= ARGV[1] then return 0 end
 if status ~= 'succeeded' and status ~= 'failed' and status ~= 'cancelled' then return 0 end
-local id = current[2]
+local id = ARGV[3]
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', KEYS[4], id)

@@ -5,32 +5,33 @@
 -- KEYS[6] endpoint's held index, KEYS[7] attempts hash, KEYS[8] event hash, KEYS[9] endpoint's
 -- key lines (an ended delivery leaves its ordering key's line: the next one of the key may go).
 -- ARGV[1] now (ms), ARGV[2] 'cancelled' | 'failed' | 'held', ARGV[3] reason code, ARGV[4] when a
--- finished delivery expires (epoch ms; '' = kept until trimmed by count).
+-- finished delivery expires (epoch ms; '' = kept until trimmed by count), ARGV[5] the delivery id.
 -- A finished delivery is left as it is. Returns {'missing'} | {'finished', status} |
 -- {'ok', newStatus, woken...} (woken: the delivery now first in its ordering key's line).
 --- @include "retention"
 --- @include "key-line"
-local current = redis.call('HMGET', KEYS[1], 'status', 'id', 'keyLine')
+--- @include "compact-hash"
+local current = redis.call('HMGET', KEYS[1], 'status', 'keyLine')
 local status = current[1]
 if not status then return {'missing'} end
 if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
   return {'finished', status}
 end
-local id = current[2]
+local id = ARGV[5]
 local outcome = ARGV[2]
 redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', KEYS[4], id)
 redis.call('ZADD', KEYS[5], 0, id)
 if outcome == 'held' then
-  redis.call('HSET', KEYS[1], 'status', 'pending', 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'held', '1', 'heldReason', ARGV[3])
+  hsetOrDel(KEYS[1], {'status', 'pending', 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'held', '1', 'heldReason', ARGV[3]})
   redis.call('ZADD', KEYS[6], 0, id)
   return {'ok', 'pending'}
 end
 local reasonField = 'lastError'
 if outcome == 'cancelled' then reasonField = 'cancelReason' end
-redis.call('HSET', KEYS[1], 'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', ARGV[1], reasonField, ARGV[3])
+hsetOrDel(KEYS[1], {'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', '', reasonField, ARGV[3]})
 redis.call('ZREM', KEYS[2], id)
 keepFinishedUntil(KEYS[1], KEYS[7], KEYS[8], ARGV[4])
 local woken = {}
-if current[3] then leaveKeyLine(KEYS[9], current[3], woken) end
+if current[2] then leaveKeyLine(KEYS[9], current[2], woken) end
 return {'ok', outcome, unpack(woken)}

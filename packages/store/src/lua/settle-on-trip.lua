@@ -7,17 +7,18 @@
 -- key lines (ended deliveries leave them; the rest of each line is pending too, so is settled
 -- here as well or holds), then per delivery its hash, its attempts hash and its event hash.
 -- ARGV[1] now (ms), ARGV[2] 'cancel' | 'hold' | 'fail', ARGV[3] when a finished delivery expires
--- (epoch ms; '' = kept until trimmed by count).
+-- (epoch ms; '' = kept until trimmed by count), ARGV[4..] the deliveries' ids, in KEYS' order.
 -- Returns how many deliveries it settled.
 --- @include "retention"
+--- @include "compact-hash"
 local settled = 0
 for i = 6, #KEYS, 3 do
-  local current = redis.call('HMGET', KEYS[i], 'status', 'held', 'id', 'keyLine')
+  local current = redis.call('HMGET', KEYS[i], 'status', 'held', 'keyLine')
   if current[1] == 'pending' then
-    local id = current[3]
+    local id = ARGV[4 + (i - 6) / 3]
     if ARGV[2] == 'hold' then
       if current[2] ~= '1' then
-        redis.call('HSET', KEYS[i], 'held', '1', 'heldReason', 'breaker_tripped', 'nextAttemptAt', '', 'updatedAt', ARGV[1])
+        hsetOrDel(KEYS[i], {'held', '1', 'heldReason', 'breaker_tripped', 'nextAttemptAt', '', 'updatedAt', ARGV[1]})
         redis.call('ZADD', KEYS[4], 0, id)
         settled = settled + 1
       end
@@ -29,9 +30,9 @@ for i = 6, #KEYS, 3 do
       redis.call('ZADD', KEYS[3], 0, id)
       redis.call('ZREM', KEYS[1], id)
       if current[2] == '1' then redis.call('ZREM', KEYS[4], id) end
-      redis.call('HSET', KEYS[i], 'status', status, 'held', '0', 'nextAttemptAt', '', 'finishedAt', ARGV[1], 'updatedAt', ARGV[1], reasonField, reason)
+      hsetOrDel(KEYS[i], {'status', status, 'held', '', 'nextAttemptAt', '', 'finishedAt', '', 'updatedAt', ARGV[1], reasonField, reason})
       keepFinishedUntil(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[3])
-      if current[4] then redis.call('ZREM', KEYS[5], current[4]) end
+      if current[3] then redis.call('ZREM', KEYS[5], current[3]) end
       settled = settled + 1
     end
   end

@@ -1,0 +1,66 @@
+import { buildEnvelope } from '@postern/shared';
+import { deliveryHashFields, eventHashFields, newPendingDelivery, parseDelivery, parseEvent, type DeliveryRecord } from './records.js';
+
+const hashOf = (fields: string[]) => Object.fromEntries(fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i]!, fields[i + 1]!]] : [])));
+const pending = newPendingDelivery({ id: 'dlv_01M8QW8806MT2VMJ0WCK7E8998', orgId: 'org_01M8QW87YK9HTYMFYACTEH7FBX', eventId: 'evt_01M8QW8806MT2VMJ0WCK7E8997', eventType: 'invoice.paid', endpointId: 'ep_01M8QW87ZQBFTS143ESMMPAZGH', nowMs: 1_796_000_000_000 });
+
+test('a new delivery stores only what cannot be derived, and reads back equal with the ids of its key', () => {
+  const fields = deliveryHashFields(pending);
+  expect(hashOf(fields)).toEqual({ eventId: pending.eventId, eventType: 'invoice.paid', endpointId: pending.endpointId, status: 'pending', createdAt: '1796000000000' });
+  expect(parseDelivery(hashOf(fields), pending.orgId, pending.id)).toEqual(pending);
+});
+
+test('a redelivery, a test delivery and a retried one keep their fields', () => {
+  const d: DeliveryRecord = { ...pending, redeliveredFromId: 'dlv_01M8QW8806MT2VMJ0WCK7E8990', isTest: true, attempts: 2, nextAttemptAt: 1_796_000_060_000, updatedAt: 1_796_000_001_000, lastError: 'http_500', lastResponseStatus: 500, lastDurationMs: 12 };
+  expect(parseDelivery(hashOf(deliveryHashFields(d)), d.orgId, d.id)).toEqual(d);
+});
+
+test('finish scripts store a finished time once: finishedAt is updatedAt and, when succeeded, so is deliveredAt', () => {
+  const h = { ...hashOf(deliveryHashFields(pending)), status: 'succeeded', attempts: '1', updatedAt: '1796000000500', lastResponseStatus: '200', lastDurationMs: '9' };
+  const d = parseDelivery(h, pending.orgId, pending.id)!;
+  expect(d).toMatchObject({ finishedAt: 1_796_000_000_500, deliveredAt: 1_796_000_000_500, nextAttemptAt: null, updatedAt: 1_796_000_000_500 });
+  const failed = parseDelivery({ ...h, status: 'failed' }, pending.orgId, pending.id)!;
+  expect(failed).toMatchObject({ finishedAt: 1_796_000_000_500, deliveredAt: null });
+  // A held delivery's cleared next attempt stays null.
+  expect(parseDelivery({ ...hashOf(deliveryHashFields(pending)), held: '1' }, pending.orgId, pending.id)!.nextAttemptAt).toBeNull();
+});
+
+test('records written before compact records (every field, ids and empty values included) read as before', () => {
+  const legacy = { id: pending.id, orgId: pending.orgId, eventId: pending.eventId, eventType: 'invoice.paid', endpointId: pending.endpointId, status: 'failed', attempts: '2', nextAttemptAt: '', lastResponseStatus: '500', lastError: 'http_500', lastDurationMs: '3', deliveredAt: '', createdAt: '1796000000000', updatedAt: '1796000000900', finishedAt: '1796000000800', redeliveredFromId: '', cancelReason: '', held: '0', isTest: '0', attemptStartedAt: '1796000000700' };
+  expect(parseDelivery(legacy)).toMatchObject({ id: pending.id, orgId: pending.orgId, status: 'failed', nextAttemptAt: null, finishedAt: 1_796_000_000_800, updatedAt: 1_796_000_000_900, deliveredAt: null, redeliveredFromId: null });
+  expect(parseDelivery({})).toBeNull();
+});
+
+test('an event stores neither its ids nor a null idempotency key, and reads back equal', () => {
+  const e = { id: 'evt_01M8QW8806MT2VMJ0WCK7E8997', orgId: pending.orgId, type: 'invoice.paid', envelope: '{"id":"evt_01M8QW8806MT2VMJ0WCK7E8997"}', createdAt: 1_796_000_000_000, idempotencyKey: null, deliveryIds: [pending.id] };
+  const h = hashOf(eventHashFields(e));
+  expect(Object.keys(h).sort()).toEqual(['createdAt', 'deliveryIds', 'envelope', 'type']);
+  expect(parseEvent(h, e.orgId, e.id)).toEqual(e);
+  expect(parseEvent({ ...h, id: e.id, orgId: e.orgId, idempotencyKey: '' })).toEqual(e);
+  expect(parseEvent({})).toBeNull();
+});
+
+test('an envelope built by buildEnvelope is stored as its data and timestamp, and rebuilt byte for byte', () => {
+  const id = 'evt_01M8QW8806MT2VMJ0WCK7E8997';
+  const createdAt = 1_796_000_000_123;
+  const envelope = buildEnvelope({ id, type: 'invoice.paid', timestampMs: createdAt, dataJson: '{"note":"Zoë — 東京","n":[1, 2]}' });
+  const e = { id, orgId: pending.orgId, type: 'invoice.paid', envelope, createdAt, idempotencyKey: 'k-1', deliveryIds: [pending.id] };
+  const h = hashOf(eventHashFields(e));
+  expect(h).toEqual({ type: 'invoice.paid', idempotencyKey: 'k-1', deliveryIds: JSON.stringify([pending.id]), timestamp: '2026-11-30T00:53:20.123Z', data: '{"note":"Zoë — 東京","n":[1, 2]}' });
+  expect(parseEvent(h, e.orgId, id)).toEqual(e);
+  // A type that JSON escapes is stored whole.
+  const odd = { ...e, type: 'a"b', envelope: buildEnvelope({ id, type: 'a"b', timestampMs: createdAt, dataJson: '1' }) };
+  expect(hashOf(eventHashFields(odd)).envelope).toBe(odd.envelope);
+  expect(parseEvent(hashOf(eventHashFields(odd)), e.orgId, id)).toEqual(odd);
+});
+
+test('the last outcome is read from the latest finished attempt core, split or whole, unless stored', () => {
+  const base = hashOf(deliveryHashFields(pending));
+  const h = { ...base, status: 'pending', attempts: '2', a1: '[1796000000000,12,500,"http_500"]', 'a2~0': '[1796000060000', 'a2~1': ',7,503,"http_503","Postern/1",0,"v1,abc"]' };
+  expect(parseDelivery(h, pending.orgId, pending.id)).toMatchObject({ lastResponseStatus: 503, lastError: 'http_503', lastDurationMs: 7 });
+  // Attempt 3 in flight (only its start): the outcome shown is still attempt 2's.
+  expect(parseDelivery({ ...h, status: 'in_flight', attempts: '3', a3: '[1796000120000]' }, pending.orgId, pending.id)).toMatchObject({ lastResponseStatus: 503, lastError: 'http_503' });
+  // A reason stored by a settle wins; so does '' of a record written before compact records.
+  expect(parseDelivery({ ...h, status: 'failed', lastError: 'endpoint_inactive' }, pending.orgId, pending.id)).toMatchObject({ lastError: 'endpoint_inactive', lastResponseStatus: 503 });
+  expect(parseDelivery({ ...h, lastError: '', lastResponseStatus: '' }, pending.orgId, pending.id)).toMatchObject({ lastError: null, lastResponseStatus: null, lastDurationMs: 7 });
+});
