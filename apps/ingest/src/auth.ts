@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { API_KEY_SCOPES, type ApiKeyScope } from '@postern/shared';
+import { API_KEY_SCOPES, isId, type ApiKeyScope } from '@postern/shared';
+import type { PlatformKeyRecord, Store } from '@postern/store';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 import type { LookupCache } from './lookup-cache.js';
@@ -86,6 +87,95 @@ export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>, lo
   };
 }
 
+const PLATFORM_KEY_PREFIX = 'ppk_';
+
+/**
+ * The header a platform key names the org it acts for in (`Postern-Org: org_…`). Node lower-cases
+ * header names, so this is how `req.headers` spells it.
+ */
+export const PLATFORM_ORG_HEADER = 'postern-org';
+
+/** A fresh platform key: `ppk_` + 43 base64url characters (256 random bits), its prefix and its hash. */
+export function mintPlatformKey(): { platformKey: string; prefix: string; keyHash: string } {
+  const platformKey = `${PLATFORM_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+  return { platformKey, prefix: platformKey.slice(PLATFORM_KEY_PREFIX.length, PLATFORM_KEY_PREFIX.length + 8), keyHash: hashApiKey(platformKey) };
+}
+
+/** Whether a bearer token is shaped like a platform key (`ppk_…`); says nothing about whether it is valid. */
+export function isPlatformKeyToken(token: string | null | undefined): boolean {
+  return typeof token === 'string' && token.startsWith(PLATFORM_KEY_PREFIX);
+}
+
+/**
+ * The live platform key presented as `Authorization: Bearer ppk_…`, read from Redis on every call
+ * (never cached, so a revoked key is refused by the very next request).
+ *
+ * @returns the key's record, or null when the request carries no platform key at all.
+ * @throws ApiError 401 `unauthorized` for a platform key that is unknown or revoked.
+ */
+export async function authenticatePlatformKey(store: Pick<Store, 'platformKeys'>, req: Request): Promise<PlatformKeyRecord | null> {
+  const token = bearer(req.headers.authorization);
+  if (!isPlatformKeyToken(token)) return null;
+  const key = await store.platformKeys.authenticate(hashApiKey(token as string));
+  if (!key) throw new ApiError(401, 'unauthorized', 'platform key is not valid');
+  return key;
+}
+
+/**
+ * The org a platform-key request acts for, from the `Postern-Org` header.
+ *
+ * @throws ApiError 400 `org_required` when the header is missing or sent twice, 400
+ *   `invalid_request` when it is not an org id.
+ */
+export function platformOrgId(req: Request): string {
+  const raw = req.headers[PLATFORM_ORG_HEADER];
+  if (raw === undefined || raw === '' || Array.isArray(raw)) {
+    throw new ApiError(400, 'org_required', 'a platform key acts for the org named in the Postern-Org header: send Postern-Org: <org id> once');
+  }
+  const orgId = raw.trim();
+  if (!isId('org', orgId)) throw new ApiError(400, 'invalid_request', 'Postern-Org: must be an org id (org_…)');
+  return orgId;
+}
+
+/**
+ * Requires `Authorization: Bearer <platform key>` and `Postern-Org: <org id>`, and then acts as an
+ * API key of that org holding the platform key's scopes: puts the org id in `res.locals.orgId`,
+ * the key's record in `res.locals.platformKey`, its scopes in `res.locals.scopes` and the org's
+ * endpoints in `res.locals.orgEndpoints`. Every route reads the org from `res.locals.orgId` only,
+ * so another org's ids answer 404 as they do for an API key. 401 for an unknown or revoked key
+ * (checked before the header), 400 `org_required` without the header, 404 `org_not_found` for an
+ * org that does not exist, 403 `org_suspended` for a suspended one. The request's log line
+ * carries `orgId` and `platformKeyId` ({@link requestLogging}).
+ */
+export function requirePlatformKey(deps: Pick<AppDeps, 'store'>, lookups: LookupCache): RequestHandler {
+  return (req, res, next) => {
+    authenticatePlatformKey(deps.store, req)
+      .then(async (key) => {
+        if (!key) throw new ApiError(401, 'unauthorized', 'platform key required: Authorization: Bearer <platform key>');
+        res.locals.platformKey = key;
+        const orgId = platformOrgId(req);
+        const found = await lookups.lookupOrg(orgId);
+        if (!found.org) throw new ApiError(404, 'org_not_found', `the org named in Postern-Org (${orgId}) does not exist`);
+        if (found.org.status === 'suspended') throw new ApiError(403, 'org_suspended', 'this org is suspended');
+        res.locals.orgId = found.org.id;
+        res.locals.scopes = key.scopes;
+        res.locals.orgEndpoints = found.endpoints;
+        next();
+      })
+      .catch(next);
+  };
+}
+
+/**
+ * The v1 API's credential check: a platform key (`ppk_…`, see {@link requirePlatformKey}) or else
+ * an API key ({@link requireApiKey}). Either way the routes after it see the same `res.locals`.
+ */
+export function requireApiCredential(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>, lookups: LookupCache): RequestHandler {
+  const apiKey = requireApiKey(deps, lookups);
+  const platformKey = requirePlatformKey(deps, lookups);
+  return (req, res, next) => (isPlatformKeyToken(bearer(req.headers.authorization)) ? platformKey : apiKey)(req, res, next);
+}
+
 /**
  * Requires the API key (already checked by {@link requireApiKey}) to hold `scope`; 403
  * `insufficient_scope` naming it otherwise. Scope checks come before any lookup, so the answer
@@ -96,7 +186,8 @@ export function requireScope(scope: ApiKeyScope): <Params>(req: Request<Params>,
   return (_req, res, next) => {
     const scopes = (res.locals.scopes ?? []) as readonly ApiKeyScope[];
     if (!scopes.includes(scope)) {
-      return next(new ApiError(403, 'insufficient_scope', `this API key lacks the ${scope} scope`));
+      const credential = res.locals.platformKey ? 'platform key' : 'API key';
+      return next(new ApiError(403, 'insufficient_scope', `this ${credential} lacks the ${scope} scope`));
     }
     next();
   };

@@ -4,7 +4,7 @@ import { eventListQuery } from './routes/events.js';
 import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
 import { statsQuery } from './routes/stats.js';
-import { createApiKeyBody, createEndpointBody, createEventBody, createOrgBody, deliveryListQuery, pageQuery, updateEndpointBody } from './schemas.js';
+import { createApiKeyBody, createPlatformKeyBody, createEndpointBody, createEventBody, createOrgBody, deliveryListQuery, pageQuery, updateEndpointBody } from './schemas.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 type Auth = 'apiKey' | 'admin' | 'adminBrowser' | 'none';
@@ -49,6 +49,10 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'post', path: '/v1/orgs', tag: 'orgs', auth: 'admin', body: createOrgBody, summary: 'Create an org and its first API key (shown once)', responses: { 201: '`{id, name, createdAt, apiKey}`' } }),
   r({ method: 'post', path: '/v1/orgs/:id/suspend', tag: 'orgs', auth: 'admin', summary: 'Suspend an org: its keys get 403 org_suspended, its deliveries settle as each policy says', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
   r({ method: 'post', path: '/v1/orgs/:id/reactivate', tag: 'orgs', auth: 'admin', summary: 'Reactivate a suspended org', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
+
+  r({ method: 'post', path: '/v1/platform-keys', tag: 'platform keys', auth: 'admin', body: createPlatformKeyBody, summary: 'Create a platform key (shown once): one credential that acts for any org named in `Postern-Org`, within its scopes', responses: { 201: 'the key record with `key`' } }),
+  r({ method: 'get', path: '/v1/platform-keys', tag: 'platform keys', auth: 'admin', query: pageQuery, summary: 'Every platform key (prefix only), revoked ones included', responses: { 200: '`{data, nextCursor}`' } }),
+  r({ method: 'delete', path: '/v1/platform-keys/:id', tag: 'platform keys', auth: 'admin', summary: 'Revoke a platform key: the next request with it gets 401', responses: { 200: 'the revoked key record', 404: 'no such platform key' } }),
 
   r({ method: 'get', path: '/v1/me', tag: 'api keys', auth: 'apiKey', summary: 'The calling API key: org, name, prefix, scopes', responses: { 200: '`{orgId, keyId, name, prefix, scopes}`' } }),
   r({ method: 'post', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', body: createApiKeyBody, summary: 'Create an API key (shown once)', responses: { 201: 'the key record with `apiKey`' } }),
@@ -170,7 +174,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
     operationId: `${route.method}${route.path.replace(/[/:-](\w)/g, (_m, c: string) => c.toUpperCase())}`,
     summary: route.summary,
     tags: [route.tag],
-    security: route.auth === 'apiKey' ? [{ apiKey: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : route.auth === 'adminBrowser' ? [{ adminToken: [] }, { adminBasic: [] }] : [],
+    security: route.auth === 'apiKey' ? [{ apiKey: [] }, { platformKey: [], postern_org: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : route.auth === 'adminBrowser' ? [{ adminToken: [] }, { adminBasic: [] }] : [],
     responses,
   };
   if (route.scope) {
@@ -218,6 +222,8 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[] = API_ROUTES): 
       schemas: { Error: ERROR_SCHEMA },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: "An org's API key (`pk_…`)." },
+        platformKey: { type: 'http', scheme: 'bearer', description: 'A platform key (`ppk_…`, made with the admin token), sent with `Postern-Org` naming the org it acts for.' },
+        postern_org: { type: 'apiKey', in: 'header', name: 'Postern-Org', description: 'With a platform key: the id of the org the request acts for (`org_…`).' },
         adminToken: { type: 'http', scheme: 'bearer', description: '`ADMIN_TOKEN`.' },
         adminBasic: { type: 'http', scheme: 'basic', description: 'Any user name, `ADMIN_TOKEN` as the password (for browsers).' },
       },

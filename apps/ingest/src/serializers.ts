@@ -1,5 +1,5 @@
 import { extractRawField } from '@postern/shared';
-import { isWaitingForNextAttempt, type ApiKeyRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
+import { isWaitingForNextAttempt, type ApiKeyRecord, type PlatformKeyRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 
 /** Epoch ms → ISO 8601 string; null stays null. */
 export function iso(ms: number | null): string | null {
@@ -95,6 +95,18 @@ export function eventSummaryJson(e: EventRecord) {
 
 /** An API key as listed: its prefix, never the key or its hash. */
 export function apiKeyJson(k: ApiKeyRecord) {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    createdAt: iso(k.createdAt),
+    revokedAt: iso(k.revokedAt),
+  };
+}
+
+/** A platform key as the API shows it: prefix only, never the key or its hash. */
+export function platformKeyJson(k: PlatformKeyRecord) {
   return {
     id: k.id,
     name: k.name,

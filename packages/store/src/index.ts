@@ -45,6 +45,7 @@ export { NotificationRepository, type TripInput } from './notification-repositor
 export { OrgRepository } from './org-repository.js';
 export { OrgSnapshotRepository, type OrgSnapshot } from './org-snapshot-repository.js';
 export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
+export { PlatformKeyRepository, type PlatformKeyRecord } from './platform-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';
 export { DeliveryRepository } from './delivery-repository.js';

@@ -11,6 +11,7 @@ import { NotificationRepository } from './notification-repository.js';
 import { LeaseRepository } from './lease-repository.js';
 import { OrgRepository } from './org-repository.js';
 import { OrgSnapshotRepository } from './org-snapshot-repository.js';
+import { PlatformKeyRepository } from './platform-key-repository.js';
 import { StatsRepository } from './stats-repository.js';
 
 /** Every repository over one Redis connection and key prefix. */
@@ -20,6 +21,8 @@ export interface Store {
   /** Consistent reads of an org, an API key and the org's endpoints, with the org's version (ingest's lookup cache). */
   readonly orgSnapshots: OrgSnapshotRepository;
   readonly apiKeys: ApiKeyRepository;
+  /** Platform keys: one credential acting for any org it names (global, `{platform}`-tagged). */
+  readonly platformKeys: PlatformKeyRepository;
   readonly endpoints: EndpointRepository;
   readonly events: EventRepository;
   /** `GET /v1/events`: the org's events, newest first, filtered. */
@@ -46,6 +49,7 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     orgs: new OrgRepository(deps.redis, keys),
     orgSnapshots: new OrgSnapshotRepository(deps.redis, keys),
     apiKeys: new ApiKeyRepository(deps.redis, keys),
+    platformKeys: new PlatformKeyRepository(deps.redis, keys),
     endpoints: new EndpointRepository(deps.redis, keys),
     events: new EventRepository(deps.redis, keys),
     eventIndex: new EventIndexRepository(deps.redis, keys),

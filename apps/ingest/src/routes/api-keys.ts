@@ -1,5 +1,5 @@
 import type { ApiKeyScope } from '@postern/shared';
-import type { ApiKeyRecord } from '@postern/store';
+import type { ApiKeyRecord, PlatformKeyRecord } from '@postern/store';
 import { Router } from 'express';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
@@ -8,15 +8,16 @@ import { createApiKeyBody, pageQuery, parseListQuery } from '../schemas.js';
 import { apiKeyJson } from '../serializers.js';
 
 /**
- * `GET /v1/me` (any key: who am I, what may I do), and the org's API keys: create (the key is
+ * `GET /v1/me` (any key: who am I, what may I do; `credential` says `api_key` or `platform_key`), and the org's API keys: create (the key is
  * shown once), list (prefix only), revoke. Behind API-key auth.
  */
 export function apiKeyRoutes(deps: AppDeps): Router {
   const router = Router();
 
   router.get('/v1/me', (_req, res) => {
-    const key = res.locals.apiKey as ApiKeyRecord;
-    res.json({ orgId: res.locals.orgId as string, keyId: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes });
+    const platformKey = res.locals.platformKey as PlatformKeyRecord | undefined;
+    const key = platformKey ?? (res.locals.apiKey as ApiKeyRecord);
+    res.json({ orgId: res.locals.orgId as string, keyId: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, credential: platformKey ? 'platform_key' : 'api_key' });
   });
 
   router.post('/v1/api-keys', requireScope('webhooks:write'), async (req, res) => {
@@ -26,7 +27,7 @@ export function apiKeyRoutes(deps: AppDeps): Router {
     const scopes = body.data.scopes as ApiKeyScope[];
     // A key may hand on only what it holds, or a narrow key could mint itself a wider one.
     const missing = scopes.find((s) => !held.includes(s));
-    if (missing) throw new ApiError(403, 'insufficient_scope', `this API key lacks the ${missing} scope, so it cannot grant it`);
+    if (missing) throw new ApiError(403, 'insufficient_scope', `this ${res.locals.platformKey ? 'platform key' : 'API key'} lacks the ${missing} scope, so it cannot grant it`);
     const { apiKey, prefix, keyHash } = mintApiKey();
     const now = deps.clock.now();
     const key: ApiKeyRecord = { id: deps.ids('key', now), orgId: res.locals.orgId as string, name: body.data.name, scopes, prefix, keyHash, createdAt: now, revokedAt: null };
