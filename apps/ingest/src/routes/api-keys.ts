@@ -6,6 +6,7 @@ import type { AppDeps } from '../app-deps.js';
 import { mintApiKey, requireScope } from '../auth.js';
 import { createApiKeyBody, pageQuery, parseListQuery } from '../schemas.js';
 import { apiKeyJson } from '../serializers.js';
+import { createdApiKeyResponse, meResponse, type Json } from '../response-schemas.js';
 
 /**
  * `GET /v1/me` (any key: who am I, what may I do; `credential` says `api_key` or `platform_key`), and the org's API keys: create (the key is
@@ -17,7 +18,7 @@ export function apiKeyRoutes(deps: AppDeps): Router {
   router.get('/v1/me', (_req, res) => {
     const platformKey = res.locals.platformKey as PlatformKeyRecord | undefined;
     const key = platformKey ?? (res.locals.apiKey as ApiKeyRecord);
-    res.json({ orgId: res.locals.orgId as string, keyId: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, credential: platformKey ? 'platform_key' : 'api_key' });
+    res.json({ orgId: res.locals.orgId as string, keyId: key.id, name: key.name, prefix: key.prefix, scopes: key.scopes, credential: platformKey ? 'platform_key' : 'api_key' } satisfies Json<typeof meResponse>);
   });
 
   router.post('/v1/api-keys', requireScope('webhooks:write'), async (req, res) => {
@@ -32,7 +33,7 @@ export function apiKeyRoutes(deps: AppDeps): Router {
     const now = deps.clock.now();
     const key: ApiKeyRecord = { id: deps.ids('key', now), orgId: res.locals.orgId as string, name: body.data.name, scopes, prefix, keyHash, createdAt: now, revokedAt: null };
     await deps.store.apiKeys.create(key);
-    res.status(201).json({ ...apiKeyJson(key), apiKey });
+    res.status(201).json({ ...apiKeyJson(key), apiKey } satisfies Json<typeof createdApiKeyResponse>);
   });
 
   router.get('/v1/api-keys', requireScope('webhooks:read'), async (req, res) => {

@@ -6,6 +6,7 @@ import { ownEndpoint } from './endpoints.js';
 import { deliveryListQuery, parseListQuery } from '../schemas.js';
 import { attemptJson, deliveryJson } from '../serializers.js';
 import { requireScope } from '../auth.js';
+import { deliveryWithAttemptsResponse, type Json } from '../response-schemas.js';
 
 /** The delivery log: per endpoint (newest first) and one delivery with its attempts. */
 export function deliveryRoutes(deps: AppDeps): Router {
@@ -27,7 +28,7 @@ export function deliveryRoutes(deps: AppDeps): Router {
     if (!delivery || delivery.orgId !== res.locals.orgId) throw notFound('delivery');
     const attempts = await deps.store.deliveries.getAttempts(delivery.orgId, delivery.id, delivery.eventId);
     // docs/architecture.md: the detail view's `attempts` is the list; the count is `attemptCount`, as in lists.
-    res.json({ ...deliveryJson(delivery), attempts: attempts.map(attemptJson) });
+    res.json({ ...deliveryJson(delivery), attempts: attempts.map(attemptJson) } satisfies Json<typeof deliveryWithAttemptsResponse>);
   });
 
   return router;

@@ -7,6 +7,7 @@ import { mintPlatformKey, requireAdmin } from '../auth.js';
 import { jsonBody } from '../json-body.js';
 import { createPlatformKeyBody, pageQuery, parseListQuery } from '../schemas.js';
 import { platformKeyJson } from '../serializers.js';
+import { createdPlatformKeyResponse, type Json } from '../response-schemas.js';
 
 /**
  * Platform keys, all with the admin token: `POST /v1/platform-keys` `{name, scopes}` → 201 the
@@ -26,7 +27,7 @@ export function platformKeyRoutes(deps: AppDeps): Router {
     const now = deps.clock.now();
     const key: PlatformKeyRecord = { id: deps.ids('pfk', now), name: body.data.name, scopes: body.data.scopes as ApiKeyScope[], prefix, keyHash, createdAt: now, revokedAt: null };
     await deps.store.platformKeys.create(key);
-    res.status(201).json({ ...platformKeyJson(key), key: platformKey });
+    res.status(201).json({ ...platformKeyJson(key), key: platformKey } satisfies Json<typeof createdPlatformKeyResponse>);
   });
 
   router.get('/v1/platform-keys', admin, async (req, res) => {
