@@ -8,6 +8,7 @@ import { connectRedis, createDeliveryQueues, createStore, parseClusterNodes, typ
 import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
+import { Postern, PosternApiError } from '@postern/client';
 import { apiClient, type ApiClient } from './api-client.js';
 
 /** Redis used by tests (`REDIS_URL`, default the local one). */
@@ -73,6 +74,12 @@ export interface TestPostern {
   senderRegistry: Registry;
   /** Calls the API; `key` is an API key (or the admin token). Returns status, JSON body and headers. */
   api: ApiClient;
+  /**
+   * A `@postern/client` for this Postern acting with `key` (an API key; the admin token for orgs
+   * and platform keys), or with a platform key for `orgId`. Retries off, so a test sees every
+   * answer as it came.
+   */
+  client(key: string, orgId?: string): Postern;
   /** Creates an org and returns its API key. */
   createOrg(name?: string): Promise<{ id: string; apiKey: string }>;
   /** Creates an endpoint (201 expected) and returns the API's answer. */
@@ -82,6 +89,12 @@ export interface TestPostern {
   /** Starts a sender when none runs (after `sender: false` or {@link stopSender}); `concurrency` defaults to the option given at start. */
   startSender(opts?: { concurrency?: number }): Promise<void>;
   close(): Promise<void>;
+}
+
+/** A failed client call as the helpers report it: `<status> {"error":{code,message}}`, as the raw API answered. */
+function describeFailure(err: unknown): string {
+  if (err instanceof PosternApiError) return `${err.status} ${JSON.stringify({ error: { code: err.code, message: err.message } })}`;
+  return String(err);
 }
 
 /** Starts ingest (and, unless disabled, a sender) against real Redis with a fresh prefix. */
@@ -147,6 +160,10 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   if (options.sender !== false) sender = makeSender(options.senderConcurrency ?? 20);
 
   const api: TestPostern['api'] = apiClient(baseUrl);
+  const client = (key: string, orgId?: string): Postern => {
+    const credential = key === TEST_ADMIN_TOKEN ? { adminToken: key } : key.startsWith('ppk_') ? { platformKey: key, orgId } : { apiKey: key };
+    return new Postern({ baseUrl, ...credential, maxRetries: 0 });
+  };
 
   const stopSender = async () => {
     if (sender) {
@@ -174,15 +191,17 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     ingestRegistry,
     senderRegistry,
     api,
+    client,
     async createOrg(name = 'acme') {
-      const r = await api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name } });
-      if (r.status !== 201) throw new Error(`createOrg: ${r.status} ${JSON.stringify(r.body)}`);
-      return { id: r.body.id as string, apiKey: r.body.apiKey as string };
+      const org = await client(TEST_ADMIN_TOKEN).orgs.create({ name }).catch((err: unknown) => {
+        throw new Error(`createOrg: ${describeFailure(err)}`, { cause: err });
+      });
+      return { id: org.id, apiKey: org.apiKey };
     },
     async createEndpoint(key, body) {
-      const r = await api('POST', '/v1/endpoints', { key, body });
-      if (r.status !== 201) throw new Error(`createEndpoint: ${r.status} ${JSON.stringify(r.body)}`);
-      return r.body;
+      return client(key).endpoints.create(body as never).catch((err: unknown) => {
+        throw new Error(`createEndpoint: ${describeFailure(err)}`, { cause: err });
+      });
     },
     stopSender,
     startSender,

@@ -1,4 +1,5 @@
 import { PosternApiError, PosternConnectionError } from './errors.js';
+import { stringifyBody } from './raw-json.js';
 
 /** Options of one call: an idempotency key (sent as `Idempotency-Key`) and an abort signal. */
 export interface CallOptions {
@@ -89,7 +90,7 @@ export async function request<T>(settings: TransportSettings, spec: RequestSpec)
   const headers: Record<string, string> = { accept: 'application/json', ...settings.headers };
   if (spec.body !== undefined) headers['content-type'] = 'application/json';
   if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
-  const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+  const body = spec.body === undefined ? undefined : stringifyBody(spec.body);
   const repeatable = spec.method === 'GET' || spec.method === 'DELETE' || spec.idempotencyKey !== undefined;
 
   for (let retry = 0; ; retry++) {
