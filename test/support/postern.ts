@@ -9,7 +9,8 @@ import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
 import { Postern, PosternApiError } from '@postern/client';
-import { apiClient, type ApiClient } from './api-client.js';
+import { apiClient, setSpecCheck, type ApiClient } from './api-client.js';
+import { openApiValidator } from './openapi-validator.js';
 
 /** Redis used by tests (`REDIS_URL`, default the local one). */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -97,8 +98,27 @@ function describeFailure(err: unknown): string {
   return String(err);
 }
 
+let specChecked = false;
+
+/**
+ * Every answer the tests' {@link ApiClient} gets from a documented route is checked against
+ * `/openapi.json`: a status the document does not list for the route, or a body that does not
+ * validate against its schema, fails the call that got it. Undocumented paths (a test probing an
+ * unknown route) are left alone.
+ */
+function checkAnswersAgainstSpec(): void {
+  if (specChecked) return;
+  specChecked = true;
+  const validator = openApiValidator();
+  setSpecCheck((method, path, answer) => {
+    const result = validator.check(method, path, answer.status, answer.body, answer.headers.get('content-type'));
+    if (result.operation && result.problems.length > 0) throw new Error(`answer not as /openapi.json documents it: ${result.problems.join('; ')}`);
+  });
+}
+
 /** Starts ingest (and, unless disabled, a sender) against real Redis with a fresh prefix. */
 export async function startPostern(options: PosternOptions = {}): Promise<TestPostern> {
+  checkAnswersAgainstSpec();
   const prefix = `test:${randomBytes(6).toString('hex')}`;
   const allowList = options.allowList ?? ['127.0.0.1', '::1'];
   const target = testRedisTarget(options.cluster);
