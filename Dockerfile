@@ -11,6 +11,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/store/package.json packages/store/
+COPY packages/client/package.json packages/client/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
 COPY apps/dashboard/package.json apps/dashboard/
@@ -26,6 +27,7 @@ ENV NODE_ENV=production
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/store/package.json packages/store/
+COPY packages/client/package.json packages/client/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
 COPY apps/dashboard/package.json apps/dashboard/
