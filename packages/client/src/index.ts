@@ -2,7 +2,7 @@ export { Postern, type PosternOptions } from './postern.js';
 export { PosternApiError, PosternConnectionError } from './errors.js';
 export { PagedList, type Page } from './paging.js';
 export { RawJson, rawJson } from './raw-json.js';
-export { retryAfterMs, retryDelayMs, type CallOptions } from './transport.js';
+export { retryAfterMs, retryDelayMs, type CallOptions, type RequestOptions } from './transport.js';
 export { ApiKeys, Deliveries, Endpoints, Events, Notifications, Orgs, PlatformKeys, Policies } from './resources.js';
 export type {
   AcceptedEvent,

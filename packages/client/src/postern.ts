@@ -1,6 +1,6 @@
 import type * as T from './api-types.js';
 import { ApiKeys, Deliveries, Endpoints, Events, Notifications, Orgs, PlatformKeys, Policies, type Call } from './resources.js';
-import { request, type CallOptions, type TransportSettings } from './transport.js';
+import { request, type RequestOptions, type TransportSettings } from './transport.js';
 
 /** Options of {@link Postern}. Give one credential: `apiKey`, `platformKey` with `orgId`, or `adminToken`. */
 export interface PosternOptions {
@@ -105,17 +105,17 @@ export class Postern {
   private readonly call: Call;
 
   /** The calling key: its org, scopes and kind (`api_key` or `platform_key`). */
-  me(options: CallOptions = {}): Promise<T.Me> {
+  me(options: RequestOptions = {}): Promise<T.Me> {
     return this.call({ method: 'GET', path: '/v1/me', ...options });
   }
 
   /** Attempt counts for the org or one endpoint over the last hour (per minute) or day (per hour). */
-  stats(query: T.StatsQuery = {}, options: CallOptions = {}): Promise<T.Stats> {
+  stats(query: T.StatsQuery = {}, options: RequestOptions = {}): Promise<T.Stats> {
     return this.call({ method: 'GET', path: '/v1/stats', query: { ...query }, ...options });
   }
 
   /** `/readyz`: whether ingest can reach Redis (a 503 answer is returned, not thrown). */
-  async ready(options: CallOptions = {}): Promise<T.Readiness> {
+  async ready(options: RequestOptions = {}): Promise<T.Readiness> {
     const res = await this.settings.fetch(new URL('readyz', this.settings.baseUrl), { signal: options.signal });
     return (await res.json()) as T.Readiness;
   }

@@ -1,6 +1,6 @@
 import type * as T from './api-types.js';
 import { PagedList, type Page } from './paging.js';
-import type { CallOptions, RequestSpec } from './transport.js';
+import type { CallOptions, RequestOptions, RequestSpec } from './transport.js';
 
 /** Makes one call; the resources share it (see `transport.ts`). */
 export type Call = <R>(spec: RequestSpec) => Promise<R>;
@@ -26,12 +26,12 @@ export class Events {
   }
 
   /** One event: its data, the exact envelope sent, every delivery of it. 404 `not_found` for another org's. */
-  get(id: string, options: CallOptions = {}): Promise<T.Event> {
+  get(id: string, options: RequestOptions = {}): Promise<T.Event> {
     return this.call({ method: 'GET', path: `/v1/events/${seg(id)}`, ...options });
   }
 
   /** The org's events, newest first, filtered; iterate it with `for await`. A page may be short when filters match sparsely. */
-  list(query: T.EventListQuery = {}, options: CallOptions = {}): PagedList<T.EventSummary> {
+  list(query: T.EventListQuery = {}, options: RequestOptions = {}): PagedList<T.EventSummary> {
     return paged(this.call, '/v1/events', { ...query }, options.signal);
   }
 }
@@ -41,32 +41,32 @@ export class Endpoints {
   constructor(private readonly call: Call) {}
 
   /** Registers an endpoint; the answer carries its `secret`. Needs `webhooks:write`. */
-  create(body: T.CreateEndpointBody, options: CallOptions = {}): Promise<T.CreatedEndpoint> {
+  create(body: T.CreateEndpointBody, options: RequestOptions = {}): Promise<T.CreatedEndpoint> {
     return this.call({ method: 'POST', path: '/v1/endpoints', body, ...options });
   }
 
   /** The org's endpoints; iterate with `for await`. */
-  list(query: T.PageQuery = {}, options: CallOptions = {}): PagedList<T.Endpoint> {
+  list(query: T.PageQuery = {}, options: RequestOptions = {}): PagedList<T.Endpoint> {
     return paged(this.call, '/v1/endpoints', { ...query }, options.signal);
   }
 
   /** One endpoint with its health. */
-  get(id: string, options: CallOptions = {}): Promise<T.Endpoint> {
+  get(id: string, options: RequestOptions = {}): Promise<T.Endpoint> {
     return this.call({ method: 'GET', path: `/v1/endpoints/${seg(id)}`, ...options });
   }
 
   /** Changes an endpoint's URL, event types, policy or description. */
-  update(id: string, body: T.UpdateEndpointBody, options: CallOptions = {}): Promise<T.UpdatedEndpoint> {
+  update(id: string, body: T.UpdateEndpointBody, options: RequestOptions = {}): Promise<T.UpdatedEndpoint> {
     return this.call({ method: 'PATCH', path: `/v1/endpoints/${seg(id)}`, body, ...options });
   }
 
   /** Deletes an endpoint; its queued deliveries end cancelled. */
-  async delete(id: string, options: CallOptions = {}): Promise<void> {
+  async delete(id: string, options: RequestOptions = {}): Promise<void> {
     await this.call({ method: 'DELETE', path: `/v1/endpoints/${seg(id)}`, ...options });
   }
 
   /** The current signing secret and how many rotated-out ones still sign. Needs `webhooks:write`. */
-  secret(id: string, options: CallOptions = {}): Promise<T.EndpointSecret> {
+  secret(id: string, options: RequestOptions = {}): Promise<T.EndpointSecret> {
     return this.call({ method: 'GET', path: `/v1/endpoints/${seg(id)}/secret`, ...options });
   }
 
@@ -91,7 +91,7 @@ export class Endpoints {
   }
 
   /** The endpoint's policy as attempt times. */
-  timeline(id: string, options: CallOptions = {}): Promise<T.EndpointTimeline> {
+  timeline(id: string, options: RequestOptions = {}): Promise<T.EndpointTimeline> {
     return this.call({ method: 'GET', path: `/v1/endpoints/${seg(id)}/timeline`, ...options });
   }
 
@@ -111,17 +111,17 @@ export class Deliveries {
   constructor(private readonly call: Call) {}
 
   /** One delivery with its attempts. */
-  get(id: string, options: CallOptions = {}): Promise<T.DeliveryWithAttempts> {
+  get(id: string, options: RequestOptions = {}): Promise<T.DeliveryWithAttempts> {
     return this.call({ method: 'GET', path: `/v1/deliveries/${seg(id)}`, ...options });
   }
 
   /** A delivery's attempts, oldest first. */
-  async attempts(id: string, options: CallOptions = {}): Promise<T.Attempt[]> {
+  async attempts(id: string, options: RequestOptions = {}): Promise<T.Attempt[]> {
     return (await this.get(id, options)).attempts;
   }
 
   /** An endpoint's delivery log, newest first, optionally of one status; iterate with `for await`. */
-  list(query: T.DeliveryListQuery & { endpointId: string }, options: CallOptions = {}): PagedList<T.Delivery> {
+  list(query: T.DeliveryListQuery & { endpointId: string }, options: RequestOptions = {}): PagedList<T.Delivery> {
     const { endpointId, ...rest } = query;
     return paged(this.call, `/v1/endpoints/${seg(endpointId)}/deliveries`, { ...rest }, options.signal);
   }
@@ -132,7 +132,7 @@ export class Deliveries {
   }
 
   /** The next attempt of a delivery waiting for a retry, now. 409 `in_flight`, `delivery_finished`, `delivery_held` or `not_waiting`. */
-  sendNow(id: string, options: CallOptions = {}): Promise<T.DeliveryAction> {
+  sendNow(id: string, options: RequestOptions = {}): Promise<T.DeliveryAction> {
     return this.call({ method: 'POST', path: `/v1/deliveries/${seg(id)}/send-now`, ...options });
   }
 }
@@ -142,17 +142,17 @@ export class ApiKeys {
   constructor(private readonly call: Call) {}
 
   /** Creates a key (shown once, in `apiKey`) with scopes the calling key holds. */
-  create(body: T.CreateApiKeyBody, options: CallOptions = {}): Promise<T.CreatedApiKey> {
+  create(body: T.CreateApiKeyBody, options: RequestOptions = {}): Promise<T.CreatedApiKey> {
     return this.call({ method: 'POST', path: '/v1/api-keys', body, ...options });
   }
 
   /** The org's keys, revoked ones included (prefix only). */
-  list(query: T.PageQuery = {}, options: CallOptions = {}): PagedList<T.ApiKey> {
+  list(query: T.PageQuery = {}, options: RequestOptions = {}): PagedList<T.ApiKey> {
     return paged(this.call, '/v1/api-keys', { ...query }, options.signal);
   }
 
   /** Revokes a key at once. */
-  revoke(id: string, options: CallOptions = {}): Promise<T.ApiKey> {
+  revoke(id: string, options: RequestOptions = {}): Promise<T.ApiKey> {
     return this.call({ method: 'DELETE', path: `/v1/api-keys/${seg(id)}`, ...options });
   }
 }
@@ -162,17 +162,17 @@ export class PlatformKeys {
   constructor(private readonly call: Call) {}
 
   /** Creates a platform key (shown once, in `key`). */
-  create(body: T.CreatePlatformKeyBody, options: CallOptions = {}): Promise<T.CreatedPlatformKey> {
+  create(body: T.CreatePlatformKeyBody, options: RequestOptions = {}): Promise<T.CreatedPlatformKey> {
     return this.call({ method: 'POST', path: '/v1/platform-keys', body, ...options });
   }
 
   /** Every platform key, revoked ones included (prefix only). */
-  list(query: T.PageQuery = {}, options: CallOptions = {}): PagedList<T.PlatformKey> {
+  list(query: T.PageQuery = {}, options: RequestOptions = {}): PagedList<T.PlatformKey> {
     return paged(this.call, '/v1/platform-keys', { ...query }, options.signal);
   }
 
   /** Revokes a platform key: its next request gets 401. */
-  revoke(id: string, options: CallOptions = {}): Promise<T.PlatformKey> {
+  revoke(id: string, options: RequestOptions = {}): Promise<T.PlatformKey> {
     return this.call({ method: 'DELETE', path: `/v1/platform-keys/${seg(id)}`, ...options });
   }
 }
@@ -182,17 +182,17 @@ export class Orgs {
   constructor(private readonly call: Call) {}
 
   /** Creates an org and its first API key (shown once, in `apiKey`). */
-  create(body: T.CreateOrgBody, options: CallOptions = {}): Promise<T.CreatedOrg> {
+  create(body: T.CreateOrgBody, options: RequestOptions = {}): Promise<T.CreatedOrg> {
     return this.call({ method: 'POST', path: '/v1/orgs', body, ...options });
   }
 
   /** Suspends an org: its keys get 403 `org_suspended`. */
-  suspend(id: string, options: CallOptions = {}): Promise<T.Org> {
+  suspend(id: string, options: RequestOptions = {}): Promise<T.Org> {
     return this.call({ method: 'POST', path: `/v1/orgs/${seg(id)}/suspend`, ...options });
   }
 
   /** Reactivates a suspended org. */
-  reactivate(id: string, options: CallOptions = {}): Promise<T.Org> {
+  reactivate(id: string, options: RequestOptions = {}): Promise<T.Org> {
     return this.call({ method: 'POST', path: `/v1/orgs/${seg(id)}/reactivate`, ...options });
   }
 }
@@ -202,17 +202,17 @@ export class Policies {
   constructor(private readonly call: Call) {}
 
   /** Every preset with its rules (no credentials needed). */
-  async list(options: CallOptions = {}): Promise<T.Preset[]> {
+  async list(options: RequestOptions = {}): Promise<T.Preset[]> {
     return (await this.call<{ data: T.Preset[] }>({ method: 'GET', path: '/v1/policies', ...options })).data;
   }
 
   /** A preset's attempt times for a delivery that always fails. */
-  timeline(name: string, options: CallOptions = {}): Promise<T.PresetTimeline> {
+  timeline(name: string, options: RequestOptions = {}): Promise<T.PresetTimeline> {
     return this.call({ method: 'GET', path: `/v1/policies/${seg(name)}/timeline`, ...options });
   }
 
   /** Resolves a policy as creating an endpoint would, with its timeline; nothing is saved. 400 `invalid_policy`. */
-  preview(policy: T.PolicyInput, options: CallOptions = {}): Promise<T.PolicyPreview> {
+  preview(policy: T.PolicyInput, options: RequestOptions = {}): Promise<T.PolicyPreview> {
     return this.call({ method: 'POST', path: '/v1/policies/preview', body: { policy }, ...options });
   }
 }
@@ -222,7 +222,7 @@ export class Notifications {
   constructor(private readonly call: Call) {}
 
   /** Endpoints paused or disabled by their breaker, newest first. */
-  list(query: T.PageQuery = {}, options: CallOptions = {}): PagedList<T.Notification> {
+  list(query: T.PageQuery = {}, options: RequestOptions = {}): PagedList<T.Notification> {
     return paged(this.call, '/v1/notifications', { ...query }, options.signal);
   }
 }

@@ -1,16 +1,22 @@
 import { PosternApiError, PosternConnectionError } from './errors.js';
 import { stringifyBody } from './raw-json.js';
 
-/** Options of one call: an idempotency key (sent as `Idempotency-Key`) and an abort signal. */
-export interface CallOptions {
-  /**
-   * Sent as `Idempotency-Key` (1–200 characters): a repeat within 24 h gets the first answer
-   * again and changes nothing. With one, a call that changes something is also retried after a
-   * network error.
-   */
-  idempotencyKey?: string;
+/** Options every call takes. */
+export interface RequestOptions {
   /** Aborts the call (and its retries). */
   signal?: AbortSignal;
+}
+
+/**
+ * Options of a call the API makes idempotent: `POST /v1/events` and the actions (redeliver,
+ * redeliver-failed, recover, pause, resume, rotate-secret, test).
+ */
+export interface CallOptions extends RequestOptions {
+  /**
+   * Sent as `Idempotency-Key` (1–200 characters): a repeat within 24 h gets the first answer
+   * again and changes nothing. With one, the call is also retried after a network error.
+   */
+  idempotencyKey?: string;
 }
 
 /** How the client talks HTTP: where, with which headers, and how it retries. */
