@@ -115,6 +115,12 @@ test('a missing, malformed or unknown org is a clear 400 or 404; a suspended org
   await postern.api('POST', `/v1/orgs/${org.id}/suspend`, { key: TEST_ADMIN_TOKEN });
   const suspended = await postern.api('GET', '/v1/endpoints', as(key, org.id));
   expect({ status: suspended.status, code: suspended.body.error.code }).toEqual({ status: 403, code: 'org_suspended' });
+  // An API key acts for its own org only: naming another is refused, naming its own is fine.
+  const own = await postern.createOrg('own');
+  const mismatch = await postern.api('GET', '/v1/endpoints', { key: own.apiKey, headers: { 'postern-org': org.id } });
+  expect({ status: mismatch.status, code: mismatch.body.error.code }).toEqual({ status: 400, code: 'invalid_request' });
+  expect(mismatch.body.error.message).toContain('Postern-Org');
+  expect((await postern.api('GET', '/v1/endpoints', { key: own.apiKey, headers: { 'postern-org': own.id } })).status).toBe(200);
   // An unknown key is refused before the org is even looked at.
   const forged = await postern.api('GET', '/v1/endpoints', as('ppk_forged', org.id));
   expect({ status: forged.status, code: forged.body.error.code }).toEqual({ status: 401, code: 'unauthorized' });

@@ -16,15 +16,20 @@ function bearer(header: string | undefined): string | null {
   return m?.[1] ?? null;
 }
 
+/** A check of `Authorization: Bearer <ADMIN_TOKEN>`, comparing in constant time. */
+function adminTokenCheck(adminToken: string): (req: Request) => boolean {
+  const expected = createHash('sha256').update(adminToken).digest();
+  return (req) => {
+    const token = bearer(req.headers.authorization);
+    return token !== null && timingSafeEqual(createHash('sha256').update(token).digest(), expected);
+  };
+}
+
 /** Requires `Authorization: Bearer <ADMIN_TOKEN>` (compared in constant time); 401 otherwise. */
 export function requireAdmin(adminToken: string): RequestHandler {
-  const expected = createHash('sha256').update(adminToken).digest();
+  const isAdmin = adminTokenCheck(adminToken);
   return (req, _res, next) => {
-    const token = bearer(req.headers.authorization);
-    const given = createHash('sha256').update(token ?? '').digest();
-    if (!token || !timingSafeEqual(given, expected)) {
-      return next(new ApiError(401, 'unauthorized', 'admin token required: Authorization: Bearer <ADMIN_TOKEN>'));
-    }
+    if (!isAdmin(req)) return next(new ApiError(401, 'unauthorized', 'admin token required: Authorization: Bearer <ADMIN_TOKEN>'));
     next();
   };
 }
@@ -77,6 +82,11 @@ export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>, lo
             revokedAt: null,
           }));
         if (!key) throw new ApiError(401, 'unauthorized', 'API key is not valid');
+        // Only a platform key acts for the org it names; an API key naming another org is a mistake, not a switch.
+        const named = req.headers[PLATFORM_ORG_HEADER];
+        if (named !== undefined && (Array.isArray(named) || named.trim() !== org.id)) {
+          throw new ApiError(400, 'invalid_request', 'Postern-Org: names another org than the one this API key belongs to; an API key acts for its own org only');
+        }
         res.locals.orgId = org.id;
         res.locals.apiKey = key;
         res.locals.scopes = key.scopes;
@@ -160,6 +170,28 @@ export function requirePlatformKey(deps: Pick<AppDeps, 'store'>, lookups: Lookup
         res.locals.orgId = found.org.id;
         res.locals.scopes = key.scopes;
         res.locals.orgEndpoints = found.endpoints;
+        next();
+      })
+      .catch(next);
+  };
+}
+
+/**
+ * For an admin route a platform may call too, acting on an org the route names itself (e.g.
+ * `POST /v1/orgs/:id/…`): the admin token, or a live platform key holding `scope`. A platform key
+ * is put in `res.locals.platformKey` (absent for the admin token); the route confines it to the
+ * org it names. 401 `unauthorized` for anything else, 403 `insufficient_scope` for a platform key
+ * without `scope`.
+ */
+export function requireAdminOrPlatformKey(deps: { store: Pick<Store, 'platformKeys'>; config: Pick<AppDeps['config'], 'adminToken'> }, scope: ApiKeyScope): RequestHandler {
+  const isAdmin = adminTokenCheck(deps.config.adminToken);
+  return (req, res, next) => {
+    if (isAdmin(req)) return next();
+    authenticatePlatformKey(deps.store, req)
+      .then((key) => {
+        if (!key) throw new ApiError(401, 'unauthorized', 'admin token or platform key required: Authorization: Bearer <ADMIN_TOKEN or platform key>');
+        if (!key.scopes.includes(scope)) throw new ApiError(403, 'insufficient_scope', `this platform key lacks the ${scope} scope`);
+        res.locals.platformKey = key;
         next();
       })
       .catch(next);
