@@ -46,10 +46,10 @@ test('endpoints: create, get, list, update, secret, rotate, pause, resume, timel
   expect((await client.endpoints.get(created.id)).description).toBe('first');
   expect((await client.endpoints.update(created.id, { description: 'second' })).description).toBe('second');
   expect((await client.endpoints.secret(created.id)).secret).toBe(created.secret);
-  const rotated = await client.endpoints.rotateSecret(created.id, { idempotencyKey: 'rotate-1' });
+  const rotated = await client.endpoints.rotateSecret(created.id, {}, { idempotencyKey: 'rotate-1' });
   expect(rotated.secret).not.toBe(created.secret);
   // The same key again: the first answer, not a second rotation.
-  expect((await client.endpoints.rotateSecret(created.id, { idempotencyKey: 'rotate-1' })).secret).toBe(rotated.secret);
+  expect((await client.endpoints.rotateSecret(created.id, {}, { idempotencyKey: 'rotate-1' })).secret).toBe(rotated.secret);
   expect((await client.endpoints.pause(created.id)).status).toBe('paused');
   expect(await client.endpoints.resume(created.id)).toMatchObject({ status: 'active', requeued: 0 });
   expect((await client.endpoints.timeline(created.id)).attempts).toHaveLength(8);
@@ -128,6 +128,10 @@ test('API keys, me, policies, notifications; typed errors carry status and code'
   expect(await client.notifications.list().toArray()).toEqual([]);
   expect(await apiError(new Postern({ baseUrl: postern.baseUrl, apiKey: 'pk_wrong' }).me())).toMatchObject({ status: 401, code: 'unauthorized' });
   expect(await client.ready()).toMatchObject({ status: 'ok' });
+  expect(await client.org.update({ disabledEventTypes: ['legacy.*'] })).toMatchObject({ id: orgId, disabledEventTypes: ['legacy.*'] });
+  expect((await client.org.get()).disabledEventTypes).toEqual(['legacy.*']);
+  expect(await client.org.checkSecret()).toEqual({ secret: null });
+  await client.org.update({ disabledEventTypes: [] });
 });
 
 test('a platform key: one client acting for the org it names, confined to it', async () => {

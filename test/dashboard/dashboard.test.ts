@@ -244,6 +244,38 @@ test('the policy timeline, notifications and API keys pages', async () => {
   await page.close();
 }, TEST_TIMEOUT_MS);
 
+test('an endpoint created with Ed25519 signatures shows its public key; switching scheme rotates into HMAC', async () => {
+  const page = await newTab();
+  await signIn(page, adminKey);
+  await go(page, '#/endpoints/new', 'New endpoint');
+  await page.fill('#endpoint-url', receiver.url.replace('/hook', '/ed25519'));
+  await page.fill('#endpoint-event-types', 'none.ever');
+  await page.selectOption('#endpoint-signature-scheme', 'ed25519');
+  await page.click('#save-endpoint');
+  const publicKey = await page.locator('#public-key').innerText();
+  expect(publicKey).toMatch(/^whpk_/);
+  const id = /#\/endpoints\/(ep_\w+)/.exec(page.url())![1]!;
+  const api = (await postern.api('GET', `/v1/endpoints/${id}`, { key: adminKey })).body;
+  expect(api).toMatchObject({ signatureScheme: 'ed25519', publicKey });
+  await page.getByText('Ed25519 (v1a)', { exact: true }).waitFor();
+  // The key must wrap, not push the page sideways, on a phone too.
+  await shoot(page, 'endpoint-ed25519');
+  await page.setViewportSize(PHONE);
+  await shoot(page, 'endpoint-ed25519');
+  await page.setViewportSize(WIDE);
+
+  await page.click('#reveal-secret');
+  expect(await page.locator('#shown-secret code').innerText()).toMatch(/^whsk_/);
+
+  await page.click('#switch-scheme');
+  const shown = await page.locator('#new-secret code').innerText();
+  expect(shown).toMatch(/^whsec_/);
+  await page.locator('#public-key').waitFor({ state: 'detached' });
+  expect((await postern.api('GET', `/v1/endpoints/${id}/secret`, { key: adminKey })).body).toMatchObject({ secret: shown, signatureScheme: 'hmac-sha256', publicKey: null, previous: 1 });
+  expect(pageErrors).toEqual([]);
+  await page.close();
+}, TEST_TIMEOUT_MS);
+
 test('a read-only key sees no write buttons, and its write calls get 403', async () => {
   const page = await newTab();
   await signIn(page, readOnlyKey);

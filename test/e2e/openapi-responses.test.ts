@@ -65,6 +65,11 @@ test('every answer of every documented operation validates against the document'
   await call('DELETE', '/v1/platform-keys/pfk_nope', { key: TEST_ADMIN_TOKEN });
 
   await call('GET', '/v1/me', { key });
+  await call('GET', '/v1/org', { key });
+  await call('PATCH', '/v1/org', { key, body: { disabledEventTypes: ['legacy.*'] } });
+  await call('PATCH', '/v1/org', { key, body: { preAttemptCheckUrl: 'ftp://x' } });
+  await call('PATCH', '/v1/org', { key, body: { disabledEventTypes: [] } });
+  await call('GET', '/v1/org/check-secret', { key });
   const made = (await call('POST', '/v1/api-keys', { key, body: { name: 'reader', scopes: ['webhooks:read'] } })).body;
   await call('GET', '/v1/api-keys?limit=1', { key });
   await call('GET', '/v1/api-keys?limit=0', { key });
@@ -83,6 +88,8 @@ test('every answer of every documented operation validates against the document'
   await call('PATCH', `/v1/endpoints/${endpoint.id}`, { key, body: { description: 'changed' } });
   await call('GET', `/v1/endpoints/${endpoint.id}/secret`, { key });
   await call('POST', `/v1/endpoints/${endpoint.id}/rotate-secret`, { key });
+  await call('POST', `/v1/endpoints/${endpoint.id}/rotate-secret`, { key, body: { signatureScheme: 'ed25519' } });
+  await call('GET', `/v1/endpoints/${endpoint.id}/secret`, { key });
   await call('GET', `/v1/endpoints/${endpoint.id}/timeline`, { key });
 
   const event = (await call('POST', '/v1/events', { key, body: { type: 'invoice.paid', data: { n: 1 }, idempotencyKey: 'spec-1' } })).body;

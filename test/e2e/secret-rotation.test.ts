@@ -68,7 +68,7 @@ test('two signatures during the grace period, either secret verifies; afterwards
   expect(verifies(newSecret, during)).toBe(true);
   expect(verifies(oldSecret, during)).toBe(true);
   expect(verifies('whsec_' + Buffer.alloc(32, 7).toString('base64'), during)).toBe(false);
-  expect((await postern.api('GET', `/v1/endpoints/${endpoint.id}/secret`, { key: apiKey })).body).toEqual({ secret: newSecret, previous: 1 });
+  expect((await postern.api('GET', `/v1/endpoints/${endpoint.id}/secret`, { key: apiKey })).body).toEqual({ secret: newSecret, signatureScheme: 'hmac-sha256', publicKey: null, previous: 1 });
 
   await waitUntil('the grace period to end', () => Date.now() > graceEndsMs + 50, GRACE_MS + 2000);
 
@@ -76,7 +76,7 @@ test('two signatures during the grace period, either secret verifies; afterwards
   expect(signatures(after)).toHaveLength(1);
   expect(verifies(newSecret, after)).toBe(true);
   expect(verifies(oldSecret, after)).toBe(false);
-  expect((await postern.api('GET', `/v1/endpoints/${endpoint.id}/secret`, { key: apiKey })).body).toEqual({ secret: newSecret, previous: 0 });
+  expect((await postern.api('GET', `/v1/endpoints/${endpoint.id}/secret`, { key: apiKey })).body).toEqual({ secret: newSecret, signatureScheme: 'hmac-sha256', publicKey: null, previous: 0 });
 });
 
 test('rotating twice within the grace keeps the first old secret until its own grace ends', async () => {

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import { createIdFactory } from '@postern/shared';
+import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
+import { createIdFactory, createSigningKeyCache, type SigningKeyCache } from '@postern/shared';
 import { createRedisConnection, createStore, type AttemptIds, type Store } from '@postern/store';
 import { runAttempt, type DeliverDeps, type DeliveryTransport, type OutboundRequest, type TransportResult } from '@postern/sender';
 import type { Redis } from 'ioredis';
@@ -60,6 +61,7 @@ function deps(t: DeliveryTransport, woken: string[] = []): DeliverDeps {
     logger: pino({ level: 'silent' }),
     classifyAddress: () => null,
     userAgent: 'Postern/test',
+    signingKeys: createSigningKeyCache(),
     ids: createIdFactory(),
     wake: async (_orgId, ids) => void woken.push(...ids),
   };
@@ -96,6 +98,35 @@ test('a successful attempt: recorded in flight before the request, two Redis cal
   // A second run of the same job finds it finished and sends nothing.
   expect(await runAttempt(deps(t), ids)).toEqual({ kind: 'done', status: 'succeeded' });
   expect(sent).toHaveLength(1);
+});
+
+test('an ed25519 endpoint: each attempt is signed v1a with a key the sender parsed once, not per attempt', async () => {
+  const endpoint = await postern.createEndpoint(apiKey, { url: 'http://127.0.0.1:9/hook', signatureScheme: 'ed25519' });
+  const inner = createSigningKeyCache();
+  let parsed = 0;
+  const counting: SigningKeyCache = {
+    get(secret) {
+      const before = inner.size;
+      const key = inner.get(secret);
+      if (inner.size > before) parsed++;
+      return key;
+    },
+    get size() {
+      return inner.size;
+    },
+  };
+  const { t, sent } = transport(ok);
+  for (let i = 0; i < 3; i++) expect(await runAttempt({ ...deps(t), signingKeys: counting }, await event(endpoint.id))).toEqual({ kind: 'done', status: 'succeeded' });
+  expect(parsed).toBe(1);
+  expect(sent).toHaveLength(3);
+  const x = Buffer.from((endpoint.publicKey as string).slice('whpk_'.length), 'base64').toString('base64url');
+  const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+  for (const { request } of sent) {
+    const signature = request.headers['webhook-signature']!;
+    expect(signature).toMatch(/^v1a,/);
+    const signed = Buffer.from(`${request.headers['webhook-id']}.${request.headers['webhook-timestamp']}.${request.body}`, 'utf8');
+    expect(cryptoVerify(null, signed, publicKey, Buffer.from(signature.slice(4), 'base64'))).toBe(true);
+  }
 });
 
 test('a failed attempt: the plan retries at the scheduled time, and the job is told exactly when', async () => {

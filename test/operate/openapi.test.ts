@@ -85,6 +85,10 @@ test('request bodies and queries are the JSON Schema of the zod schemas that val
   expect(endpointBody.required).toEqual(['url']);
   expect(endpointBody.properties.policy.anyOf[0].enum).toContain('standard');
   expect(endpointBody.properties.policy.anyOf[1].properties.maxAttempts).toEqual({ type: 'integer', minimum: 1, maximum: 100 });
+  expect(endpointBody.properties.signatureScheme.enum).toEqual(['hmac-sha256', 'ed25519']);
+  const rotate = doc.paths['/v1/endpoints/{id}/rotate-secret'].post.requestBody;
+  expect(rotate.required).toBe(false);
+  expect(rotate.content['application/json'].schema.properties.signatureScheme.enum).toEqual(['hmac-sha256', 'ed25519']);
 
   const list = doc.paths['/v1/endpoints/{id}/deliveries'].get.parameters;
   expect(list.find((p: any) => p.name === 'status').schema.enum).toEqual(['pending', 'in_flight', 'succeeded', 'failed', 'cancelled']);

@@ -56,6 +56,8 @@ export interface PosternOptions {
   queuePartitions?: number;
   /** The sender's clock (default the real one), e.g. to finish deliveries "days ago". */
   senderClock?: { now(): number };
+  /** The sender's `PRE_ATTEMPT_CHECK_TIMEOUT_MS` (default the app's, 3000). */
+  checkTimeoutMs?: number;
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -175,6 +177,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
         reconcileIntervalMs: options.reconcileIntervalMs ?? 0,
         reconcileGraceMs: options.reconcileGraceMs ?? 300_000,
         userAgent: 'Postern/test',
+        checkTimeoutMs: options.checkTimeoutMs,
       },
     });
   if (options.sender !== false) sender = makeSender(options.senderConcurrency ?? 20);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { buildEnvelope, matchesEventTypes } from '@postern/shared';
+import { buildEnvelope, isEventTypeDisabled, matchesEventTypes } from '@postern/shared';
 import { deliveryJobs, newPendingDelivery, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
@@ -49,18 +49,29 @@ function receivesWhileInactive(endpoint: EndpointRecord): boolean {
  * different type or data is refused with 409 `idempotency_key_reused`.
  *
  * `endpoints` is every endpoint of the org as the request's lookup found it (see `LookupCache`);
- * when absent they are read from the store.
+ * when absent they are read from the store. An event whose type the org switched off
+ * (`disabledEventTypes`, issue 16) is stored but fans out to no endpoint.
  */
 export async function acceptEvent(
   deps: AppDeps,
-  input: { orgId: string; type: string; dataJson: string; idempotencyKey: string | null; onlyEndpoint?: EndpointRecord; endpoints?: readonly EndpointRecord[] },
+  input: {
+    orgId: string;
+    type: string;
+    dataJson: string;
+    idempotencyKey: string | null;
+    onlyEndpoint?: EndpointRecord;
+    endpoints?: readonly EndpointRecord[];
+    disabledEventTypes?: readonly string[];
+  },
 ): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
   const now = deps.clock.now();
   const eventId = deps.ids('evt', now);
   const envelope = buildEnvelope({ id: eventId, type: input.type, timestampMs: now, dataJson: input.dataJson });
   const targets = input.onlyEndpoint
     ? [input.onlyEndpoint]
-    : (input.endpoints ?? (await deps.store.endpoints.listAll(input.orgId))).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type));
+    : isEventTypeDisabled(input.disabledEventTypes, input.type)
+      ? []
+      : (input.endpoints ?? (await deps.store.endpoints.listAll(input.orgId))).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type));
 
   const deliveries: DeliveryRecord[] = targets.map((endpoint) =>
     newPendingDelivery({

@@ -17,6 +17,7 @@ import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
 import { orgRoutes } from './routes/orgs.js';
 import { platformKeyRoutes } from './routes/platform-keys.js';
+import { orgSettingsRoutes } from './routes/org-settings.js';
 import { policyRoutes } from './routes/policies.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { redeliveryRoutes } from './routes/redeliveries.js';
@@ -81,6 +82,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(statsRoutes(deps));
   app.use(policyPreviewRoutes(deps));
   app.use(notificationRoutes(deps));
+  app.use(orgSettingsRoutes(deps));
 
   app.use((req, _res, next) => next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`)));
   app.use(errorHandler(deps));

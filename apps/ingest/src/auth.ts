@@ -91,6 +91,7 @@ export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>, lo
         res.locals.apiKey = key;
         res.locals.scopes = key.scopes;
         res.locals.orgEndpoints = found.endpoints;
+        res.locals.org = org;
         next();
       })
       .catch(next);

@@ -1,11 +1,12 @@
 import { PRESET_NAMES, policySchema } from '@postern/shared';
 import { z } from 'zod';
-import { errorResponse as errorResponse_, pageOf, acceptedEventResponse, apiKeyResponse, bulkRedeliveryResponse, createdApiKeyResponse, createdEndpointResponse, createdOrgResponse, createdPlatformKeyResponse, deliveryActionResponse, deliveryResponse, deliveryWithAttemptsResponse, endpointResponse, endpointSecretResponse, endpointTimelineResponse, eventResponse, eventSummaryResponse, healthResponse, meResponse, notificationResponse, openApiDocumentResponse, orgResponse, platformKeyResponse, policyPreviewResponse, presetListResponse, presetTimelineResponse, readinessResponse, resumedEndpointResponse, rotatedSecretResponse, statsResponse, updatedEndpointResponse } from './response-schemas.js';
+import { errorResponse as errorResponse_, pageOf, checkSecretResponse, orgSettingsResponse, acceptedEventResponse, apiKeyResponse, bulkRedeliveryResponse, createdApiKeyResponse, createdEndpointResponse, createdOrgResponse, createdPlatformKeyResponse, deliveryActionResponse, deliveryResponse, deliveryWithAttemptsResponse, endpointResponse, endpointSecretResponse, endpointTimelineResponse, eventResponse, eventSummaryResponse, healthResponse, meResponse, notificationResponse, openApiDocumentResponse, orgResponse, platformKeyResponse, policyPreviewResponse, presetListResponse, presetTimelineResponse, readinessResponse, resumedEndpointResponse, rotatedSecretResponse, statsResponse, updatedEndpointResponse } from './response-schemas.js';
 import { eventListQuery } from './routes/events.js';
+import { updateOrgBody } from './routes/org-settings.js';
 import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
 import { statsQuery } from './routes/stats.js';
-import { createApiKeyBody, createPlatformKeyBody, createEndpointBody, createEventBody, createOrgBody, deliveryListQuery, pageQuery, updateEndpointBody } from './schemas.js';
+import { createApiKeyBody, createPlatformKeyBody, createEndpointBody, createEventBody, createOrgBody, deliveryListQuery, pageQuery, rotateSecretBody, updateEndpointBody } from './schemas.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 type Auth = 'apiKey' | 'admin' | 'adminBrowser' | 'none';
@@ -21,6 +22,8 @@ export interface RouteDoc {
   scope?: 'webhooks:read' | 'webhooks:write' | 'events:write';
   /** The zod schema that validates the JSON body. */
   body?: z.ZodType;
+  /** The body may be left out (it then means `{}`); default false. */
+  bodyOptional?: boolean;
   /** The zod object schema that validates the query string. */
   query?: z.ZodObject;
   /**
@@ -73,18 +76,32 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/v1/platform-keys', tag: 'platform keys', auth: 'admin', query: pageQuery, summary: 'Every platform key (prefix only), revoked ones included', responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(platformKeyResponse) } } }),
   r({ method: 'delete', path: '/v1/platform-keys/:id', tag: 'platform keys', auth: 'admin', summary: 'Revoke a platform key: the next request with it gets 401', responses: { 200: { description: 'the revoked key record', schema: platformKeyResponse }, 404: 'no such platform key' } }),
 
+  r({ method: 'get', path: '/v1/org', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:read', summary: "The calling org's settings", responses: { 200: { description: '`{id, name, status, createdAt, disabledEventTypes, preAttemptCheckUrl}`', schema: orgSettingsResponse } } }),
+  r({
+    method: 'patch',
+    path: '/v1/org',
+    tag: 'orgs',
+    auth: 'apiKey',
+    scope: 'webhooks:write',
+    body: updateOrgBody,
+    summary:
+      'Change the org\'s settings: `disabledEventTypes` (exact types or `prefix.*`: their deliveries are cancelled before the next attempt with `event_type_disabled`, new events of them get none; on again replays nothing) and `preAttemptCheckUrl` (asked before attempts whose policy says `preAttemptCheck: first | every`; `null` clears it)',
+    responses: { 200: { description: 'the org settings, as `GET /v1/org`', schema: orgSettingsResponse }, 400: '`invalid_request` or `unsafe_url`, naming the field' },
+  }),
+  r({ method: 'get', path: '/v1/org/check-secret', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:write', summary: 'The secret that signs requests to the pre-attempt check URL (Standard Webhooks)', responses: { 200: { description: '`{secret}` (null before a check URL was set)', schema: checkSecretResponse } } }),
+
   r({ method: 'get', path: '/v1/me', tag: 'api keys', auth: 'apiKey', summary: 'The calling API key: org, name, prefix, scopes', responses: { 200: { description: '`{orgId, keyId, name, prefix, scopes}`', schema: meResponse } } }),
   r({ method: 'post', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', body: createApiKeyBody, bodyExample: { name: 'producer', scopes: ['events:write'] }, summary: 'Create an API key (shown once)', responses: { 201: { description: 'the key record with `apiKey`', schema: createdApiKeyResponse } } }),
   r({ method: 'get', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's API keys (prefix only)", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(apiKeyResponse) } } }),
   r({ method: 'delete', path: '/v1/api-keys/:id', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', summary: 'Revoke an API key', responses: { 200: { description: 'the revoked key record', schema: apiKeyResponse } } }),
 
-  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, bodyExample: { url: 'https://hooks.example.org/postern', eventTypes: ['invoice.paid'], policy: 'standard', description: 'billing' }, summary: 'Register an endpoint', responses: { 400: '`invalid_policy` naming the field, `unsafe_url` for a literal non-public address', 201: { description: 'the endpoint with its `secret`', schema: createdEndpointResponse } } }),
+  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, bodyExample: { url: 'https://hooks.example.org/postern', eventTypes: ['invoice.paid'], policy: 'standard', description: 'billing' }, summary: 'Register an endpoint; `signatureScheme` `hmac-sha256` (default: `whsec_` secret, `v1` signatures) or `ed25519` (`whsk_` secret key, `whpk_` public key, `v1a` signatures; Standard Webhooks)', responses: { 400: '`invalid_policy` naming the field, `unsafe_url` for a literal non-public address', 201: { description: 'the endpoint with its `secret` (`whsec_…` or `whsk_…`), `signatureScheme` and `publicKey` (`whpk_…`, null for `hmac-sha256`)', schema: createdEndpointResponse } } }),
   r({ method: 'get', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's endpoints", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(endpointResponse) } } }),
-  r({ method: 'get', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: 'One endpoint with its health', responses: { 200: { description: 'the endpoint', schema: endpointResponse } } }),
-  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint', responses: { 400: '`invalid_policy` naming the field, `unsafe_url` for a literal non-public address', 200: { description: 'the endpoint', schema: updatedEndpointResponse } } }),
+  r({ method: 'get', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: 'One endpoint with its health, `signatureScheme` and `publicKey`', responses: { 200: { description: 'the endpoint', schema: endpointResponse } } }),
+  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint (the signature scheme changes only with a new key: rotate-secret)', responses: { 400: '`invalid_policy` naming the field, `unsafe_url` for a literal non-public address', 200: { description: 'the endpoint', schema: updatedEndpointResponse } } }),
   r({ method: 'delete', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Delete an endpoint; its queued deliveries end cancelled', responses: { 204: 'deleted' } }),
-  r({ method: 'get', path: '/v1/endpoints/:id/secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'The current signing secret', responses: { 200: { description: '`{secret, previous}`', schema: endpointSecretResponse } } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/rotate-secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'New secret; the old one keeps signing for 24 h', responses: { 200: { description: '`{secret, previousSecretValidUntil}`', schema: rotatedSecretResponse } } }),
+  r({ method: 'get', path: '/v1/endpoints/:id/secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'The current signing secret', responses: { 200: { description: '`{secret, signatureScheme, publicKey, previous}`', schema: endpointSecretResponse } } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/rotate-secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: rotateSecretBody, bodyOptional: true, summary: 'New secret (of `signatureScheme`, default the current scheme); the old one keeps signing for 24 h', responses: { 200: { description: '`{secret, signatureScheme, publicKey, previousSecretValidUntil}`', schema: rotatedSecretResponse } } }),
   r({ method: 'post', path: '/v1/endpoints/:id/pause', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Pause an endpoint', responses: { 409: '`endpoint_disabled`: its breaker disabled it; resume it instead', 200: { description: 'the endpoint', schema: endpointResponse } } }),
   r({ method: 'post', path: '/v1/endpoints/:id/resume', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Resume an endpoint; held deliveries are re-queued oldest first', responses: { 200: { description: 'the endpoint with `requeued`', schema: resumedEndpointResponse }, 409: '`recreate_required`: the policy re-enables only by re-creating' } }),
   r({ method: 'get', path: '/v1/endpoints/:id/timeline', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: "The endpoint's policy as attempt times", responses: { 200: { description: '`{endpointId, policyName, attempts}`', schema: endpointTimelineResponse } } }),
@@ -270,7 +287,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
   if (route.body) {
     const media: Record<string, unknown> = { schema: bodySchema(route.body) };
     if (route.bodyExample !== undefined) media.example = route.bodyExample;
-    op.requestBody = { required: true, content: { 'application/json': media } };
+    op.requestBody = { required: !route.bodyOptional, content: { 'application/json': media } };
   }
   return op;
 }

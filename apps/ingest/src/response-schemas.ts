@@ -1,4 +1,4 @@
-import { API_KEY_SCOPES, PRESET_NAMES, policySchema } from '@postern/shared';
+import { API_KEY_SCOPES, PRESET_NAMES, SIGNATURE_SCHEMES, policySchema } from '@postern/shared';
 import { DELIVERY_STATUSES } from '@postern/store';
 import { z } from 'zod';
 
@@ -29,6 +29,12 @@ export const errorResponse = z
     }),
   });
 
+/** How an endpoint signs: its scheme, and for `ed25519` the `whpk_` public key receivers verify with. */
+const signing = {
+  signatureScheme: z.enum(SIGNATURE_SCHEMES as unknown as [string, ...string[]]),
+  publicKey: z.string().nullable().describe('`whpk_…` for `ed25519`; null for `hmac-sha256`'),
+};
+
 /** A resolved policy, as stored on an endpoint (`packages/shared/src/policy.ts`). */
 export const policyResponse = policySchema;
 
@@ -44,6 +50,7 @@ export const endpointResponse = z.object({
   status: z.enum(['active', 'paused', 'disabled']),
   policyName: z.string().nullable().describe('the preset the policy came from, or null for a custom policy'),
   policy: policyResponse,
+  ...signing,
   createdAt: isoTime,
   updatedAt: isoTime,
   consecutiveFailures: z.number().int(),
@@ -63,9 +70,9 @@ export const updatedEndpointResponse = endpointResponse.extend({ warnings: z.arr
 /** `POST /v1/endpoints/:id/resume`: the endpoint and how many held deliveries were re-queued. */
 export const resumedEndpointResponse = endpointResponse.extend({ requeued: z.number().int().min(0) });
 /** `GET /v1/endpoints/:id/secret`. */
-export const endpointSecretResponse = z.object({ secret: z.string().nullable(), previous: z.number().int().min(0).describe('rotated-out secrets still signing') });
+export const endpointSecretResponse = z.object({ secret: z.string().nullable(), ...signing, previous: z.number().int().min(0).describe('rotated-out secrets still signing') });
 /** `POST /v1/endpoints/:id/rotate-secret`. */
-export const rotatedSecretResponse = z.object({ secret: z.string(), previousSecretValidUntil: isoTime });
+export const rotatedSecretResponse = z.object({ secret: z.string(), ...signing, previousSecretValidUntil: isoTime });
 /** `GET /v1/endpoints/:id/timeline`. */
 export const endpointTimelineResponse = z.object({ endpointId: id('ep'), policyName: z.string().nullable(), attempts: z.array(timelineEntryResponse) });
 
@@ -102,10 +109,14 @@ export const attemptResponse = z.object({
   response: z
     .object({ headers: z.record(z.string(), z.string()), headersTruncated: z.boolean(), body: z.string(), bodyTruncated: z.boolean() })
     .nullable(),
+  cancelReason: z.string().optional().describe('`check:<reason>`: only on an attempt the org’s pre-attempt check cancelled'),
 });
 
-/** `GET /v1/deliveries/:id`: the delivery with its attempts. */
-export const deliveryWithAttemptsResponse = deliveryResponse.extend({ attempts: z.array(attemptResponse) });
+/** `GET /v1/deliveries/:id`: the delivery with its attempts, and the body the org's check froze for it, if any. */
+export const deliveryWithAttemptsResponse = deliveryResponse.extend({
+  frozenEnvelope: z.string().optional().describe('the body this delivery sends instead of the event’s envelope (pre-attempt check)'),
+  attempts: z.array(attemptResponse),
+});
 /** A one-delivery action's 202 (redeliver, send-now). */
 export const deliveryActionResponse = z.object({ delivery: deliveryResponse });
 /** A bulk redelivery's 202. */
@@ -148,6 +159,17 @@ export const meResponse = z.object({
 
 /** `POST /v1/orgs` 201: the org and its first API key, shown once. */
 export const createdOrgResponse = z.object({ id: id('org'), name: z.string(), createdAt: isoTime, apiKey: z.string().describe('`pk_…`, shown once') });
+/** `GET /v1/org` and `PATCH /v1/org`: the calling org's settings (never the check secret). */
+export const orgSettingsResponse = z.object({
+  id: id('org'),
+  name: z.string(),
+  status: z.enum(['active', 'suspended']),
+  createdAt: isoTime,
+  disabledEventTypes: z.array(z.string()),
+  preAttemptCheckUrl: z.string().nullable(),
+});
+/** `GET /v1/org/check-secret`: the secret that signs pre-attempt check requests; null before a check URL was set. */
+export const checkSecretResponse = z.object({ secret: z.string().nullable() });
 /** An org's status change. */
 export const orgResponse = z.object({ id: id('org'), name: z.string(), status: z.enum(['active', 'suspended']), createdAt: isoTime });
 

@@ -1,4 +1,4 @@
-import { API_KEY_SCOPES, eventTypeFilterSchema, eventTypeSchema } from '@postern/shared';
+import { API_KEY_SCOPES, SIGNATURE_SCHEMES, eventTypeFilterSchema, eventTypeSchema } from '@postern/shared';
 import { DELIVERY_STATUSES } from '@postern/store';
 import { z } from 'zod';
 import { ApiError, invalidRequest } from './api-error.js';
@@ -24,13 +24,29 @@ const descriptionField = z
   .max(500, 'description must be at most 500 characters')
   .regex(/^[^\u0000-\u0008\u000b-\u001f\u007f]*$/, 'description must not contain control characters other than newline and tab');
 
-/** `POST /v1/endpoints` body. `policy` is checked separately by `resolvePolicy`. */
+/**
+ * How the endpoint's requests are signed (Standard Webhooks): `hmac-sha256` (`v1`, `whsec_`
+ * secret; the default) or `ed25519` (`v1a`, `whsk_` secret key, `whpk_` public key).
+ */
+export const signatureSchemeField = z.enum(SIGNATURE_SCHEMES as [string, ...string[]], { error: `signatureScheme must be one of ${SIGNATURE_SCHEMES.map((s) => `"${s}"`).join(', ')}` });
+
+/**
+ * `POST /v1/endpoints` body. `policy` is checked separately by `resolvePolicy`; `secret` (optional,
+ * one is generated otherwise) is checked against `signatureScheme`, which defaults to the scheme
+ * of the secret's prefix, else `hmac-sha256`.
+ */
 export const createEndpointBody = z.strictObject({
   url: urlField,
   eventTypes: eventTypeFilterSchema.optional(),
   policy: z.unknown().optional(),
   description: descriptionField.optional(),
   secret: z.string({ error: 'secret must be a string' }).optional(),
+  signatureScheme: signatureSchemeField.optional(),
+});
+
+/** `POST /v1/endpoints/:id/rotate-secret` body: none, `{}`, or the scheme of the new key (default: the current one's). */
+export const rotateSecretBody = z.strictObject({
+  signatureScheme: signatureSchemeField.optional(),
 });
 
 /** `PATCH /v1/endpoints/:id` body: any subset of the endpoint's settable fields. */

@@ -1,4 +1,4 @@
-import { extractRawField } from '@postern/shared';
+import { DEFAULT_SIGNATURE_SCHEME, extractRawField, publicKeyOf, signatureSchemeOf, type SignatureScheme } from '@postern/shared';
 import type { apiKeyResponse, attemptResponse, deliveryResponse, endpointResponse, eventSummaryResponse, Json, notificationResponse, platformKeyResponse } from './response-schemas.js';
 import { isWaitingForNextAttempt, type ApiKeyRecord, type PlatformKeyRecord, type NotificationRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 
@@ -9,7 +9,18 @@ export function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
 
-/** An endpoint as the API shows it: no secrets, times as ISO strings, health fields flat. */
+/**
+ * How an endpoint signs now, from its current secret's prefix (Standard Webhooks): the scheme, and
+ * for `ed25519` the `whpk_` public key a receiver verifies `v1a` signatures with (null for
+ * `hmac-sha256`, whose secret is never shown here).
+ */
+export function signingJson(e: Pick<EndpointRecord, 'secrets'>): { signatureScheme: SignatureScheme; publicKey: string | null } {
+  const current = e.secrets.find((s) => s.expiresAt === null)?.secret;
+  if (current === undefined) return { signatureScheme: DEFAULT_SIGNATURE_SCHEME, publicKey: null };
+  return { signatureScheme: signatureSchemeOf(current) ?? DEFAULT_SIGNATURE_SCHEME, publicKey: publicKeyOf(current) };
+}
+
+/** An endpoint as the API shows it: no secrets (an Ed25519 public key is not one), times as ISO strings, health fields flat. */
 export function endpointJson(e: EndpointRecord): Json<typeof endpointResponse> {
   return {
     id: e.id,
@@ -19,6 +30,7 @@ export function endpointJson(e: EndpointRecord): Json<typeof endpointResponse> {
     status: e.status,
     policyName: e.policyName,
     policy: e.policy,
+    ...signingJson(e),
     createdAt: iso(e.createdAt),
     updatedAt: iso(e.updatedAt),
     consecutiveFailures: e.consecutiveFailures,
@@ -63,7 +75,8 @@ export function deliveryJson(d: DeliveryRecord): Json<typeof deliveryResponse> {
 /**
  * One attempt of a delivery: its outcome, the request headers sent (signature included; null when
  * nothing was sent) and `response` — `{headers, headersTruncated, body, bodyTruncated}`, the body
- * excerpt as UTF-8 text — where the policy's `keepResponseBody` kept it, else null.
+ * excerpt as UTF-8 text — where the policy's `keepResponseBody` kept it, else null. `cancelReason`
+ * (`check:<reason>`) is present only on an attempt that sent nothing because the org's check cancelled it.
  */
 export function attemptJson(a: AttemptRecord): Json<typeof attemptResponse> {
   return {
@@ -74,6 +87,8 @@ export function attemptJson(a: AttemptRecord): Json<typeof attemptResponse> {
     error: a.error,
     requestHeaders: a.requestHeaders,
     response: a.response,
+    // Only on the attempt the org's check cancelled: every other attempt keeps its shape.
+    ...(a.cancelReason ? { cancelReason: a.cancelReason } : {}),
   };
 }
 

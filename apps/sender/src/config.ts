@@ -14,6 +14,8 @@ export const senderConfigSchema = z.object({
   JOB_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(30_000),
   STALLED_CHECK_INTERVAL_MS: z.coerce.number().int().min(500).default(30_000),
   PARK_SAFETY_DELAY_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** An org's pre-attempt check URL must answer within this, ms (issue 16). */
+  PRE_ATTEMPT_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
 });
 
 /** Parsed sender settings, plus the allow-list as entries. */

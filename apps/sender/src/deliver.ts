@@ -1,5 +1,9 @@
 import {
-  isValidSecret,
+  DEFAULT_CHECK_TIMEOUT_MS,
+  planAttemptBody,
+  shouldAskCheck,
+  type AttemptBodyPlan,
+  type CheckPlan,
   keepsResponse,
   outcomeOfResponse,
   webhookRequestHeaders,
@@ -12,12 +16,14 @@ import {
   type AttemptOutcome,
   type BreakerTripPlan,
   type IdFactory,
+  type SigningKeyCache,
 } from '@postern/shared';
 import type { AttemptIds, AttemptResponseRecord, DeliveryRecord, EndpointRecord, NotificationRecord, Store } from '@postern/store';
 import type { Logger } from 'pino';
 import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
 import { DELETED_ENDPOINT_RETENTION_DAYS } from './janitor.js';
+import { askPreAttemptCheck } from './pre-attempt-check.js';
 import { NO_DELIVERY_OBSERVER, type DeliveryObserver } from './sender-metrics.js';
 
 /** Everything one attempt needs; built once per sender by `createSender`. */
@@ -32,6 +38,11 @@ export interface DeliverDeps {
   classifyAddress: (address: string) => string | null;
   lookupAll?: LookupAll;
   userAgent: string;
+  /**
+   * Endpoint secrets parsed once per sender (an Ed25519 `whsk_` key becomes a KeyObject on first
+   * use, not per attempt); `createSigningKeyCache()` from `@postern/shared`.
+   */
+  signingKeys: SigningKeyCache;
   /** Makes notification ids when a breaker trips. */
   ids: IdFactory;
   /** Wakes parked deliveries that a freed slot lets in (promotes their delayed jobs). */
@@ -40,6 +51,8 @@ export interface DeliverDeps {
   announceTrip?: (notification: NotificationRecord) => Promise<unknown>;
   /** Told of attempts, finished deliveries and breaker trips (the sender's metrics); none by default. */
   metrics?: DeliveryObserver;
+  /** The org's pre-attempt check must answer within this, ms (`PRE_ATTEMPT_CHECK_TIMEOUT_MS`); default 3000. */
+  checkTimeoutMs?: number;
   /** Told when an attempt holds a concurrency slot and when it gives it back (for shutdown). */
   slots?: { taken(ids: AttemptIds, concurrency: EndpointRecord['policy']['concurrency']): void; returned(deliveryId: string): void };
 }
@@ -61,7 +74,9 @@ export type AttemptRun =
  * 1. **claim** (one Redis call): reads the delivery, its endpoint, the org and the envelope, takes
  *    the concurrency lease (or parks) and records the attempt as begun before any byte is sent.
  * 2. **decide**: `planBeforeAttempt` settles a delivery that must not be sent (endpoint gone or
- *    inactive, org suspended, payload too large) as its policy says.
+ *    inactive, org suspended, event type switched off, payload too large) as its policy says;
+ *    where the policy asks for it, the org's pre-attempt check says send (with this endpoint's
+ *    body, frozen at the first send), cancel, or fails (`internal:check_…`, retried).
  * 3. **send**: the signed request, through the transport.
  * 4. **finish** (one Redis call): `planAfterAttempt`'s outcome recorded with the endpoint's health,
  *    the lease given back; then `planBreakerTrip` may switch the endpoint off.
@@ -93,10 +108,12 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
   deps.slots?.taken(ids, policy.concurrency);
 
   const startedAt = clock.now();
+  const body = await bodyOfAttempt(deps, claim, startedAt);
+  if (body.kind === 'cancel') return cancelByCheck(deps, ids, claim, body.cancelReason, startedAt);
   observer.attemptStarted();
   let result: SendResult | undefined;
   try {
-    result = await send(deps, delivery, endpoint, envelope, attemptNumber, startedAt);
+    result = body.kind === 'unsent' ? { error: body.error, responseStatus: null, request: null, response: null } : await send(deps, delivery, endpoint, body.envelope, attemptNumber, startedAt);
   } finally {
     observer.attemptFinished({ durationMs: clock.now() - startedAt, error: result ? result.error : 'delivery_failed' });
   }
@@ -133,6 +150,54 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds): Promise<At
   const trip = planBreakerTrip(policy, plan.health, finished, finishedAt);
   if (trip) await tripBreaker(deps, endpoint, trip, finished.consecutiveFailures, finishedAt);
   return plan.next.status === 'pending' ? { kind: 'retry', nextAttemptAt: plan.next.nextAttemptAt } : { kind: 'done', status: plan.next.status };
+}
+
+type Claimed = Extract<Awaited<ReturnType<Store['attempts']['claim']>>, { kind: 'claimed' }>;
+
+/** The check stage of an attempt: asks the org's check URL only when the policy and org call for it. */
+async function bodyOfAttempt(deps: DeliverDeps, claim: Claimed, nowMs: number): Promise<AttemptBodyPlan> {
+  const { delivery, endpoint, envelope, org, attemptNumber } = claim;
+  const frozenEnvelope = delivery.frozenEnvelope;
+  let check: CheckPlan | null = null;
+  if (org.check && shouldAskCheck({ mode: endpoint.policy.preAttemptCheck, checkUrl: org.check.url, hasFrozenEnvelope: frozenEnvelope !== undefined })) {
+    check = await askPreAttemptCheck({ ...deps, checkTimeoutMs: deps.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS }, { check: org.check, delivery, attemptNumber, envelope, nowMs });
+    deps.metrics?.checkFinished?.({ result: check.kind, error: check.kind === 'fault' ? check.error : null, durationMs: deps.clock.now() - nowMs });
+    if (check.kind === 'fault') deps.logger.warn({ requestId: `${delivery.id}.${attemptNumber}`, endpointId: endpoint.id, error: check.error }, 'pre-attempt check failed');
+  }
+  const plan = planAttemptBody({ check, frozenEnvelope, envelope, maxPayloadBytes: endpoint.policy.maxPayloadBytes });
+  if (plan.kind !== 'send' || !plan.freeze || plan.envelope === null) return plan;
+  // A re-run of this attempt (its sender died) finds the body frozen by the first run and keeps it.
+  const kept = await deps.store.deliveries.freezeEnvelope(delivery.orgId, delivery.id, plan.envelope);
+  return { ...plan, envelope: kept ?? plan.envelope };
+}
+
+/** Ends a claimed delivery that the org's check cancelled: nothing sent, health untouched, slot given back. */
+async function cancelByCheck(deps: DeliverDeps, ids: AttemptIds, claim: Claimed, cancelReason: string, startedAt: number): Promise<AttemptRun> {
+  const { policy } = claim.endpoint;
+  const nowMs = deps.clock.now();
+  const finished = await deps.store.attempts.finish({
+    ids,
+    attemptNumber: claim.attemptNumber,
+    nowMs,
+    startedAt,
+    nextStatus: 'cancelled',
+    cancelReason,
+    responseStatus: null,
+    error: null,
+    durationMs: Math.max(0, nowMs - startedAt),
+    nextAttemptAt: null,
+    health: 'none',
+    request: null,
+    response: null,
+    concurrency: policy.concurrency,
+    retention: policy.retention,
+  });
+  deps.slots?.returned(ids.deliveryId);
+  deps.logger.info({ requestId: `${ids.deliveryId}.${claim.attemptNumber}`, endpointId: ids.endpointId, attempt: claim.attemptNumber, status: 'cancelled', cancelReason }, 'attempt cancelled by the pre-attempt check');
+  await deps.wake(ids.orgId, finished.woken);
+  if (finished.kind === 'stale') return { kind: 'done', status: 'stale' };
+  (deps.metrics ?? NO_DELIVERY_OBSERVER).deliveryFinished({ outcome: 'cancelled', error: cancelReason });
+  return { kind: 'done', status: 'cancelled' };
 }
 
 /** How long a delivery the claim refused, but the rules would send, waits before it looks again, ms. */
@@ -177,13 +242,13 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
   const parsed = validateEndpointUrl(endpoint.url);
   if (!parsed.ok) return fault('internal:stored_url_invalid');
   const secrets = endpoint.secrets.filter((s) => s.expiresAt === null || s.expiresAt > startedAt).map((s) => s.secret);
-  if (secrets.length === 0 || !secrets.every(isValidSecret)) return fault('internal:secret_unreadable');
+  if (secrets.length === 0 || !secrets.every((secret) => readableSecret(deps.signingKeys, secret))) return fault('internal:secret_unreadable');
 
   const refused = await checkDestination(parsed.url, deps.classifyAddress, deps.lookupAll);
   if (refused) return fault(refused);
 
   const timestampS = Math.floor(startedAt / 1000);
-  const sent: SentRequestFields = { userAgent: deps.userAgent, timestampS, signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope }) };
+  const sent: SentRequestFields = { userAgent: deps.userAgent, timestampS, signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope, keyOf: deps.signingKeys.get }) };
   const headers = webhookRequestHeaders({ eventId: delivery.eventId, deliveryId: delivery.id, attemptNumber }, sent);
   const result = await deps.transport.send({
     url: parsed.url.toString(),
@@ -199,6 +264,20 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
   // The transport judged `failed` by status (non-2xx); the attempt's outcome has the last word.
   const response = result.detail && keepsResponse(endpoint.policy.keepResponseBody, outcome.error) ? result.detail : null;
   return { ...outcome, responseStatus: result.status, request: sent, response };
+}
+
+/**
+ * Whether a stored secret (`whsec_` or `whsk_`) can sign; parsing it warms the cache the signature
+ * then reads. Any refusal (an `InvalidSecretError`, or a key the crypto library will not take) is
+ * Postern's fault, recorded as `internal:secret_unreadable`, never an exception out of the attempt.
+ */
+function readableSecret(keys: SigningKeyCache, secret: string): boolean {
+  try {
+    keys.get(secret);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Carries out a breaker trip: the endpoint switched off once, its pending deliveries settled, one notification. */

@@ -19,6 +19,11 @@ export interface DeliveryObserver {
   deliveryFinished(delivery: { outcome: 'succeeded' | 'failed' | 'cancelled'; error: string | null; latencyMs?: number }): void;
   /** An endpoint's breaker paused or disabled it. */
   breakerTripped(action: 'pause' | 'disable'): void;
+  /**
+   * The org's pre-attempt check answered (issue 16): `send`, `cancel`, or `fault` with its
+   * `internal:check_…` code; how long it took. Optional: observers that do not count checks omit it.
+   */
+  checkFinished?(check: { result: 'send' | 'cancel' | 'fault'; error: string | null; durationMs: number }): void;
 }
 
 /** An observer that records nothing: the default when no metrics are wired. */
@@ -27,6 +32,7 @@ export const NO_DELIVERY_OBSERVER: DeliveryObserver = Object.freeze({
   attemptFinished() {},
   deliveryFinished() {},
   breakerTripped() {},
+  checkFinished() {},
 });
 
 const SYSTEM_DETAIL = /^[A-Z][A-Z0-9_]{0,39}$/;
@@ -68,6 +74,8 @@ export interface SenderMetrics extends DeliveryObserver {
  * - `postern_delivery_latency_seconds`: event accepted → delivered, successful deliveries;
  * - `postern_attempts_in_flight`: attempts this process is sending now;
  * - `postern_breaker_trips_total{action}`;
+ * - `postern_pre_attempt_checks_total{result, error}` and `postern_pre_attempt_check_duration_seconds`: the org
+ *   check URL's answers (send, cancel, fault with its `internal:check_…` code);
  * - `postern_queue_jobs{state}`: the deliveries queue's jobs by state, summed over its partitions, read from Redis at scrape
  *   time (at most `queueTimeoutMs`, default 1000; a slow or unreachable Redis leaves the last values).
  * Throws when `registry` already holds these metrics.
@@ -108,6 +116,18 @@ export function createSenderMetrics(opts: { registry: Registry; queues: readonly
     labelNames: ['action'] as const,
     registers,
   });
+  const checks = new Counter({
+    name: 'postern_pre_attempt_checks_total',
+    help: "Answers of orgs' pre-attempt check URLs, by result (send, cancel, fault) and error code (bounded; none unless fault).",
+    labelNames: ['result', 'error'] as const,
+    registers,
+  });
+  const checkDuration = new Histogram({
+    name: 'postern_pre_attempt_check_duration_seconds',
+    help: "Duration of one call to an org's pre-attempt check URL.",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
   new Gauge({
     name: 'postern_queue_jobs',
     help: 'Jobs in the deliveries queue by state (one job per unfinished delivery). The same for every sender: aggregate with max.',
@@ -139,12 +159,25 @@ export function createSenderMetrics(opts: { registry: Registry; queues: readonly
     },
     deliveryFinished({ outcome, error, latencyMs }) {
       // A cancellation carries Postern's reason (endpoint_deleted, breaker_tripped, …), not an error code.
-      const label = outcome === 'succeeded' ? 'none' : outcome === 'cancelled' ? (error !== null && REASON_DETAIL.test(error) ? error : 'other') : errorLabel(error);
+      const label =
+        outcome === 'succeeded'
+          ? 'none'
+          : outcome === 'cancelled'
+            ? error !== null && REASON_DETAIL.test(error)
+              ? error
+              : error?.startsWith('check:') === true
+                ? 'check'
+                : 'other'
+            : errorLabel(error);
       finished.inc({ outcome, error: label });
       if (outcome === 'succeeded' && latencyMs !== undefined) latency.observe(Math.max(0, latencyMs) / 1000);
     },
     breakerTripped(action) {
       trips.inc({ action });
+    },
+    checkFinished({ result, error, durationMs }) {
+      checks.inc({ result, error: errorLabel(error) });
+      checkDuration.observe(Math.max(0, durationMs) / 1000);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
 import { DELIVERY_QUEUE_NAME, deliveryJobDataSchema, type AttemptIds, type DeliveryJobData, type DeliveryQueues, type EndpointRecord, type RedisClient, type Store } from '@postern/store';
-import { createIdFactory } from '@postern/shared';
+import { createIdFactory, createSigningKeyCache } from '@postern/shared';
 import type { Logger } from 'pino';
 import { runAttempt, type DeliverDeps } from './deliver.js';
 import type { DeliveryTransport } from './http-transport.js';
@@ -44,6 +44,8 @@ export interface SenderDeps {
     lockDurationMs?: number;
     /** How often this worker looks for jobs whose lock expired, ms (BullMQ `stalledInterval`, default 30 000). */
     stalledIntervalMs?: number;
+    /** An org's pre-attempt check must answer within this, ms (`PRE_ATTEMPT_CHECK_TIMEOUT_MS`, default 3000). */
+    checkTimeoutMs?: number;
     userAgent: string;
   };
 }
@@ -98,6 +100,8 @@ export function createSender(deps: SenderDeps): Sender {
     classifyAddress: deps.classifyAddress,
     lookupAll: deps.lookupAll,
     userAgent: deps.config.userAgent,
+    checkTimeoutMs: deps.config.checkTimeoutMs,
+    signingKeys: createSigningKeyCache(),
     ids,
     wake,
     metrics: deps.metrics,

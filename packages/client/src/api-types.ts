@@ -68,6 +68,7 @@ export interface Policy {
     allowed: boolean;
     whilePending: boolean;
   };
+  preAttemptCheck: "none" | "first" | "every";
 }
 
 /** A policy as an endpoint takes it: a preset name, a preset plus overrides, or a custom policy. */
@@ -128,6 +129,7 @@ export type PolicyInput = ("standard" | "custral" | "jitter-45h" | "tourical" | 
     allowed: boolean;
     whilePending: boolean;
   };
+  preAttemptCheck?: "none" | "first" | "every";
 };
 
 /** When an attempt can start, ms after the first. */
@@ -148,6 +150,9 @@ export interface Endpoint {
   /** the preset the policy came from, or null for a custom policy */
   policyName: string | null;
   policy: Policy;
+  signatureScheme: "hmac-sha256" | "ed25519";
+  /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
+  publicKey: string | null;
   /** ISO 8601 date-time, UTC */
   createdAt: string;
   /** ISO 8601 date-time, UTC */
@@ -173,6 +178,9 @@ export interface CreatedEndpoint {
   /** the preset the policy came from, or null for a custom policy */
   policyName: string | null;
   policy: Policy;
+  signatureScheme: "hmac-sha256" | "ed25519";
+  /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
+  publicKey: string | null;
   /** ISO 8601 date-time, UTC */
   createdAt: string;
   /** ISO 8601 date-time, UTC */
@@ -201,6 +209,9 @@ export interface UpdatedEndpoint {
   /** the preset the policy came from, or null for a custom policy */
   policyName: string | null;
   policy: Policy;
+  signatureScheme: "hmac-sha256" | "ed25519";
+  /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
+  publicKey: string | null;
   /** ISO 8601 date-time, UTC */
   createdAt: string;
   /** ISO 8601 date-time, UTC */
@@ -227,6 +238,9 @@ export interface ResumedEndpoint {
   /** the preset the policy came from, or null for a custom policy */
   policyName: string | null;
   policy: Policy;
+  signatureScheme: "hmac-sha256" | "ed25519";
+  /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
+  publicKey: string | null;
   /** ISO 8601 date-time, UTC */
   createdAt: string;
   /** ISO 8601 date-time, UTC */
@@ -245,6 +259,9 @@ export interface ResumedEndpoint {
 /** The current signing secret. */
 export interface EndpointSecret {
   secret: string | null;
+  signatureScheme: "hmac-sha256" | "ed25519";
+  /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
+  publicKey: string | null;
   /** rotated-out secrets still signing */
   previous: number;
 }
@@ -252,6 +269,9 @@ export interface EndpointSecret {
 /** The new secret and until when the old one signs. */
 export interface RotatedSecret {
   secret: string;
+  signatureScheme: "hmac-sha256" | "ed25519";
+  /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
+  publicKey: string | null;
   /** ISO 8601 date-time, UTC */
   previousSecretValidUntil: string;
 }
@@ -306,6 +326,8 @@ export interface Attempt {
     body: string;
     bodyTruncated: boolean;
   } | null;
+  /** `check:<reason>`: only on an attempt the org’s pre-attempt check cancelled */
+  cancelReason?: string;
 }
 
 /** A delivery with its attempts. */
@@ -333,6 +355,8 @@ export interface DeliveryWithAttempts {
   cancelReason: string | null;
   isTest: boolean;
   waitingForNextAttempt: boolean;
+  /** the body this delivery sends instead of the event’s envelope (pre-attempt check) */
+  frozenEnvelope?: string;
   attempts: Attempt[];
 }
 
@@ -472,6 +496,23 @@ export interface Org {
   createdAt: string;
 }
 
+/** The calling org's settings. */
+export interface OrgSettings {
+  /** `org_…` id */
+  id: string;
+  name: string;
+  status: "active" | "suspended";
+  /** ISO 8601 date-time, UTC */
+  createdAt: string;
+  disabledEventTypes: string[];
+  preAttemptCheckUrl: string | null;
+}
+
+/** The secret that signs pre-attempt check requests. */
+export interface CheckSecret {
+  secret: string | null;
+}
+
 /** An endpoint paused or disabled by its breaker. */
 export interface Notification {
   /** `ntf_…` id */
@@ -554,6 +595,7 @@ export interface CreateEndpointBody {
   policy?: PolicyInput;
   description?: string;
   secret?: string;
+  signatureScheme?: "hmac-sha256" | "ed25519";
 }
 
 /** `PATCH /v1/endpoints/:id` body. */
@@ -584,6 +626,17 @@ export type CreatePlatformKeyBody = CreateApiKeyBody;
 /** `POST /v1/orgs` body. */
 export interface CreateOrgBody {
   name: string;
+}
+
+/** `PATCH /v1/org` body. */
+export interface UpdateOrgBody {
+  disabledEventTypes?: string[];
+  preAttemptCheckUrl?: string | null;
+}
+
+/** `POST /v1/endpoints/:id/rotate-secret` body. */
+export interface RotateSecretBody {
+  signatureScheme?: "hmac-sha256" | "ed25519";
 }
 
 /** `POST /v1/endpoints/:id/recover` body. */

@@ -3,13 +3,14 @@ export { PosternApiError, PosternConnectionError } from './errors.js';
 export { PagedList, type Page } from './paging.js';
 export { RawJson, rawJson } from './raw-json.js';
 export { retryAfterMs, retryDelayMs, type CallOptions, type RequestOptions } from './transport.js';
-export { ApiKeys, Deliveries, Endpoints, Events, Notifications, Orgs, PlatformKeys, Policies } from './resources.js';
+export { ApiKeys, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies } from './resources.js';
 export type {
   AcceptedEvent,
   ApiErrorBody,
   ApiKey,
   Attempt,
   BulkRedelivery,
+  CheckSecret,
   CreateApiKeyBody,
   CreatedApiKey,
   CreatedEndpoint,
@@ -32,6 +33,7 @@ export type {
   Me,
   Notification,
   Org,
+  OrgSettings,
   PageQuery,
   PlatformKey,
   Policy,
@@ -41,6 +43,8 @@ export type {
   PresetTimeline,
   Readiness,
   RecoverBody,
+  RotateSecretBody,
+  UpdateOrgBody,
   ResumedEndpoint,
   RotatedSecret,
   Stats,

@@ -1,5 +1,5 @@
 import type * as T from './api-types.js';
-import { ApiKeys, Deliveries, Endpoints, Events, Notifications, Orgs, PlatformKeys, Policies, type Call } from './resources.js';
+import { ApiKeys, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, type Call } from './resources.js';
 import { request, type RequestOptions, type TransportSettings } from './transport.js';
 
 /** Options of {@link Postern}. Give one credential: `apiKey`, `platformKey` with `orgId`, or `adminToken`. */
@@ -83,6 +83,8 @@ export class Postern {
   readonly policies: Policies;
   /** Breaker notifications. */
   readonly notifications: Notifications;
+  /** The calling org's settings: get, update, checkSecret. */
+  readonly org: CurrentOrg;
 
   private readonly settings: TransportSettings;
   private readonly options: PosternOptions;
@@ -100,6 +102,7 @@ export class Postern {
     this.orgs = new Orgs(call);
     this.policies = new Policies(call);
     this.notifications = new Notifications(call);
+    this.org = new CurrentOrg(call);
   }
 
   private readonly call: Call;

@@ -70,9 +70,9 @@ export class Endpoints {
     return this.call({ method: 'GET', path: `/v1/endpoints/${seg(id)}/secret`, ...options });
   }
 
-  /** A new secret; the old one keeps signing for the grace period. */
-  rotateSecret(id: string, options: CallOptions = {}): Promise<T.RotatedSecret> {
-    return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/rotate-secret`, ...options });
+  /** A new secret (of `body.signatureScheme`, default the current scheme); the old one keeps signing for the grace period. */
+  rotateSecret(id: string, body: T.RotateSecretBody = {}, options: CallOptions = {}): Promise<T.RotatedSecret> {
+    return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/rotate-secret`, body, ...options });
   }
 
   /** Pauses an endpoint. 409 `endpoint_disabled` when its breaker disabled it. */
@@ -224,5 +224,25 @@ export class Notifications {
   /** Endpoints paused or disabled by their breaker, newest first. */
   list(query: T.PageQuery = {}, options: RequestOptions = {}): PagedList<T.Notification> {
     return paged(this.call, '/v1/notifications', { ...query }, options.signal);
+  }
+}
+
+/** The calling org's own settings: event-type switches and the pre-attempt check. */
+export class CurrentOrg {
+  constructor(private readonly call: Call) {}
+
+  /** The org's settings. Needs `webhooks:read`. */
+  get(options: RequestOptions = {}): Promise<T.OrgSettings> {
+    return this.call({ method: 'GET', path: '/v1/org', ...options });
+  }
+
+  /** Changes `disabledEventTypes` and/or `preAttemptCheckUrl` (`null` clears it). Needs `webhooks:write`. */
+  update(body: T.UpdateOrgBody, options: RequestOptions = {}): Promise<T.OrgSettings> {
+    return this.call({ method: 'PATCH', path: '/v1/org', body, ...options });
+  }
+
+  /** The secret that signs requests to the check URL (null before one was set). Needs `webhooks:write`. */
+  checkSecret(options: RequestOptions = {}): Promise<T.CheckSecret> {
+    return this.call({ method: 'GET', path: '/v1/org/check-secret', ...options });
   }
 }

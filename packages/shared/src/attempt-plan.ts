@@ -23,6 +23,8 @@ export interface ClaimBlockers {
     policy: Pick<Policy, 'onEndpointInactive' | 'maxPayloadBytes'>;
   } | null;
   orgSuspended: boolean;
+  /** The delivery's event type is in the org's `disabledEventTypes` (`isEventTypeDisabled`); absent = false. */
+  eventTypeDisabled?: boolean;
   /** Byte length of the event's envelope; null when the event is gone. */
   envelopeBytes: number | null;
 }
@@ -44,7 +46,8 @@ export type BeforeAttemptPlan =
  * policy's `onEndpointInactive` says (jitter-45h cancels, custral and vestiarion fail, standard,
  * tourical and kestrel hold). An endpoint switched off by its breaker cancels with
  * `breaker_tripped`, like the deliveries pending at the trip, so a bulk redelivery takes it too
- * (jitter-45h). A payload over `maxPayloadBytes` is never sent and fails (`payload_too_large`,
+ * (jitter-45h). An event type the org switched off (`disabledEventTypes`, issue 16) cancels with
+ * `event_type_disabled` whatever the policy says: switching it back on does not replay. A payload over `maxPayloadBytes` is never sent and fails (`payload_too_large`,
  * tourical). A missing event is not decided here: the attempt records `internal:event_missing`.
  */
 export function planBeforeAttempt(state: ClaimBlockers): BeforeAttemptPlan {
@@ -58,6 +61,7 @@ export function planBeforeAttempt(state: ClaimBlockers): BeforeAttemptPlan {
     const trippedByBreaker = inactiveReason === 'endpoint_inactive' && endpoint.disabledAt !== null;
     return { kind: 'settle', outcome: 'cancelled', reason: trippedByBreaker ? 'breaker_tripped' : inactiveReason };
   }
+  if (state.eventTypeDisabled === true) return { kind: 'settle', outcome: 'cancelled', reason: 'event_type_disabled' };
   const { maxPayloadBytes } = endpoint.policy;
   if (maxPayloadBytes !== null && state.envelopeBytes !== null && state.envelopeBytes > maxPayloadBytes) {
     return { kind: 'settle', outcome: 'failed', reason: 'payload_too_large' };

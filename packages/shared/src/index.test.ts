@@ -11,6 +11,8 @@ import * as shared from './index.js';
 const PUBLIC_CONTRACT = new Set([
   'ID_PREFIXES', 'isId', 'newId',
   'DEFAULT_TOLERANCE_S', 'InvalidSecretError', 'MAX_SECRET_BYTES', 'MIN_SECRET_BYTES', 'SECRET_PREFIX', 'parseSecret', 'sign', 'verify',
+  'DEFAULT_SIGNATURE_SCHEME', 'ED25519_PUBLIC_KEY_BYTES', 'ED25519_PUBLIC_KEY_PREFIX', 'ED25519_SECRET_BYTES', 'ED25519_SECRET_PREFIX',
+  'generateEd25519Secret', 'generateSecret', 'isValidSecret', 'parsePublicKey', 'parseSigningSecret', 'signWithKey',
   'ERROR_CODES', 'countsAgainstEndpoint', 'isRetried', 'httpStatusCode', 'retryDelayMs', 'parseRetryAfterMs',
   'MAX_ATTEMPTS', 'MAX_WAIT_MS', 'MAX_URL_LENGTH', 'parseAllowList',
   'ALL_EVENT_TYPES', 'MAX_EVENT_TYPE_FILTER_ENTRIES', 'MAX_EVENT_TYPE_LENGTH',
@@ -34,6 +36,7 @@ describe('package entry point', () => {
       'newId', 'createIdFactory', 'isId',
       'buildEnvelope', 'extractRawField',
       'generateSecret', 'parseSecret', 'InvalidSecretError', 'isValidSecret', 'sign', 'signatureHeader', 'verify',
+      'SIGNATURE_SCHEMES', 'generateSigningSecret', 'parseSigningSecret', 'isValidSigningSecret', 'publicKeyOf', 'parsePublicKey', 'signWithKey', 'createSigningKeyCache',
       'ERROR_CODES', 'errorFamily', 'isRetried', 'countsAgainstEndpoint', 'httpStatusCode', 'isValidErrorCode',
       'policySchema', 'PRESET_NAMES', 'PRESETS', 'resolvePolicy',
       'retryDelayMs', 'parseRetryAfterMs', 'policyTimeline',

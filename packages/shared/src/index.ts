@@ -9,19 +9,34 @@ export { buildEnvelope, extractRawField } from './envelope.js';
 export type { EnvelopeInput } from './envelope.js';
 
 export {
+  DEFAULT_SIGNATURE_SCHEME,
   DEFAULT_TOLERANCE_S,
+  ED25519_PUBLIC_KEY_BYTES,
+  ED25519_PUBLIC_KEY_PREFIX,
+  ED25519_SECRET_BYTES,
+  ED25519_SECRET_PREFIX,
   InvalidSecretError,
   MAX_SECRET_BYTES,
   MIN_SECRET_BYTES,
   SECRET_PREFIX,
+  SIGNATURE_SCHEMES,
+  createSigningKeyCache,
+  generateEd25519Secret,
   generateSecret,
+  generateSigningSecret,
   isValidSecret,
+  isValidSigningSecret,
+  parsePublicKey,
   parseSecret,
+  parseSigningSecret,
+  publicKeyOf,
   sign,
+  signWithKey,
   signatureHeader,
+  signatureSchemeOf,
   verify,
 } from './signing.js';
-export type { InvalidSecretReason, SignInput, SignatureHeaderInput, VerifyInput } from './signing.js';
+export type { InvalidSecretReason, SignInput, SignatureHeaderInput, SignatureScheme, SigningKey, SigningKeyCache, VerifyInput } from './signing.js';
 
 export {
   ERROR_CODES,
@@ -56,6 +71,18 @@ export {
   eventTypeSchema,
   matchesEventTypes,
 } from './event-types.js';
+
+export {
+  DEFAULT_CHECK_TIMEOUT_MS,
+  MAX_CHECK_ANSWER_BYTES,
+  checkRequestBody,
+  disabledEventTypesSchema,
+  isEventTypeDisabled,
+  planAttemptBody,
+  planFromCheckAnswer,
+  shouldAskCheck,
+} from './pre-attempt-check.js';
+export type { AttemptBodyPlan, CheckPlan, CheckRequest, CheckResponse, PreAttemptCheckMode } from './pre-attempt-check.js';
 
 export { outcomeOfResponse, planAfterAttempt, planBeforeAttempt, planBreakerTrip } from './attempt-plan.js';
 export type { AfterAttemptInput, AfterAttemptPlan, AttemptOutcome, BeforeAttemptPlan, BreakerTripPlan, ClaimBlockers } from './attempt-plan.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PRESETS } from './presets.js';
+import type { PreAttemptCheckMode } from './pre-attempt-check.js';
 
 /**
  * How long to wait after a failed attempt before the next one.
@@ -89,6 +90,13 @@ export interface Policy {
   concurrency: { perEndpoint: number; perOrg: number };
   /** Whether operators may redeliver, and whether a delivery still pending may be redelivered. */
   redelivery: { allowed: boolean; whilePending: boolean };
+  /**
+   * Whether the org's pre-attempt check URL (`PATCH /v1/org`) is asked before an attempt
+   * (issue 16, see `pre-attempt-check.ts`): `none` (default; also when the org has no check URL),
+   * `first` (until one answer says send, which freezes the body) or `every` (jitter-45h: before
+   * every attempt and redelivery). Absent in policies stored before it existed: `none`.
+   */
+  preAttemptCheck: PreAttemptCheckMode;
 }
 
 /** Names of the built-in presets: Postern's `standard` and the five that reproduce other senders' rules. */
@@ -218,6 +226,7 @@ const policyObjectSchema = z.strictObject(
       { allowed: flag('redelivery.allowed'), whilePending: flag('redelivery.whilePending') },
       { error: 'redelivery must be an object {allowed, whilePending}' },
     ),
+    preAttemptCheck: oneOf('preAttemptCheck', ['none', 'first', 'every']),
   },
   { error: 'policy must be an object' },
 );

@@ -53,6 +53,7 @@ const standard: Policy = {
   retention: { days: 30 },
   concurrency: { perEndpoint: 4, perOrg: 20 },
   redelivery: { allowed: true, whilePending: false },
+  preAttemptCheck: 'none',
 };
 
 /**
@@ -98,7 +99,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
     seed: '001',
     summary:
       '8 attempts, each wait random between 30 s and a growing cap (about 45 hours in all), 10 s timeout, ' +
-      'inactive endpoints cancel deliveries, disabled after 20 failed attempts over 72 hours.',
+      'inactive endpoints cancel deliveries, disabled after 20 failed attempts over 72 hours, ' +
+      "the org's pre-attempt check asked before every attempt.",
     assumptions: [
       'The rules jitter-45h reproduces give no cap table: caps 1m, 5m, 30m, 2h, 6h, 12h, 24h are Postern\'s assumption (docs/architecture.md).',
       'Body reading is not stated beyond success being the status: 0 bytes read.',
@@ -127,6 +129,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
         reenable: 'resume',
         countTestEvents: false,
       },
+      // jitter-45h's rules re-check the producer's own state before every attempt, redeliveries included.
+      preAttemptCheck: 'every',
     },
   },
   tourical: {

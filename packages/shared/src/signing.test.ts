@@ -1,11 +1,21 @@
+import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import {
   InvalidSecretError,
+  createSigningKeyCache,
+  generateEd25519Secret,
   generateSecret,
+  generateSigningSecret,
   isValidSecret,
+  isValidSigningSecret,
+  parsePublicKey,
   parseSecret,
+  parseSigningSecret,
+  publicKeyOf,
   sign,
+  signWithKey,
   signatureHeader,
+  signatureSchemeOf,
   verify,
 } from './signing.js';
 
@@ -148,5 +158,143 @@ describe('verify', () => {
     const v2 = header.replace('v1,', 'v2,');
     expect(verify({ secret, msgId, timestampS, body: BODY, header: v2, nowS: timestampS })).toBe(false);
     expect(verify({ secret, msgId, timestampS, body: BODY, header: `v1a,x ${header}`, nowS: timestampS })).toBe(true);
+  });
+});
+
+/**
+ * The published Ed25519 vector of the Standard Webhooks reference server: svix/svix-webhooks,
+ * server/svix-server/src/worker.rs, `test_asymmetric_key_signing` (key pair also in its README,
+ * "Configuring the keys"). Its signature is the `v1a,…` in the example `webhook-signature` header
+ * of the specification (standard-webhooks/standard-webhooks, spec/standard-webhooks.md, "Webhook
+ * headers").
+ */
+const ED_SECRET = 'whsk_6Xb/dCcHpPea21PS1N9VY/NZW723CEc77N4rJCubMbfVKIDij2HKpMKkioLlX0dRqSKJp4AJ6p9lMicMFs6Kvg==';
+const ED_PUBLIC_KEY = 'whpk_1SiA4o9hyqTCpIqC5V9HUakiiaeACeqfZTInDBbOir4=';
+const ED_SIGNATURE = 'v1a,hnO3f9T8Ytu9HwrXslvumlUpqtNVqkhqw/enGzPCXe5BdqzCInXqYXFymVJaA7AZdpXwVLPo3mNl8EM+m7TBAg==';
+
+/** Node's own check of one `v1a,…` signature with a `whpk_` key, built here from the raw bytes (JWK), not by the code under test. */
+function nodeVerifies(publicKey: string, msgId: string, timestampS: number, body: string, signature: string): boolean {
+  const x = Buffer.from(publicKey.slice('whpk_'.length), 'base64').toString('base64url');
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+  expect(signature.startsWith('v1a,')).toBe(true);
+  return cryptoVerify(null, Buffer.from(`${msgId}.${timestampS}.${body}`, 'utf8'), key, Buffer.from(signature.slice(4), 'base64'));
+}
+
+describe('ed25519 (Standard Webhooks asymmetric signatures)', () => {
+  it('reproduces the published test vector', () => {
+    expect(sign({ secret: ED_SECRET, msgId: SPEC_MSG_ID, timestampS: SPEC_TIMESTAMP_S, body: SPEC_BODY })).toBe(ED_SIGNATURE);
+    expect(publicKeyOf(ED_SECRET)).toBe(ED_PUBLIC_KEY);
+    const key = parseSigningSecret(ED_SECRET);
+    expect(key.scheme).toBe('ed25519');
+    expect(key.scheme === 'ed25519' && key.publicKey).toBe(ED_PUBLIC_KEY);
+    expect(nodeVerifies(ED_PUBLIC_KEY, SPEC_MSG_ID, SPEC_TIMESTAMP_S, SPEC_BODY, ED_SIGNATURE)).toBe(true);
+    expect(verify({ secret: ED_PUBLIC_KEY, msgId: SPEC_MSG_ID, timestampS: SPEC_TIMESTAMP_S, body: SPEC_BODY, header: ED_SIGNATURE, nowS: SPEC_TIMESTAMP_S })).toBe(true);
+  });
+
+  it('generates whsk_ key pairs whose signatures Node verifies with the whpk_ key, and nothing else does', () => {
+    const secret = generateEd25519Secret();
+    expect(secret).toMatch(/^whsk_[A-Za-z0-9+/]{86}==$/);
+    expect(Buffer.from(secret.slice(5), 'base64')).toHaveLength(64);
+    expect(signatureSchemeOf(secret)).toBe('ed25519');
+    expect(generateSigningSecret('ed25519')).toMatch(/^whsk_/);
+    expect(generateSigningSecret()).toMatch(/^whsec_/);
+    expect(generateEd25519Secret()).not.toBe(secret);
+    const publicKey = publicKeyOf(secret)!;
+    expect(publicKey).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
+    const timestampS = 1796000000;
+    const signature = sign({ secret, msgId: 'evt_ed', timestampS, body: BODY });
+    expect(nodeVerifies(publicKey, 'evt_ed', timestampS, BODY, signature)).toBe(true);
+    expect(nodeVerifies(publicKey, 'evt_ed', timestampS, BODY.replace('1.0', '1.5'), signature)).toBe(false);
+    expect(nodeVerifies(publicKey, 'evt_ed', timestampS + 1, BODY, signature)).toBe(false);
+    expect(nodeVerifies(ED_PUBLIC_KEY, 'evt_ed', timestampS, BODY, signature)).toBe(false);
+  });
+
+  it.each([
+    ['short (<64 bytes)', 'whsk_' + Buffer.alloc(32, 1).toString('base64'), 'too_short'],
+    ['long (>64 bytes)', 'whsk_' + Buffer.alloc(65, 1).toString('base64'), 'too_long'],
+    ['not base64', 'whsk_not*base64!!', 'not_base64'],
+    // The vector's seed with another public key (svix-server refuses it as a "Bad SK" too).
+    ['a seed with a public key not its own', 'whsk_' + Buffer.concat([Buffer.from(ED_SECRET.slice(5), 'base64').subarray(0, 32), Buffer.alloc(32, 7)]).toString('base64'), 'key_pair_mismatch'],
+    ['a public key instead of the secret key', ED_PUBLIC_KEY, 'missing_prefix'],
+  ])('refuses a whsk_ secret that is %s', (_label, secret, reason) => {
+    expect(isValidSigningSecret(secret)).toBe(false);
+    let thrown: unknown;
+    try {
+      parseSigningSecret(secret);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(InvalidSecretError);
+    expect((thrown as InvalidSecretError).reason).toBe(reason);
+    expect(() => sign({ secret, msgId: 'm', timestampS: 1, body: '' })).toThrow(InvalidSecretError);
+  });
+
+  it('tells the schemes apart by prefix, and checks a secret against a scheme', () => {
+    expect(signatureSchemeOf(SPEC_SECRET)).toBe('hmac-sha256');
+    expect(signatureSchemeOf(ED_SECRET)).toBe('ed25519');
+    expect(signatureSchemeOf('sk_x')).toBeNull();
+    expect(isValidSigningSecret(ED_SECRET, 'ed25519')).toBe(true);
+    expect(isValidSigningSecret(ED_SECRET, 'hmac-sha256')).toBe(false);
+    expect(isValidSigningSecret(SPEC_SECRET, 'hmac-sha256')).toBe(true);
+    expect(isValidSecret(ED_SECRET)).toBe(false);
+    expect(publicKeyOf(SPEC_SECRET)).toBeNull();
+    expect(() => parsePublicKey('whpk_' + Buffer.alloc(31).toString('base64'))).toThrow(InvalidSecretError);
+    expect(() => parsePublicKey(ED_SECRET)).toThrow(InvalidSecretError);
+  });
+
+  it('signs with a new ed25519 key and an old HMAC secret during a rotation: each verifies its own signature', () => {
+    const timestampS = nowS();
+    const msgId = 'evt_switch';
+    const header = signatureHeader({ secrets: [ED_SECRET, SPEC_SECRET], msgId, timestampS, body: BODY });
+    const [first, second] = header.split(' ');
+    expect(first).toMatch(/^v1a,/);
+    expect(second).toMatch(/^v1,/);
+    expect(nodeVerifies(ED_PUBLIC_KEY, msgId, timestampS, BODY, first!)).toBe(true);
+    expect(verify({ secret: ED_PUBLIC_KEY, msgId, timestampS, body: BODY, header, nowS: timestampS })).toBe(true);
+    expect(verify({ secret: SPEC_SECRET, msgId, timestampS, body: BODY, header, nowS: timestampS })).toBe(true);
+    // The reference verifier skips the v1a signature it cannot check and accepts the v1 one.
+    const headers = { 'webhook-id': msgId, 'webhook-timestamp': String(timestampS), 'webhook-signature': header };
+    expect(() => new Webhook(SPEC_SECRET).verify(BODY, headers)).not.toThrow();
+  });
+
+  it('signs with both ed25519 keys during an ed25519 rotation', () => {
+    const next = generateEd25519Secret();
+    const timestampS = nowS();
+    const header = signatureHeader({ secrets: [next, ED_SECRET], msgId: 'evt_r', timestampS, body: BODY });
+    const parts = header.split(' ');
+    expect(parts).toHaveLength(2);
+    expect(nodeVerifies(publicKeyOf(next)!, 'evt_r', timestampS, BODY, parts[0]!)).toBe(true);
+    expect(nodeVerifies(ED_PUBLIC_KEY, 'evt_r', timestampS, BODY, parts[1]!)).toBe(true);
+    for (const key of [publicKeyOf(next)!, ED_PUBLIC_KEY, next]) expect(verify({ secret: key, msgId: 'evt_r', timestampS, body: BODY, header, nowS: timestampS })).toBe(true);
+    const stranger = publicKeyOf(generateEd25519Secret())!;
+    expect(verify({ secret: stranger, msgId: 'evt_r', timestampS, body: BODY, header, nowS: timestampS })).toBe(false);
+    expect(verify({ secret: ED_PUBLIC_KEY, msgId: 'evt_r', timestampS, body: BODY + ' ', header, nowS: timestampS })).toBe(false);
+    expect(verify({ secret: ED_PUBLIC_KEY, msgId: 'evt_r', timestampS, body: BODY, header, nowS: timestampS + 301 })).toBe(false);
+    // A v1 part is not an Ed25519 signature, whatever it holds.
+    expect(verify({ secret: ED_PUBLIC_KEY, msgId: SPEC_MSG_ID, timestampS: SPEC_TIMESTAMP_S, body: SPEC_BODY, header: ED_SIGNATURE.replace('v1a,', 'v1,'), nowS: SPEC_TIMESTAMP_S })).toBe(false);
+  });
+});
+
+describe('createSigningKeyCache', () => {
+  it('parses a secret once and signs as parsing each time would', () => {
+    const cache = createSigningKeyCache(2);
+    const key = cache.get(ED_SECRET);
+    expect(cache.get(ED_SECRET)).toBe(key);
+    expect(signWithKey(key, SPEC_MSG_ID, SPEC_TIMESTAMP_S, SPEC_BODY)).toBe(ED_SIGNATURE);
+    expect(signatureHeader({ secrets: [ED_SECRET], msgId: SPEC_MSG_ID, timestampS: SPEC_TIMESTAMP_S, body: SPEC_BODY, keyOf: cache.get })).toBe(ED_SIGNATURE);
+    expect(signWithKey(cache.get(SPEC_SECRET), SPEC_MSG_ID, SPEC_TIMESTAMP_S, SPEC_BODY)).toBe(SPEC_SIGNATURE);
+  });
+
+  it('keeps at most maxEntries, dropping the least recently used, and never keeps a refused secret', () => {
+    const cache = createSigningKeyCache(2);
+    const a = cache.get(ED_SECRET);
+    cache.get(SPEC_SECRET);
+    cache.get(ED_SECRET); // now the most recently used
+    cache.get(generateSecret());
+    expect(cache.size).toBe(2);
+    expect(cache.get(ED_SECRET)).toBe(a);
+    expect(() => cache.get('whsk_AAAA')).toThrow(InvalidSecretError);
+    expect(cache.size).toBe(2);
+    expect(() => createSigningKeyCache(0)).toThrow(RangeError);
   });
 });

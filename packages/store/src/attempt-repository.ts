@@ -3,8 +3,8 @@ import type { DeliveryRepository } from './delivery-repository.js';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
-import { isEndpointFailure, type SentRequestFields } from '@postern/shared';
-import { parseDelivery, parseEndpoint, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
+import { isEndpointFailure, isEventTypeDisabled, type SentRequestFields } from '@postern/shared';
+import { parseDelivery, parseEndpoint, parseOrgAttemptSettings, type OrgAttemptSettings, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 
 const claimScript = LuaScript.load('claim-attempt');
 const finishScript = LuaScript.load('finish-attempt');
@@ -28,10 +28,12 @@ export interface AttemptIds {
  * Result of {@link AttemptRepository.claim}:
  * - `missing`: no such delivery;
  * - `finished`: it already ended (`woken`: parked deliveries a slot it still held lets in);
- * - `blocked`: no attempt was begun because the endpoint is gone or inactive, the org suspended or
- *   the payload over the policy's limit: `planBeforeAttempt` says what to do;
+ * - `blocked`: no attempt was begun because the endpoint is gone or inactive, the org suspended, the
+ *   event type switched off by the org or the payload over the policy's limit: `planBeforeAttempt`
+ *   says what to do;
  * - `parked`: no slot now; the delivery waits, parked, for a release to wake it;
- * - `claimed`: the attempt is begun (recorded `in_flight` with its number) and its lease taken.
+ * - `claimed`: the attempt is begun (recorded `in_flight` with its number) and its lease taken;
+ *   `org` carries the org's settings an attempt needs (its pre-attempt check), read with its status.
  */
 export type ClaimResult =
   | { kind: 'missing' }
@@ -41,12 +43,14 @@ export type ClaimResult =
       delivery: DeliveryRecord;
       endpoint: EndpointRecord | null;
       orgSuspended: boolean;
+      /** The org switched the delivery's event type off (`disabledEventTypes`). */
+      eventTypeDisabled: boolean;
       /** Byte length of the envelope; null when the event is gone. */
       envelopeBytes: number | null;
       woken: string[];
     }
   | { kind: 'parked'; limit: 'endpoint' | 'org' | 'event_claim' }
-  | { kind: 'claimed'; attemptNumber: number; delivery: DeliveryRecord; endpoint: EndpointRecord; envelope: string | null };
+  | { kind: 'claimed'; attemptNumber: number; delivery: DeliveryRecord; endpoint: EndpointRecord; envelope: string | null; org: OrgAttemptSettings };
 
 /** Input of {@link AttemptRepository.finish}: an attempt's outcome as `planAfterAttempt` decided it. */
 export interface FinishInput {
@@ -55,8 +59,13 @@ export interface FinishInput {
   /** When the attempt ended, epoch ms. */
   nowMs: number;
   startedAt: number;
-  /** `pending` = a retry is scheduled at `nextAttemptAt`. */
-  nextStatus: 'succeeded' | 'pending' | 'failed';
+  /**
+   * `pending` = a retry is scheduled at `nextAttemptAt`; `cancelled` = the org's pre-attempt check
+   * cancelled the delivery with `cancelReason` before anything was sent (health untouched).
+   */
+  nextStatus: 'succeeded' | 'pending' | 'failed' | 'cancelled';
+  /** With `cancelled`: `check:<reason>`. */
+  cancelReason?: string;
   responseStatus: number | null;
   error: string | null;
   durationMs: number;
@@ -117,6 +126,13 @@ function hashOf(flat: unknown): Record<string, string> {
   return h;
 }
 
+/** The org fields the claim reads (status, disabledEventTypes, check URL, check secret); absent ones null. */
+function orgFields(raw: unknown): [string | null, string | null, string | null, string | null] {
+  const list = Array.isArray(raw) ? raw : [];
+  const at = (i: number) => (typeof list[i] === 'string' && list[i] !== '' ? (list[i] as string) : null);
+  return [at(0), at(1), at(2), at(3)];
+}
+
 const REFUSALS = { '0': 'endpoint', '-1': 'org', '-2': 'event_claim' } as const;
 
 /**
@@ -166,11 +182,13 @@ export class AttemptRepository {
         const delivery = parseDelivery(hashOf(r[1]));
         if (!delivery) return { kind: 'missing' };
         const envelopeBytes = Number(r[4]);
+        const [orgStatus, disabledEventTypes] = orgFields(r[3]);
         return {
           kind: 'blocked',
           delivery,
           endpoint: parseEndpoint(hashOf(r[2])),
-          orgSuspended: r[3] === 'suspended',
+          orgSuspended: orgStatus === 'suspended',
+          eventTypeDisabled: isEventTypeDisabled(parseOrgAttemptSettings(disabledEventTypes, null, null).disabledEventTypes, delivery.eventType),
           envelopeBytes: envelopeBytes < 0 ? null : envelopeBytes,
           woken: r.slice(5) as string[],
         };
@@ -181,7 +199,9 @@ export class AttemptRepository {
         const delivery = parseDelivery(hashOf(r[2]));
         const endpoint = parseEndpoint(hashOf(r[3]));
         if (!delivery || !endpoint) return { kind: 'missing' };
-        return { kind: 'claimed', attemptNumber: Number(r[1]), delivery, endpoint, envelope: typeof r[4] === 'string' ? r[4] : null };
+        const [, disabledEventTypes, checkUrl, checkSecret] = orgFields(r[5]);
+        const org = parseOrgAttemptSettings(disabledEventTypes, checkUrl, checkSecret);
+        return { kind: 'claimed', attemptNumber: Number(r[1]), delivery, endpoint, envelope: typeof r[4] === 'string' ? r[4] : null, org };
       }
       default:
         return { kind: 'missing' };
@@ -206,6 +226,7 @@ export class AttemptRepository {
       // Left out when null: bytes per attempt matter.
       ...(input.request ? { sent: input.request } : {}),
       ...(input.response ? { response: input.response } : {}),
+      ...(input.cancelReason ? { cancelReason: input.cancelReason } : {}),
     };
     const hourStartMs = input.nowMs - (input.nowMs % 3_600_000);
     const r = (await finishScript.run(
@@ -242,6 +263,7 @@ export class AttemptRepository {
         Math.floor((input.nowMs - hourStartMs) / 60_000),
         STATS_TTL_S,
         isEndpointFailure(input.error) ? '1' : '0',
+        input.cancelReason ?? '',
       ],
     )) as [string, number, string, number, ...string[]];
     // `{lastPerEndpoint: N}`: the oldest finished deliveries beyond N go right after the finish that

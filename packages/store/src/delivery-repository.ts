@@ -18,6 +18,25 @@ export class DeliveryRepository {
   }
 
   /**
+   * Freezes the body of a delivery (issue 16: the org's pre-attempt check answered send at the
+   * delivery's first attempt): every later attempt sends exactly these bytes. Written only while
+   * the delivery exists and has none yet (a re-run of the same attempt keeps the first); returns
+   * the body in force after the call, or null when the delivery is gone.
+   */
+  async freezeEnvelope(orgId: string, deliveryId: string, envelope: string): Promise<string | null> {
+    const key = this.keys.delivery(orgId, deliveryId);
+    const [[, set], [, current], [, exists]] = assertExec(
+      await this.redis.multi().hsetnx(key, 'frozenEnvelope', envelope).hget(key, 'frozenEnvelope').hexists(key, 'id').exec(),
+    ) as [[null, number], [null, string | null], [null, number]];
+    if (exists !== 1) {
+      // HSETNX on a delivery that expired meanwhile created a stray hash: remove it again.
+      if (set === 1) await this.redis.del(key);
+      return null;
+    }
+    return current;
+  }
+
+  /**
    * Every attempt of a delivery, by number, with the request headers rebuilt as sent
    * (`webhookRequestHeaders`). `eventId` is read from the delivery when not given.
    */
@@ -36,6 +55,7 @@ export class DeliveryRepository {
         error: a.error ?? null,
         requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId ?? '', deliveryId, attemptNumber: a.number }, a.sent) : null,
         response: a.response ?? null,
+        ...(a.cancelReason ? { cancelReason: a.cancelReason } : {}),
       }))
       .sort((a, b) => a.number - b.number);
   }

@@ -38,6 +38,7 @@ export {
   type EndpointSecret,
   type EndpointStatus,
   type EventRecord,
+  type OrgAttemptSettings,
   type OrgRecord,
   type NotificationRecord,
 } from './records.js';

@@ -32,6 +32,26 @@ export class OrgRepository {
   }
 
   /**
+   * Changes an org's settings (issue 16) and bumps the org's version in the same transaction, so
+   * ingest's next request of the org fans out with them; the sender's claim reads them with the
+   * org's status before every attempt. `disabledEventTypes` [] and `preAttemptCheckUrl` null clear
+   * the field; undefined leaves it. A check secret is kept once made: `checkSecret` is written only
+   * when the org has none (HSETNX), so a racing second PATCH does not replace it.
+   */
+  async updateSettings(orgId: string, patch: { disabledEventTypes?: string[]; preAttemptCheckUrl?: string | null; checkSecret?: string }): Promise<void> {
+    const key = this.keys.org(orgId);
+    const multi = this.redis.multi();
+    if (patch.disabledEventTypes !== undefined) {
+      if (patch.disabledEventTypes.length === 0) multi.hdel(key, 'disabledEventTypes');
+      else multi.hset(key, 'disabledEventTypes', JSON.stringify(patch.disabledEventTypes));
+    }
+    if (patch.preAttemptCheckUrl === null) multi.hdel(key, 'preAttemptCheckUrl');
+    else if (patch.preAttemptCheckUrl !== undefined) multi.hset(key, 'preAttemptCheckUrl', patch.preAttemptCheckUrl);
+    if (patch.checkSecret !== undefined) multi.hsetnx(key, 'preAttemptCheckSecret', patch.checkSecret);
+    await multi.incr(this.keys.orgVersion(orgId)).exec().then(assertExec);
+  }
+
+  /**
    * Sets an org's status (`suspended` stops every delivery of the org before its next attempt) and
    * bumps the org's version in the same transaction, so ingest's next request of the org sees it.
    */

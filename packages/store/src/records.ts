@@ -13,6 +13,19 @@ export interface OrgRecord {
   name: string;
   status: 'active' | 'suspended';
   createdAt: number;
+  /** Event types (or `prefix.*` groups) switched off for the org (issue 16); absent = none. */
+  disabledEventTypes?: string[];
+  /** The org's pre-attempt check URL (issue 16); absent = none. */
+  preAttemptCheckUrl?: string;
+  /** The secret that signs requests to {@link OrgRecord.preAttemptCheckUrl} (`whsec_…`); set with the first URL. */
+  preAttemptCheckSecret?: string;
+}
+
+/** What an attempt needs of the org's settings (read by the claim with the org's status). */
+export interface OrgAttemptSettings {
+  disabledEventTypes: string[];
+  /** Null when the org has no check URL (or no secret for it). */
+  check: { url: string; secret: string } | null;
 }
 
 /** One signing secret of an endpoint; `expiresAt` (epoch ms) is set on the old secret during rotation. */
@@ -86,6 +99,12 @@ export interface DeliveryRecord {
   isTest: boolean;
   /** True while the delivery waits for a concurrency slot (its job parked); absent = false. */
   parked?: boolean;
+  /**
+   * The body every attempt of this delivery sends, frozen when the org's pre-attempt check first
+   * answered send (with its `data`, or the event's envelope); copied to its redeliveries. Absent =
+   * the event's envelope (issue 16).
+   */
+  frozenEnvelope?: string;
 }
 
 /**
@@ -110,6 +129,8 @@ export function newPendingDelivery(input: {
   nowMs: number;
   isTest?: boolean;
   redeliveredFromId?: string | null;
+  /** A redelivery's original's frozen body, sent byte for byte again. */
+  frozenEnvelope?: string;
 }): DeliveryRecord {
   return {
     id: input.id,
@@ -131,6 +152,7 @@ export function newPendingDelivery(input: {
     cancelReason: null,
     held: false,
     isTest: input.isTest ?? false,
+    ...(input.frozenEnvelope !== undefined ? { frozenEnvelope: input.frozenEnvelope } : {}),
   };
 }
 
@@ -148,6 +170,8 @@ export interface AttemptRecord {
   error: string | null;
   requestHeaders: Record<string, string> | null;
   response: AttemptResponseRecord | null;
+  /** Set when the attempt sent nothing because the org's check cancelled the delivery (`check:<reason>`). */
+  cancelReason?: string;
 }
 
 /**
@@ -162,6 +186,8 @@ export interface StoredAttempt {
   error?: string | null;
   sent?: SentRequestFields;
   response?: AttemptResponseRecord;
+  /** The pre-attempt check cancelled the delivery at this attempt, nothing sent (`check:<reason>`). */
+  cancelReason?: string;
 }
 
 /** What was kept of an answer: headers (bounded), body excerpt (≤ `maxResponseBytesRead` bytes, UTF-8). */
@@ -225,6 +251,7 @@ export function parseDelivery(h: Record<string, string>): DeliveryRecord | null 
     held: h.held === '1',
     isTest: h.isTest === '1',
     ...(h.parked === '1' ? { parked: true } : {}),
+    ...(h.frozenEnvelope ? { frozenEnvelope: h.frozenEnvelope } : {}),
   };
 }
 
@@ -291,6 +318,30 @@ export function parseOrg(h: Record<string, string>): OrgRecord | null {
     name: h.name ?? '',
     status: (h.status ?? 'active') as OrgRecord['status'],
     createdAt: Number(h.createdAt ?? 0),
+    ...(h.disabledEventTypes ? { disabledEventTypes: parseStringList(h.disabledEventTypes) } : {}),
+    ...(h.preAttemptCheckUrl ? { preAttemptCheckUrl: h.preAttemptCheckUrl } : {}),
+    ...(h.preAttemptCheckSecret ? { preAttemptCheckSecret: h.preAttemptCheckSecret } : {}),
+  };
+}
+
+/** A JSON array of strings as stored; anything else reads as empty. */
+function parseStringList(raw: string): string[] {
+  try {
+    const value: unknown = JSON.parse(raw);
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The org settings an attempt needs, from the org hash fields the claim reads
+ * (`disabledEventTypes`, `preAttemptCheckUrl`, `preAttemptCheckSecret`; absent fields as null).
+ */
+export function parseOrgAttemptSettings(disabledEventTypes: string | null, checkUrl: string | null, checkSecret: string | null): OrgAttemptSettings {
+  return {
+    disabledEventTypes: disabledEventTypes ? parseStringList(disabledEventTypes) : [],
+    check: checkUrl && checkSecret ? { url: checkUrl, secret: checkSecret } : null,
   };
 }
 

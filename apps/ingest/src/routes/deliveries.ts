@@ -28,7 +28,9 @@ export function deliveryRoutes(deps: AppDeps): Router {
     if (!delivery || delivery.orgId !== res.locals.orgId) throw notFound('delivery');
     const attempts = await deps.store.deliveries.getAttempts(delivery.orgId, delivery.id, delivery.eventId);
     // docs/architecture.md: the detail view's `attempts` is the list; the count is `attemptCount`, as in lists.
-    res.json({ ...deliveryJson(delivery), attempts: attempts.map(attemptJson) } satisfies Json<typeof deliveryWithAttemptsResponse>);
+    // A body frozen by the org's pre-attempt check (issue 16) is what this delivery sends instead of the event's envelope.
+    const frozen = delivery.frozenEnvelope !== undefined ? { frozenEnvelope: delivery.frozenEnvelope } : {};
+    res.json({ ...deliveryJson(delivery), ...frozen, attempts: attempts.map(attemptJson) } satisfies Json<typeof deliveryWithAttemptsResponse>);
   });
 
   return router;

@@ -1,11 +1,23 @@
-import { classifyAddress, DEFAULT_EVENT_TYPE_FILTER, generateSecret, hostAddress, isValidSecret, policyTimeline, resolvePolicy, validateEndpointUrl } from '@postern/shared';
+import {
+  classifyAddress,
+  DEFAULT_EVENT_TYPE_FILTER,
+  DEFAULT_SIGNATURE_SCHEME,
+  generateSigningSecret,
+  hostAddress,
+  isValidSigningSecret,
+  policyTimeline,
+  resolvePolicy,
+  signatureSchemeOf,
+  validateEndpointUrl,
+  type SignatureScheme,
+} from '@postern/shared';
 import { deliveryJobs, type EndpointRecord } from '@postern/store';
 import type { Job } from 'bullmq';
-import { Router, type Response } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
-import { endpointJson } from '../serializers.js';
-import { createEndpointBody, pageQuery, parseListQuery, updateEndpointBody } from '../schemas.js';
+import { endpointJson, signingJson } from '../serializers.js';
+import { createEndpointBody, pageQuery, parseListQuery, rotateSecretBody, updateEndpointBody } from '../schemas.js';
 import { requireEmptyBody } from '../empty-body.js';
 import { requireScope } from '../auth.js';
 import { actionIdempotency } from '../action-idempotency.js';
@@ -20,18 +32,22 @@ const URL_REASONS: Record<string, string> = {
   invalid_port: 'url must not name port 0',
 };
 
-/** Checks an endpoint URL; literal private addresses are refused at once (host names per attempt). */
-function checkUrl(raw: string, allowList: readonly string[]): string {
+/**
+ * Checks an endpoint URL (or, with `field`, another URL Postern calls: the org's
+ * `preAttemptCheckUrl`); literal private addresses are refused at once (host names per attempt).
+ * Returns the URL as it will be stored; throws 400 naming `field` otherwise.
+ */
+export function checkUrl(raw: string, allowList: readonly string[], field = 'url'): string {
   const parsed = validateEndpointUrl(raw);
-  if (!parsed.ok) throw new ApiError(400, 'invalid_request', `url: ${URL_REASONS[parsed.reason] ?? 'invalid URL'}`);
+  if (!parsed.ok) throw new ApiError(400, 'invalid_request', `${field}: ${(URL_REASONS[parsed.reason] ?? 'invalid URL').replace(/^url/, field)}`);
   // What a receiver never sees, or what URL parsing would silently repair, is refused rather
   // than stored different from what was sent.
-  if (parsed.url.hash !== '' || raw.includes('#')) throw new ApiError(400, 'invalid_request', 'url: must not contain a fragment (#…): it is never sent to the receiver');
-  if (!new RegExp(`^${parsed.url.protocol}//[^/]`, 'i').test(raw.trim())) throw new ApiError(400, 'invalid_request', 'url: must be written scheme://host…, e.g. https://example.com/webhooks');
+  if (parsed.url.hash !== '' || raw.includes('#')) throw new ApiError(400, 'invalid_request', `${field}: must not contain a fragment (#…): it is never sent to the receiver`);
+  if (!new RegExp(`^${parsed.url.protocol}//[^/]`, 'i').test(raw.trim())) throw new ApiError(400, 'invalid_request', `${field}: must be written scheme://host…, e.g. https://example.com/webhooks`);
   const address = hostAddress(parsed.url);
   if (address) {
     const reason = classifyAddress(address, allowList);
-    if (reason) throw new ApiError(400, 'unsafe_url', `url: points at a non-public address (${reason}); Postern only delivers to public addresses`);
+    if (reason) throw new ApiError(400, 'unsafe_url', `${field}: points at a non-public address (${reason}); Postern only delivers to public addresses`);
   }
   return parsed.url.toString();
 }
@@ -88,6 +104,31 @@ async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<num
   return held.length;
 }
 
+/**
+ * Checks a secret a client brought against the endpoint's scheme; 400 `invalid_request` naming
+ * `secret` and what it must be.
+ */
+function checkGivenSecret(secret: string, scheme: SignatureScheme): void {
+  if (isValidSigningSecret(secret, scheme)) return;
+  if (scheme === 'ed25519') {
+    const hint = secret.startsWith('whpk_') ? ': whpk_ is the public key, Postern signs with the whsk_ secret key' : '';
+    throw new ApiError(400, 'invalid_request', `secret: must be whsk_ followed by base64 of the 64-byte Ed25519 seed and public key for signatureScheme "ed25519"${hint}`);
+  }
+  throw new ApiError(400, 'invalid_request', 'secret: must be whsec_ followed by base64 of 24 to 64 bytes');
+}
+
+/** Validates `rotate-secret`'s optional body (`{signatureScheme?}`) before idempotency sees it; the result is in `res.locals.rotate`. */
+function rotateSecretInput<Params>(req: Request<Params>, res: Response, next: NextFunction): void {
+  const body = req.body as unknown;
+  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+    return next(new ApiError(400, 'invalid_request', 'body: must be empty, {} or {"signatureScheme": "hmac-sha256" | "ed25519"}'));
+  }
+  const parsed = rotateSecretBody.safeParse(body ?? {});
+  if (!parsed.success) return next(invalidRequest(parsed.error));
+  res.locals.rotate = parsed.data;
+  next();
+}
+
 /** At most this many rotated-out secrets keep signing during their grace period. */
 export const MAX_PREVIOUS_SECRETS = 2;
 
@@ -100,10 +141,11 @@ export function endpointRoutes(deps: AppDeps): Router {
     if (!body.success) throw invalidRequest(body.error);
     const url = checkUrl(body.data.url, deps.config.allowList);
     const { policy, presetName, warnings } = policyOrThrow(body.data.policy);
-    if (body.data.secret !== undefined && !isValidSecret(body.data.secret)) {
-      throw new ApiError(400, 'invalid_request', 'secret: must be whsec_ followed by base64 of 24 to 64 bytes');
-    }
-    const secret = body.data.secret ?? generateSecret();
+    const given = body.data.secret;
+    // Unnamed, the scheme is the one the secret's prefix says (Standard Webhooks), else the default.
+    const scheme = (body.data.signatureScheme as SignatureScheme | undefined) ?? (given === undefined ? null : signatureSchemeOf(given)) ?? DEFAULT_SIGNATURE_SCHEME;
+    if (given !== undefined) checkGivenSecret(given, scheme);
+    const secret = given ?? generateSigningSecret(scheme);
     const now = deps.clock.now();
     const endpoint: EndpointRecord = {
       id: deps.ids('ep', now),
@@ -144,7 +186,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const now = deps.clock.now();
     const current = endpoint.secrets.find((s) => s.expiresAt === null);
-    res.json({ secret: current?.secret ?? null, previous: endpoint.secrets.filter((s) => s.expiresAt !== null && s.expiresAt > now).length } satisfies Json<typeof endpointSecretResponse>);
+    res.json({ secret: current?.secret ?? null, ...signingJson(endpoint), previous: endpoint.secrets.filter((s) => s.expiresAt !== null && s.expiresAt > now).length } satisfies Json<typeof endpointSecretResponse>);
   });
 
   router.patch('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
@@ -153,6 +195,9 @@ export function endpointRoutes(deps: AppDeps): Router {
       throw new ApiError(400, 'invalid_request', 'body: must be a JSON object');
     }
     const endpoint = await ownEndpoint(deps, res, req.params.id);
+    if (req.body !== undefined && 'signatureScheme' in (req.body as object)) {
+      throw new ApiError(400, 'invalid_request', 'signatureScheme: changing the scheme needs a new key: POST /v1/endpoints/:id/rotate-secret with {"signatureScheme": …}; the old key keeps signing through the grace period');
+    }
     const body = updateEndpointBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     const patch: Parameters<typeof deps.store.endpoints.update>[1] = {};
@@ -204,18 +249,22 @@ export function endpointRoutes(deps: AppDeps): Router {
     res.json({ ...endpointJson(updated), requeued: held } satisfies Json<typeof resumedEndpointResponse>);
   });
 
-  router.post('/v1/endpoints/:id/rotate-secret', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'rotate-secret'), async (req, res) => {
+  router.post('/v1/endpoints/:id/rotate-secret', requireScope('webhooks:write'), rotateSecretInput, actionIdempotency(deps, 'rotate-secret'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const now = deps.clock.now();
-    const secret = generateSecret();
+    // A new key of the scheme asked for, else of the current one; the old keys, whatever their
+    // scheme, keep signing through the grace period, so a switch breaks no receiver either.
+    const scheme = ((res.locals.rotate as { signatureScheme?: SignatureScheme }).signatureScheme ?? signingJson(endpoint).signatureScheme);
+    const secret = generateSigningSecret(scheme);
     // Newest first; only the latest few previous secrets keep signing, so repeated rotations
     // cannot grow the signature header without bound.
     const kept = endpoint.secrets
       .filter((s) => s.expiresAt === null || s.expiresAt > now)
       .map((s) => ({ secret: s.secret, expiresAt: s.expiresAt ?? now + deps.config.secretRotationGraceMs }))
       .slice(0, MAX_PREVIOUS_SECRETS);
-    await deps.store.endpoints.update(endpoint, { secrets: [{ secret, expiresAt: null }, ...kept] }, now);
-    res.json({ secret, previousSecretValidUntil: new Date(now + deps.config.secretRotationGraceMs).toISOString() } satisfies Json<typeof rotatedSecretResponse>);
+    const secrets = [{ secret, expiresAt: null }, ...kept];
+    await deps.store.endpoints.update(endpoint, { secrets }, now);
+    res.json({ secret, ...signingJson({ secrets }), previousSecretValidUntil: new Date(now + deps.config.secretRotationGraceMs).toISOString() } satisfies Json<typeof rotatedSecretResponse>);
   });
 
   // The endpoint's own policy, preset or custom, so the dashboard never re-implements schedule maths.

@@ -1,5 +1,5 @@
 import { eventTypeSchema, extractRawField, OPERATIONAL_EVENT_TYPES, TEST_EVENT_TYPE } from '@postern/shared';
-import type { EndpointRecord } from '@postern/store';
+import type { EndpointRecord, OrgRecord } from '@postern/store';
 import { Router } from 'express';
 import { z } from 'zod';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
@@ -64,6 +64,7 @@ export function eventRoutes(deps: AppDeps): Router {
       dataJson,
       idempotencyKey,
       endpoints: res.locals.orgEndpoints as readonly EndpointRecord[],
+      disabledEventTypes: (res.locals.org as OrgRecord | undefined)?.disabledEventTypes,
     });
     if (replayed) res.setHeader('idempotent-replayed', 'true');
     res.status(202).json(answer);

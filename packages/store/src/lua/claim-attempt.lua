@@ -9,15 +9,30 @@
 -- Returns one of:
 --   {'missing'}                              no such delivery
 --   {'finished', status, woken...}           already ended (a slot it still held is given back)
---   {'blocked', delivery, endpoint, orgStatus, envelopeBytes, woken...}
---                                            endpoint gone or inactive, org suspended or payload
---                                            over the policy's limit: planBeforeAttempt decides
+--   {'blocked', delivery, endpoint, org, envelopeBytes, woken...}
+--                                            endpoint gone or inactive, org suspended, event type
+--                                            switched off by the org or payload over the policy's
+--                                            limit: planBeforeAttempt decides
 --   {'parked', refusal}                      no slot: 0 endpoint full, -1 org full, -2 event claim
---   {'claimed', attemptNumber, delivery, endpoint, envelope | false}
+--   {'claimed', attemptNumber, delivery, endpoint, envelope | false, org}
 -- where delivery and endpoint are their hashes as field, value lists (endpoint {} when gone) and
--- envelopeBytes is -1 when the event is gone. A delivery found in_flight was interrupted (its
--- sender died mid-attempt): the same attempt number runs again rather than spending a new one.
+-- envelopeBytes is -1 when the event is gone; org is the org's status, disabledEventTypes,
+-- preAttemptCheckUrl and preAttemptCheckSecret (records.ts: parseOrgAttemptSettings). A delivery
+-- found in_flight was interrupted (its sender died mid-attempt): the same attempt number runs
+-- again rather than spending a new one.
 --- @include "lease"
+
+-- Whether the org's disabledEventTypes (JSON array) switch the event type off: an equal entry, or
+-- a `prefix.*` entry whose `prefix.` starts the type (pre-attempt-check.ts: isEventTypeDisabled).
+local function eventTypeDisabled(list, eventType)
+  if not list or not eventType then return false end
+  for _, entry in ipairs(cjson.decode(list)) do
+    if entry == eventType then return true end
+    if string.sub(entry, -2) == '.*' and string.sub(eventType, 1, #entry - 1) == string.sub(entry, 1, -2) then return true end
+  end
+  return false
+end
+
 local id = ARGV[1]
 local now = tonumber(ARGV[2])
 local delivery = redis.call('HGETALL', KEYS[7])
@@ -40,14 +55,15 @@ if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
   return {'finished', status, unpack(woken)}
 end
 
-local orgStatus = redis.call('HGET', KEYS[10], 'status') or ''
+local org = redis.call('HMGET', KEYS[10], 'status', 'disabledEventTypes', 'preAttemptCheckUrl', 'preAttemptCheckSecret')
+local orgStatus = org[1] or ''
 local envelope = redis.call('HGET', KEYS[11], 'envelope')
 local maxPayload = policy and policy.maxPayloadBytes
-if not policy or e.status ~= 'active' or orgStatus == 'suspended'
+if not policy or e.status ~= 'active' or orgStatus == 'suspended' or eventTypeDisabled(org[2], d.eventType)
   or (type(maxPayload) == 'number' and envelope and #envelope > maxPayload) then
   local woken = {}
   giveBackLease(KEYS, id, now, perEndpoint, perOrg, woken, d.parked == '1')
-  return {'blocked', delivery, endpoint, orgStatus, envelope and #envelope or -1, unpack(woken)}
+  return {'blocked', delivery, endpoint, org, envelope and #envelope or -1, unpack(woken)}
 end
 
 local leaseMs = policy.timeout.ms + tonumber(ARGV[3])
@@ -71,4 +87,4 @@ if d.held == '1' or d.parked == '1' then
   redis.call('ZREM', KEYS[14], id)
 end
 redis.call('HSET', KEYS[8], number, cjson.encode({number = number, startedAt = now}))
-return {'claimed', number, delivery, endpoint, envelope or false}
+return {'claimed', number, delivery, endpoint, envelope or false, org}

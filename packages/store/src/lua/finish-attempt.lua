@@ -7,7 +7,8 @@
 -- succeeded, failed and cancelled indexes (for the count a `{lastPerEndpoint}` trim needs),
 -- KEYS[17] endpoint's and KEYS[18] org's attempt counters of the current hour (keys.statsHour).
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
--- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed',
+-- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed' | 'cancelled' (the
+-- org's pre-attempt check said so: nothing was sent; health and counters are left alone),
 -- ARGV[5] attempt record JSON, ARGV[6] response status or '', ARGV[7] error code or '',
 -- ARGV[8] duration (ms), ARGV[9] next attempt at (ms) or '',
 -- ARGV[10] health effect on the endpoint: 'success' | 'failure' | 'none',
@@ -15,7 +16,7 @@
 -- ARGV[13] when a finished delivery expires (epoch ms; '' = kept until trimmed by count),
 -- ARGV[14] minute of the hour (0..59), ARGV[15] counters' time to live (s),
 -- ARGV[16] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
--- Postern's own internal:* faults).
+-- Postern's own internal:* faults), ARGV[17] cancel reason (with 'cancelled').
 -- Such a failed attempt sets lastFailureAt and counts in failedAttempts and
 -- consecutiveFailedAttempts, whether or not the policy's breaker counts it (consecutiveFailures is
 -- the breaker's own streak).
@@ -50,6 +51,10 @@ else
   if ARGV[13] == '' then
     finishedCount = redis.call('ZCARD', KEYS[14]) + redis.call('ZCARD', KEYS[15]) + redis.call('ZCARD', KEYS[16])
   end
+end
+if nextStatus == 'cancelled' then
+  redis.call('HSET', KEYS[7], 'cancelReason', ARGV[17])
+  return {'ok', 0, '', finishedCount, unpack(woken)}
 end
 
 local streak = redis.call('HMGET', KEYS[9], 'id', 'consecutiveFailures', 'failureStreakStartedAt')

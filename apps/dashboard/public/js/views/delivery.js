@@ -42,7 +42,7 @@ function attemptDetail(a, policy) {
   return h(
     'details',
     { class: 'attempt', id: `attempt-${a.number}`, open: Boolean(a.error) },
-    h('summary', null, `Attempt #${a.number}: `, a.responseStatus === null ? 'no response' : `HTTP ${a.responseStatus}`, a.error ? [' · ', h('code', null, a.error)] : ' · succeeded'),
+    h('summary', null, `Attempt #${a.number}: `, a.responseStatus === null ? 'no response' : `HTTP ${a.responseStatus}`, a.error ? [' · ', h('code', null, a.error)] : a.cancelReason ? [' · cancelled ', h('code', null, a.cancelReason)] : ' · succeeded'),
     h('div', { class: 'exchange' },
       h('div', null, h('h3', null, 'Request headers sent'), a.requestHeaders ? headerList(a.requestHeaders, `request-headers-${a.number}`) : h('p', { class: 'hint' }, 'Nothing was sent (the attempt stopped before the request).')),
       h(
@@ -151,7 +151,7 @@ export async function deliveryView(ctx) {
           'Attempts, first to last',
           ['Attempt', 'Started', 'Duration', 'Response status', 'Error code'],
           attempts.map((a) => ({
-            cells: [num(`#${a.number}`), time(a.startedAt), num(a.durationMs === null ? 'in flight' : duration(a.durationMs)), num(a.responseStatus), a.error ? h('code', null, a.error) : a.durationMs === null ? '—' : '✓ none'],
+            cells: [num(`#${a.number}`), time(a.startedAt), num(a.durationMs === null ? 'in flight' : duration(a.durationMs)), num(a.responseStatus), a.error ? h('code', null, a.error) : a.cancelReason ? h('code', null, a.cancelReason) : a.durationMs === null ? '—' : '✓ none'],
           })),
         ),
     attempts.filter((a) => a.durationMs !== null).map((a) => attemptDetail(a, endpoint?.policy)),

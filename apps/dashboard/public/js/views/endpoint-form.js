@@ -26,6 +26,15 @@ export async function endpointFormView(ctx) {
     editing && endpoint.policyName === null ? h('option', { value: KEEP, selected: true }, 'Keep the current custom policy') : null,
     presets.data.map((p) => h('option', { value: p.name, selected: p.name === startPreset }, p.seed ? `${p.name} (seed ${p.seed})` : p.name)),
   );
+  // The scheme is chosen at creation; afterwards it changes with a rotation (endpoint page).
+  const scheme = editing
+    ? null
+    : h(
+        'select',
+        { id: 'endpoint-signature-scheme', name: 'signatureScheme', 'aria-describedby': 'endpoint-signature-scheme-hint' },
+        h('option', { value: 'hmac-sha256', selected: true }, 'HMAC-SHA256 (v1, shared whsec_ secret)'),
+        h('option', { value: 'ed25519' }, 'Ed25519 (v1a, whpk_ public key)'),
+      );
   const overrides = h('textarea', { id: 'endpoint-overrides', name: 'overrides', rows: '3', spellcheck: 'false', placeholder: '{"maxAttempts": 3}', 'aria-describedby': 'endpoint-overrides-hint' });
   const summary = h('p', { class: 'hint', id: 'policy-summary' });
   const preview = h('div', { id: 'policy-preview', 'aria-live': 'polite' });
@@ -92,6 +101,7 @@ export async function endpointFormView(ctx) {
           eventTypes: eventTypes.value.split(',').map((t) => t.trim()).filter(Boolean),
         };
         if (policy !== undefined) body.policy = policy;
+        if (scheme) body.signatureScheme = scheme.value;
         save.setAttribute('aria-busy', 'true');
         try {
           const saved = editing ? await ctx.api.patch(`/v1/endpoints/${encodeURIComponent(id)}`, body) : await ctx.api.post('/v1/endpoints', body);
@@ -106,6 +116,7 @@ export async function endpointFormView(ctx) {
     field('endpoint-url', 'URL', url),
     field('endpoint-description', 'Description', description),
     field('endpoint-event-types', 'Event types', eventTypes, 'Comma-separated, e.g. invoice.paid, invoice.failed; * receives every type.'),
+    scheme ? field('endpoint-signature-scheme', 'Signatures', scheme, 'Standard Webhooks: HMAC needs the secret at the receiver; with Ed25519 the receiver holds only the public key.') : null,
     field('endpoint-policy', 'Policy', preset),
     summary,
     field('endpoint-overrides', 'Overrides (optional)', overrides, 'A JSON object of policy fields that replace the preset’s, e.g. {"maxAttempts": 3, "keepResponseBody": "all"}. The timeline below follows it.'),

@@ -26,7 +26,7 @@ function deliveryRow(d) {
       [badge(d.status), d.held ? h('span', { class: 'tag' }, 'held') : null],
       num(d.attemptCount),
       d.nextAttemptAt ? [time(d.nextAttemptAt), h('span', { class: 'sub' }, relative(d.nextAttemptAt))] : '—',
-      d.lastError ? h('code', null, d.lastError) : '—',
+      d.lastError ? h('code', null, d.lastError) : d.cancelReason ? h('code', { class: 'cancel-reason' }, d.cancelReason) : '—',
       num(d.lastResponseStatus),
       num(d.lastDurationMs === null ? null : duration(d.lastDurationMs)),
       time(d.createdAt),
@@ -82,7 +82,7 @@ function actions(ctx, endpoint, redeliverable) {
       label: 'Reveal secret',
       run: () => ctx.api.get(`/v1/endpoints/${id}/secret`),
       done: (r) => {
-        revealed = { endpointId: endpoint.id, visit: ctx.visit, secret: r.secret, until: null };
+        revealed = { endpointId: endpoint.id, visit: ctx.visit, secret: r.secret, publicKey: r.publicKey, until: null };
         return reload();
       },
     }),
@@ -92,8 +92,20 @@ function actions(ctx, endpoint, redeliverable) {
       confirmText: 'Rotate the signing secret? Requests carry a signature with the old secret too until the grace period ends; update your receiver before then.',
       run: () => ctx.api.post(`/v1/endpoints/${id}/rotate-secret`),
       done: (r) => {
-        revealed = { endpointId: endpoint.id, visit: ctx.visit, secret: r.secret, until: r.previousSecretValidUntil };
+        revealed = { endpointId: endpoint.id, visit: ctx.visit, secret: r.secret, publicKey: r.publicKey, until: r.previousSecretValidUntil };
         ctx.notify('New secret issued and shown below. “Reveal secret” shows it again whenever you need it.');
+        return reload();
+      },
+    }),
+    // Switching scheme is a rotation into the other scheme: both sign during the grace period.
+    actionButton(ctx, {
+      id: 'switch-scheme',
+      label: endpoint.signatureScheme === 'ed25519' ? 'Switch to HMAC-SHA256' : 'Switch to Ed25519',
+      confirmText: `Rotate to a new ${endpoint.signatureScheme === 'ed25519' ? 'HMAC-SHA256 secret' : 'Ed25519 key'}? Requests carry the old signature too until the grace period ends; update your receiver before then.`,
+      run: () => ctx.api.post(`/v1/endpoints/${id}/rotate-secret`, { signatureScheme: endpoint.signatureScheme === 'ed25519' ? 'hmac-sha256' : 'ed25519' }),
+      done: (r) => {
+        revealed = { endpointId: endpoint.id, visit: ctx.visit, secret: r.secret, publicKey: r.publicKey, until: r.previousSecretValidUntil };
+        ctx.notify(`Signatures switched to ${r.signatureScheme}; the new key is shown below.`);
         return reload();
       },
     }),
@@ -136,7 +148,7 @@ function secretBox(endpoint, ctx) {
   return h(
     'div',
     { class: 'secret-box', id: revealed.until ? 'new-secret' : 'shown-secret' },
-    h('strong', null, revealed.until ? 'New signing secret:' : 'Signing secret:'),
+    h('strong', null, `${revealed.until ? 'New signing' : 'Signing'} ${revealed.publicKey ? 'secret key (Ed25519, stays with Postern; receivers need only the public key)' : 'secret'}:`),
     h('div', { class: 'secret-line' }, code, copy),
     revealed.until ? h('span', null, 'The old secret keeps signing too until ', time(revealed.until), '.') : h('span', null, 'Keep it out of logs and source control.'),
   );
@@ -221,6 +233,8 @@ export async function endpointView(ctx) {
         ['Breaker streak', breakerCounts(endpoint.policy) ? h('span', { id: 'breaker-streak' }, `${endpoint.consecutiveFailures} (counts ${breakerCounts(endpoint.policy)})`) : 'no breaker'],
         ['Breaker streak since', time(endpoint.failureStreakStartedAt)],
         endpoint.status === 'disabled' ? ['Disabled at', time(endpoint.disabledAt)] : null,
+        ['Signatures', endpoint.signatureScheme === 'ed25519' ? 'Ed25519 (v1a)' : 'HMAC-SHA256 (v1)'],
+        endpoint.publicKey ? ['Public key', h('code', { id: 'public-key', class: 'mono' }, endpoint.publicKey)] : null,
         ['Event types', endpoint.eventTypes.join(', ')],
         ['Charts', h('a', { href: `#/overview?endpointId=${encodeURIComponent(endpoint.id)}`, id: 'endpoint-charts' }, 'success rate, volume and errors')],
       ]),

@@ -14,7 +14,7 @@ export async function eventView(ctx) {
       h('a', { href: `#/endpoints/${encodeURIComponent(d.endpointId)}` }, urls.get(d.endpointId) ?? d.endpointId),
       [badge(d.status), d.held ? h('span', { class: 'tag' }, 'held') : null],
       num(d.attemptCount),
-      d.lastError ? h('code', null, d.lastError) : '—',
+      d.lastError ? h('code', null, d.lastError) : d.cancelReason ? h('code', { class: 'cancel-reason' }, d.cancelReason) : '—',
       time(d.createdAt),
     ],
   }));

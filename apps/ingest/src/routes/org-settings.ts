@@ -1,0 +1,66 @@
+import { disabledEventTypesSchema, generateSecret } from '@postern/shared';
+import type { OrgRecord } from '@postern/store';
+import { Router } from 'express';
+import { z } from 'zod';
+import { invalidRequest, notFound } from '../api-error.js';
+import type { AppDeps } from '../app-deps.js';
+import { requireScope } from '../auth.js';
+import { iso } from '../serializers.js';
+import { checkUrl } from './endpoints.js';
+import { checkSecretResponse, orgSettingsResponse, type Json } from '../response-schemas.js';
+
+/** `PATCH /v1/org` body: any subset of the org's settings; `null` clears the check URL, `[]` the switches. */
+export const updateOrgBody = z.strictObject({
+  disabledEventTypes: disabledEventTypesSchema.optional(),
+  preAttemptCheckUrl: z.string({ error: 'preAttemptCheckUrl must be a URL string or null' }).max(2048, 'preAttemptCheckUrl must be at most 2048 characters').nullable().optional(),
+});
+
+/** The org as `GET /v1/org` shows it: settings, never the check secret (see `GET /v1/org/check-secret`). */
+export function orgJson(org: OrgRecord): Json<typeof orgSettingsResponse> {
+  return {
+    id: org.id,
+    name: org.name,
+    status: org.status,
+    createdAt: iso(org.createdAt),
+    disabledEventTypes: org.disabledEventTypes ?? [],
+    preAttemptCheckUrl: org.preAttemptCheckUrl ?? null,
+  };
+}
+
+/**
+ * The calling org's own settings (issue 16), behind API-key auth:
+ * - `GET /v1/org` (`webhooks:read`): name, status, `disabledEventTypes`, `preAttemptCheckUrl`;
+ * - `PATCH /v1/org` (`webhooks:write`): changes `disabledEventTypes` (exact types or `prefix.*`;
+ *   deliveries of those types are cancelled before their next attempt with `event_type_disabled`,
+ *   new events of them get no delivery; switching back on replays nothing) and
+ *   `preAttemptCheckUrl` (checked like an endpoint URL; the first one set makes the org's check
+ *   secret). 400 `invalid_request` / `unsafe_url` naming the field otherwise;
+ * - `GET /v1/org/check-secret` (`webhooks:write`): the secret that signs check requests, or null.
+ */
+export function orgSettingsRoutes(deps: AppDeps): Router {
+  const router = Router();
+  const current = async (orgId: string) => {
+    const org = await deps.store.orgs.get(orgId);
+    if (!org) throw notFound('org');
+    return org;
+  };
+  router.get('/v1/org', requireScope('webhooks:read'), async (_req, res) => {
+    res.json(orgJson(await current(res.locals.orgId as string)));
+  });
+  router.patch('/v1/org', requireScope('webhooks:write'), async (req, res) => {
+    const body = updateOrgBody.safeParse(req.body ?? {});
+    if (!body.success) throw invalidRequest(body.error);
+    const orgId = res.locals.orgId as string;
+    const { disabledEventTypes, preAttemptCheckUrl } = body.data;
+    const url = typeof preAttemptCheckUrl === 'string' ? checkUrl(preAttemptCheckUrl, deps.config.allowList, 'preAttemptCheckUrl') : preAttemptCheckUrl;
+    // Made with the first URL, kept after: HSETNX in the store leaves an existing secret alone.
+    const checkSecret = typeof url === 'string' ? generateSecret() : undefined;
+    await deps.store.orgs.updateSettings(orgId, { disabledEventTypes, preAttemptCheckUrl: url, checkSecret });
+    res.json(orgJson(await current(orgId)));
+  });
+  router.get('/v1/org/check-secret', requireScope('webhooks:write'), async (_req, res) => {
+    const org = await current(res.locals.orgId as string);
+    res.json({ secret: org.preAttemptCheckSecret ?? null } satisfies Json<typeof checkSecretResponse>);
+  });
+  return router;
+}
