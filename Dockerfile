@@ -12,6 +12,7 @@ COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/store/package.json packages/store/
 COPY packages/telemetry/package.json packages/telemetry/
+COPY packages/client/package.json packages/client/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
 COPY apps/dashboard/package.json apps/dashboard/
@@ -28,6 +29,7 @@ COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/store/package.json packages/store/
 COPY packages/telemetry/package.json packages/telemetry/
+COPY packages/client/package.json packages/client/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
 COPY apps/dashboard/package.json apps/dashboard/

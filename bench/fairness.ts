@@ -38,6 +38,7 @@ import { acceptEvent, type AppDeps } from '@postern/ingest';
 import { apiClient, type ApiClient } from '../test/support/api-client.js';
 import { deleteByPrefix, TEST_ADMIN_TOKEN } from '../test/support/postern.js';
 import { killAllApps, spawnIngest, spawnSender, waitForSenders, type AppProcess } from '../test/faults/support/app-process.js';
+import { Postern, type PolicyInput } from '@postern/client';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RATE_PER_S = Number(process.env.RATE_PER_S ?? 60);
@@ -60,7 +61,7 @@ const PARK_SAFETY_DELAY_MS = Number(process.env.PARK_SAFETY_DELAY_MS ?? 15_000);
 const STREAM_LANES = 16;
 
 /** Both kinds of endpoint: 4 per endpoint, 20 per org; the fast ones never fail, the slow one always times out. */
-const policy = (timeoutMs: number, extra: Record<string, unknown> = {}) => ({
+const policy = (timeoutMs: number, extra: Partial<PolicyInput> = {}): PolicyInput => ({
   maxAttempts: 3,
   schedule: { kind: 'fixed', waitsMs: [1000, 1000] },
   jitterRatio: 0,
@@ -225,14 +226,15 @@ async function run(name: string, slowBacklog: number, waitForParking: boolean, k
     const ingest = await spawnIngest(env);
     apps.push(ingest);
     const api = apiClient(ingest.baseUrl);
-    const org = await must(api, 'POST', '/v1/orgs', TEST_ADMIN_TOKEN, { name: 'bench' }, 201);
-    const key = org.apiKey as string;
+    const org = await new Postern({ baseUrl: ingest.baseUrl, adminToken: TEST_ADMIN_TOKEN }).orgs.create({ name: 'bench' });
+    const key = org.apiKey;
+    const client = new Postern({ baseUrl: ingest.baseUrl, apiKey: key });
     for (let i = 0; i < FAST_ENDPOINTS; i++) {
-      await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/fast/${i}`, eventTypes: [`fast.${i}`], policy: policy(10_000) }, 201);
+      await client.endpoints.create({ url: `${receivers.base}/fast/${i}`, eventTypes: [`fast.${i}`], policy: policy(10_000) });
     }
-    if (slowBacklog > 0 && kind === 'slow') await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/slow`, eventTypes: ['slow.backlog'], policy: policy(SLOW_TIMEOUT_MS) }, 201);
+    if (slowBacklog > 0 && kind === 'slow') await client.endpoints.create({ url: `${receivers.base}/slow`, eventTypes: ['slow.backlog'], policy: policy(SLOW_TIMEOUT_MS) });
     if (slowBacklog > 0 && kind === 'limited') {
-      await must(api, 'POST', '/v1/endpoints', key, { url: `${receivers.base}/limited`, eventTypes: ['slow.backlog'], policy: policy(10_000, { rateLimit: { perSecond: LIMITED_PER_S } }) }, 201);
+      await client.endpoints.create({ url: `${receivers.base}/limited`, eventTypes: ['slow.backlog'], policy: policy(10_000, { rateLimit: { perSecond: LIMITED_PER_S } }) });
     }
 
     const sender = spawnSender(env);

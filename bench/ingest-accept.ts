@@ -27,6 +27,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { BENCH_ADMIN_TOKEN, REPO_ROOT, startBenchRedis } from './bench-support.js';
 import { summariseCpuProfile } from './cpu-profile.js';
+import { Postern } from '@postern/client';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
@@ -127,13 +128,6 @@ async function startIngest(redisUrl: string, prefix: string) {
   };
 }
 
-async function api(base: string, method: string, pathname: string, token: string, body?: unknown): Promise<any> {
-  const res = await fetch(base + pathname, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${pathname}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
 async function commandCalls(client: Redis): Promise<Map<string, number>> {
   const info = await client.info('commandstats');
   const calls = new Map<string, number>();
@@ -162,9 +156,10 @@ async function main(): Promise<void> {
   const results: Record<string, unknown>[] = [];
   try {
     for (const endpointCount of [1, 10]) {
-      const org = await api(ingest.base, 'POST', '/v1/orgs', BENCH_ADMIN_TOKEN, { name: `bench-${endpointCount}` });
+      const org = await new Postern({ baseUrl: ingest.base, adminToken: BENCH_ADMIN_TOKEN }).orgs.create({ name: `bench-${endpointCount}` });
+      const client = new Postern({ baseUrl: ingest.base, apiKey: org.apiKey });
       for (let i = 0; i < endpointCount; i++) {
-        await api(ingest.base, 'POST', '/v1/endpoints', org.apiKey, { url: `http://127.0.0.1:9/hook-${i}`, eventTypes: ['order.created', 'order.paid'] });
+        await client.endpoints.create({ url: `http://127.0.0.1:9/hook-${i}`, eventTypes: ['order.created', 'order.paid'] });
       }
       await fire(org.apiKey, 300, CONCURRENCY); // warm-up: JIT, script loading, connections
 

@@ -39,6 +39,7 @@ import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory
 import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startPosternProcesses, startReceiverProcess, type BenchRedis, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 import { clockTicksPerSecond, openCostWindow, redisServerPid, waitForNoActiveJobs, type DeliveryCost } from './resource-cost.js';
 import { bareBullmq, bareGot, createOrgs, pendingMemoryViaApi, posternAtRate, posternThroughput, scalePoint, warmUp, type EndToEnd, type PendingMemory, type ScalePoint } from './scenarios.js';
+import type { PolicyInput } from '@postern/client';
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -55,7 +56,7 @@ const QUICK_WARM_UP_EVENTS = 3000;
 const OUT_DIR = path.join(REPO_ROOT, 'bench-results');
 
 /** The 1-endpoint runs: the endpoint may take the sender's whole concurrency, as bare got does. */
-const ROOMY_POLICY = { preset: 'standard', concurrency: { perEndpoint: CONCURRENCY, perOrg: CONCURRENCY } };
+const ROOMY_POLICY: PolicyInput = { preset: 'standard', concurrency: { perEndpoint: CONCURRENCY, perOrg: CONCURRENCY } };
 
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;

@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { createIdFactory } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore, deliveryJobOptions, DELIVERY_QUEUE_NAME, type KeySchema } from '@postern/store';
 import { acceptEvent, type AppDeps } from '@postern/ingest';
+import { Postern, type PolicyInput } from '@postern/client';
 import { BENCH_ADMIN_TOKEN, jsonClient, percentile, pollUntil, sampleRss, type BenchRedis, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 
 /** An envelope like the ones Postern sends, for the bare clients. */
@@ -93,21 +94,17 @@ export interface BenchOrg {
 }
 
 /** Creates `orgs` orgs with `endpointsPerOrg` endpoints each, all pointing at `url`. */
-export async function createOrgs(apiBase: string, opts: { orgs: number; endpointsPerOrg: number; url: string; policy: unknown }): Promise<BenchOrg[]> {
-  const api = jsonClient(apiBase, 8);
+export async function createOrgs(apiBase: string, opts: { orgs: number; endpointsPerOrg: number; url: string; policy: PolicyInput }): Promise<BenchOrg[]> {
+  // Set-up goes through @postern/client; the producers below keep their own lighter keep-alive client.
+  const admin = new Postern({ baseUrl: apiBase, adminToken: BENCH_ADMIN_TOKEN });
   const out: BenchOrg[] = [];
   for (let o = 0; o < opts.orgs; o++) {
-    const org = await api.post('/v1/orgs', { name: `bench-${o}` }, BENCH_ADMIN_TOKEN);
-    if (org.status !== 201) throw new Error(`create org: ${org.status} ${JSON.stringify(org.body)}`);
+    const org = await admin.orgs.create({ name: `bench-${o}` });
+    const client = new Postern({ baseUrl: apiBase, apiKey: org.apiKey });
     const endpointIds: string[] = [];
-    for (let e = 0; e < opts.endpointsPerOrg; e++) {
-      const ep = await api.post('/v1/endpoints', { url: opts.url, policy: opts.policy }, org.body.apiKey);
-      if (ep.status !== 201) throw new Error(`create endpoint: ${ep.status} ${JSON.stringify(ep.body)}`);
-      endpointIds.push(ep.body.id);
-    }
-    out.push({ orgId: org.body.id, apiKey: org.body.apiKey, endpointIds });
+    for (let e = 0; e < opts.endpointsPerOrg; e++) endpointIds.push((await client.endpoints.create({ url: opts.url, policy: opts.policy })).id);
+    out.push({ orgId: org.id, apiKey: org.apiKey, endpointIds });
   }
-  api.close();
   return out;
 }
 
@@ -373,11 +370,10 @@ export async function scalePoint(redis: BenchRedis, p: PosternProcesses, receive
   }
   await pollUntil(async () => (await receiver.stats()).count >= opts.probes * 2, 30_000, 100);
   const lateness: number[] = [];
+  const reader = new Postern({ baseUrl: p.apiBase, apiKey: flaky!.apiKey });
   for (const id of ids) {
-    const r = await fetch(`${p.apiBase}/v1/deliveries/${id}`, { headers: { authorization: `Bearer ${flaky!.apiKey}` } });
-    const d = (await r.json()) as { attempts: { startedAt: string; durationMs: number }[] };
-    const [first, second] = d.attempts;
-    if (!first || !second) continue;
+    const [first, second] = await reader.deliveries.attempts(id);
+    if (!first || !second || first.durationMs === null) continue;
     const due = Date.parse(first.startedAt) + first.durationMs + 2000;
     lateness.push(Date.parse(second.startedAt) - due);
   }

@@ -18,6 +18,7 @@ import { Webhook } from 'standardwebhooks';
 import { classifyAddress, createIdFactory } from '@postern/shared';
 import { createDeliveryQueues, createRedisConnection, createStore } from '@postern/store';
 import { createApp } from '@postern/ingest';
+import { Postern, rawJson, type Delivery } from '@postern/client';
 import { createGotTransport, createSender, type Sender } from '@postern/sender';
 import type { Redis } from 'ioredis';
 
@@ -28,7 +29,7 @@ const ALLOW_LIST = ['127.0.0.1', '::1'];
 const EVENT_COUNT = 200;
 const FAILS_PER_EVENT = 2; // the receiver answers 500 this many times per webhook-id, then 200
 const DEADLINE_MS = 60_000;
-const POLICY = { maxAttempts: 5, schedule: { kind: 'fixed', waitsMs: [200, 400, 800, 1600] }, jitterRatio: 0.1 };
+const POLICY = { maxAttempts: 5, schedule: { kind: 'fixed' as const, waitsMs: [200, 400, 800, 1600] }, jitterRatio: 0.1 };
 const TYPES = ['invoice.paid', 'invoice.created', 'customer.updated', 'order.shipped', 'user.deleted', 'payment:failed', 'report_ready-v2'];
 const tty = process.stdout.isTTY === true;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -137,36 +138,19 @@ async function deleteKeys(redis: Redis): Promise<number> {
   return deleted;
 }
 
-// ---- the HTTP API ----
+// ---- the HTTP API, through @postern/client ----
 let baseUrl = '';
-async function api(method: string, path: string, key: string, body?: string): Promise<any> {
-  const res = await fetch(baseUrl + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body,
-  });
-  const json = await res.json();
-  if (res.status >= 300) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
-  return json;
+
+/** Every delivery of the endpoint in one status: the client follows `nextCursor`. */
+function listDeliveries(client: Postern, endpointId: string, status: Delivery['status']): Promise<Delivery[]> {
+  return client.deliveries.list({ endpointId, status, limit: 100 }).toArray(1_000_000);
 }
 
-/** Every delivery of the endpoint in one status, following nextCursor. */
-async function listDeliveries(key: string, endpointId: string, status: string): Promise<any[]> {
-  const all: any[] = [];
-  let cursor: string | null = null;
-  do {
-    const page: any = await api('GET', `/v1/endpoints/${endpointId}/deliveries?status=${status}&limit=100${cursor ? `&cursor=${cursor}` : ''}`, key);
-    all.push(...page.data);
-    cursor = page.nextCursor;
-  } while (cursor);
-  return all;
-}
-
-async function progress(key: string, endpointId: string) {
+async function progress(client: Postern, endpointId: string) {
   const [succeeded, failed, cancelled, pending, inFlight] = await Promise.all(
-    ['succeeded', 'failed', 'cancelled', 'pending', 'in_flight'].map((s) => listDeliveries(key, endpointId, s)),
+    (['succeeded', 'failed', 'cancelled', 'pending', 'in_flight'] as const).map((s) => listDeliveries(client, endpointId, s)),
   );
-  const retrying = pending!.filter((d) => d.attempts > 0).length + inFlight!.filter((d) => d.attempts > 1).length;
+  const retrying = pending!.filter((d) => d.attemptCount > 0).length + inFlight!.filter((d) => d.attemptCount > 1).length;
   const lastFinishedAt = Math.max(0, ...[...succeeded!, ...failed!, ...cancelled!].map((d) => Date.parse(d.finishedAt ?? d.deliveredAt ?? '') || 0));
   return { delivered: succeeded!.length, failed: failed!.length + cancelled!.length, retrying, unfinished: pending!.length + inFlight!.length, lastFinishedAt };
 }
@@ -190,13 +174,14 @@ async function main(): Promise<number> {
   let ok = false;
   try {
     console.log(`Postern on ${baseUrl} (Redis ${REDIS_URL}, prefix ${PREFIX}); receiver on ${receiver.url}`);
-    const org = await api('POST', '/v1/orgs', ADMIN_TOKEN, JSON.stringify({ name: 'Demo Corp' }));
-    const endpoint = await api('POST', '/v1/endpoints', org.apiKey, JSON.stringify({ url: receiver.url, description: 'demo receiver', policy: POLICY }));
+    const org = await new Postern({ baseUrl, adminToken: ADMIN_TOKEN }).orgs.create({ name: 'Demo Corp' });
+    const client = new Postern({ baseUrl, apiKey: org.apiKey });
+    const endpoint = await client.endpoints.create({ url: receiver.url, description: 'demo receiver', policy: POLICY });
     verifier = new Webhook(endpoint.secret);
     console.log(`org ${org.id}, endpoint ${endpoint.id}: ${POLICY.maxAttempts} attempts, waits ${POLICY.schedule.waitsMs.join('/')} ms ±10%`);
     console.log(`receiver answers 500 to the first ${FAILS_PER_EVENT} attempts of each event, then 200\n`);
 
-    // Producers: 20 at a time, while progress is shown. Each body is sent as raw text, so `data`
+    // Producers: 20 at a time, while progress is shown. Each `data` is sent as raw JSON text, so it
     // keeps its exact bytes (1.0, big integers, escapes, spacing).
     const started = Date.now();
     const posted: { eventId: string; deliveryId: string; data: string }[] = [];
@@ -206,8 +191,8 @@ async function main(): Promise<number> {
       for (let i = 0; i < EVENT_COUNT; i += 20) {
         await Promise.all(Array.from({ length: Math.min(20, EVENT_COUNT - i) }, async (_, n) => {
           const data = payload(i + n);
-          const answer = await api('POST', '/v1/events', org.apiKey, `{"type":"${TYPES[(i + n) % TYPES.length]}","data":${data}}`);
-          posted.push({ eventId: answer.id, deliveryId: answer.deliveries[0].id, data });
+          const answer = await client.events.create({ type: TYPES[(i + n) % TYPES.length]!, data: rawJson(data) });
+          posted.push({ eventId: answer.id, deliveryId: answer.deliveries[0]!.id, data });
         }));
       }
       postingMs = Date.now() - started;
@@ -220,7 +205,7 @@ async function main(): Promise<number> {
     for (;;) {
       const tick = Date.now();
       if (postingError) throw postingError;
-      counts = await progress(org.apiKey, endpoint.id);
+      counts = await progress(client, endpoint.id);
       const done = postingMs !== null && counts.delivered + counts.failed >= posted.length && counts.unfinished === 0;
       const line = `posted ${posted.length}/${EVENT_COUNT} · delivered ${counts.delivered} · retrying ${counts.retrying} · failed ${counts.failed} · requests received ${stats.requests} · ${((Date.now() - started) / 1000).toFixed(1)} s`;
       if (tty) process.stdout.write(`\r${line}\x1b[K`);
@@ -257,9 +242,9 @@ async function main(): Promise<number> {
     console.log(`  wall time                   ${(wallMs / 1000).toFixed(2)} s (first POST to last delivery finished)`);
 
     const sample = posted.find((p) => p.data.length > 5000) ?? posted[0]!;
-    const detail = await api('GET', `/v1/deliveries/${sample.deliveryId}`, org.apiKey);
+    const detail = await client.deliveries.get(sample.deliveryId);
     console.log(`\nDelivery ${detail.id} (event ${detail.eventId}, ${detail.eventType}, ${sample.data.length}-byte data): ${detail.status}`);
-    for (const a of detail.attempts as any[]) {
+    for (const a of detail.attempts) {
       const status = a.responseStatus === null ? '—' : String(a.responseStatus);
       console.log(`  #${a.number}  ${a.startedAt}  ${String(a.durationMs ?? '?').padStart(4)} ms  ${status}  ${a.error ?? 'ok'}`);
     }

@@ -41,7 +41,7 @@ test('the document is OpenAPI 3.1 with info, paths and the error schema', () => 
   expect(doc.openapi).toBe('3.1.0');
   expect(doc.info.title).toBe('Postern API');
   expect(doc.components.schemas.Error.properties.error.required).toEqual(['code', 'message']);
-  expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminBasic', 'adminToken', 'apiKey']);
+  expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['adminBasic', 'adminToken', 'apiKey', 'platformKey', 'postern_org']);
 });
 
 test('every route registered on the app is documented, and nothing else is', () => {

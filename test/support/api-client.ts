@@ -31,6 +31,19 @@ export function apiClient(baseUrl: string): ApiClient {
     } catch {
       json = text;
     }
-    return { status: res.status, body: json, headers: res.headers };
+    const answer = { status: res.status, body: json, headers: res.headers };
+    specCheck?.(method, path, answer);
+    return answer;
   };
+}
+
+/**
+ * Called with every answer {@link apiClient} gets, when set: the e2e tests check each answer of a
+ * documented route against `/openapi.json` through it (`test/support/openapi-validator.ts`).
+ */
+let specCheck: ((method: string, path: string, answer: ApiAnswer) => void) | undefined;
+
+/** Sets (or, with undefined, clears) the check every answer of {@link apiClient} goes through. */
+export function setSpecCheck(check: typeof specCheck): void {
+  specCheck = check;
 }

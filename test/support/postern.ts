@@ -9,7 +9,9 @@ import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
 import type { Tracer } from '@postern/telemetry';
-import { apiClient, type ApiClient } from './api-client.js';
+import { Postern, PosternApiError } from '@postern/client';
+import { apiClient, setSpecCheck, type ApiClient } from './api-client.js';
+import { openApiValidator } from './openapi-validator.js';
 
 /** Redis used by tests (`REDIS_URL`, default the local one). */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -84,6 +86,12 @@ export interface TestPostern {
   senderRegistry: Registry;
   /** Calls the API; `key` is an API key (or the admin token). Returns status, JSON body and headers. */
   api: ApiClient;
+  /**
+   * A `@postern/client` for this Postern acting with `key` (an API key; the admin token for orgs
+   * and platform keys), or with a platform key for `orgId`. Retries off, so a test sees every
+   * answer as it came.
+   */
+  client(key: string, orgId?: string): Postern;
   /** Creates an org and returns its API key. */
   createOrg(name?: string): Promise<{ id: string; apiKey: string }>;
   /** Creates an endpoint (201 expected) and returns the API's answer. */
@@ -95,8 +103,33 @@ export interface TestPostern {
   close(): Promise<void>;
 }
 
+/** A failed client call as the helpers report it: `<status> {"error":{code,message}}`, as the raw API answered. */
+function describeFailure(err: unknown): string {
+  if (err instanceof PosternApiError) return `${err.status} ${JSON.stringify({ error: { code: err.code, message: err.message } })}`;
+  return String(err);
+}
+
+let specChecked = false;
+
+/**
+ * Every answer the tests' {@link ApiClient} gets from a documented route is checked against
+ * `/openapi.json`: a status the document does not list for the route, or a body that does not
+ * validate against its schema, fails the call that got it. Undocumented paths (a test probing an
+ * unknown route) are left alone.
+ */
+function checkAnswersAgainstSpec(): void {
+  if (specChecked) return;
+  specChecked = true;
+  const validator = openApiValidator();
+  setSpecCheck((method, path, answer) => {
+    const result = validator.check(method, path, answer.status, answer.body, answer.headers.get('content-type'));
+    if (result.operation && result.problems.length > 0) throw new Error(`answer not as /openapi.json documents it: ${result.problems.join('; ')}`);
+  });
+}
+
 /** Starts ingest (and, unless disabled, a sender) against real Redis with a fresh prefix. */
 export async function startPostern(options: PosternOptions = {}): Promise<TestPostern> {
+  checkAnswersAgainstSpec();
   const prefix = options.prefix ?? `test:${randomBytes(6).toString('hex')}`;
   const allowList = options.allowList ?? ['127.0.0.1', '::1'];
   const target = testRedisTarget(options.cluster);
@@ -169,6 +202,10 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   if (options.sender !== false) sender = makeSender(options.senderConcurrency ?? 20);
 
   const api: TestPostern['api'] = apiClient(baseUrl);
+  const client = (key: string, orgId?: string): Postern => {
+    const credential = key === TEST_ADMIN_TOKEN ? { adminToken: key } : key.startsWith('ppk_') ? { platformKey: key, orgId } : { apiKey: key };
+    return new Postern({ baseUrl, ...credential, maxRetries: 0 });
+  };
 
   const stopSender = async () => {
     if (sender) {
@@ -196,15 +233,17 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     ingestRegistry,
     senderRegistry,
     api,
+    client,
     async createOrg(name = 'acme') {
-      const r = await api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name } });
-      if (r.status !== 201) throw new Error(`createOrg: ${r.status} ${JSON.stringify(r.body)}`);
-      return { id: r.body.id as string, apiKey: r.body.apiKey as string };
+      const org = await client(TEST_ADMIN_TOKEN).orgs.create({ name }).catch((err: unknown) => {
+        throw new Error(`createOrg: ${describeFailure(err)}`, { cause: err });
+      });
+      return { id: org.id, apiKey: org.apiKey };
     },
     async createEndpoint(key, body) {
-      const r = await api('POST', '/v1/endpoints', { key, body });
-      if (r.status !== 201) throw new Error(`createEndpoint: ${r.status} ${JSON.stringify(r.body)}`);
-      return r.body;
+      return client(key).endpoints.create(body as never).catch((err: unknown) => {
+        throw new Error(`createEndpoint: ${describeFailure(err)}`, { cause: err });
+      });
     },
     stopSender,
     startSender,

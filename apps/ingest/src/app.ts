@@ -8,7 +8,7 @@ import { listRoutes, routeMatcher } from './route-list.js';
 import { operationsRoutes } from './routes/operations.js';
 import { ApiError, errorHandler } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
-import { requireApiKey } from './auth.js';
+import { requireApiCredential } from './auth.js';
 import { jsonBody } from './json-body.js';
 import { DEFAULT_LOOKUP_CACHE_MAX_ENTRIES, DEFAULT_LOOKUP_CACHE_TTL_MS, LookupCache } from './lookup-cache.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
@@ -16,6 +16,7 @@ import { deliveryRoutes } from './routes/deliveries.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
 import { orgRoutes } from './routes/orgs.js';
+import { platformKeyRoutes } from './routes/platform-keys.js';
 import { orgSettingsRoutes } from './routes/org-settings.js';
 import { portalSessionRoutes } from './routes/portal-sessions.js';
 import { policyRoutes } from './routes/policies.js';
@@ -59,16 +60,18 @@ export function createApp(deps: AppDeps): Express {
   // Same origin as the API, so the dashboard needs no CORS and its key never leaves the site.
   app.use('/dashboard', dashboardStatic({ portalFrameAncestors: deps.config.portalFrameAncestors ?? [] }));
 
-  // Credentials before bodies: a caller without a valid API key (or, for POST /v1/orgs, the admin
-  // token) gets 401 whatever it sent, and its body is never read. The policies are public.
+  // Credentials before bodies: a caller without a valid API key (or, for POST /v1/orgs and the
+  // platform keys, the admin token) gets 401 whatever it sent, and its body is never read. The policies are public.
   app.use(policyRoutes());
   app.use(orgRoutes(deps));
   app.use(portalSessionRoutes(deps));
+  app.use(platformKeyRoutes(deps));
   const lookups = new LookupCache(deps, {
     ttlMs: deps.config.lookupCacheTtlMs ?? DEFAULT_LOOKUP_CACHE_TTL_MS,
     maxEntries: deps.config.lookupCacheMaxEntries ?? DEFAULT_LOOKUP_CACHE_MAX_ENTRIES,
   });
-  app.use('/v1', requireApiKey(deps, lookups));
+  // An org's API key, or a platform key acting for the org named in `Postern-Org`.
+  app.use('/v1', requireApiCredential(deps, lookups));
   app.use('/v1', refuseBracketedQuery);
   app.use(jsonBody(deps.config.maxBodyBytes));
   // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.

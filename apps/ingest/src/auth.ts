@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { API_KEY_SCOPES, type ApiKeyScope } from '@postern/shared';
+import { API_KEY_SCOPES, isId, type ApiKeyScope } from '@postern/shared';
+import type { PlatformKeyRecord, Store } from '@postern/store';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 import type { LookupCache } from './lookup-cache.js';
@@ -15,15 +16,20 @@ function bearer(header: string | undefined): string | null {
   return m?.[1] ?? null;
 }
 
+/** A check of `Authorization: Bearer <ADMIN_TOKEN>`, comparing in constant time. */
+function adminTokenCheck(adminToken: string): (req: Request) => boolean {
+  const expected = createHash('sha256').update(adminToken).digest();
+  return (req) => {
+    const token = bearer(req.headers.authorization);
+    return token !== null && timingSafeEqual(createHash('sha256').update(token).digest(), expected);
+  };
+}
+
 /** Requires `Authorization: Bearer <ADMIN_TOKEN>` (compared in constant time); 401 otherwise. */
 export function requireAdmin(adminToken: string): RequestHandler {
-  const expected = createHash('sha256').update(adminToken).digest();
+  const isAdmin = adminTokenCheck(adminToken);
   return (req, _res, next) => {
-    const token = bearer(req.headers.authorization);
-    const given = createHash('sha256').update(token ?? '').digest();
-    if (!token || !timingSafeEqual(given, expected)) {
-      return next(new ApiError(401, 'unauthorized', 'admin token required: Authorization: Bearer <ADMIN_TOKEN>'));
-    }
+    if (!isAdmin(req)) return next(new ApiError(401, 'unauthorized', 'admin token required: Authorization: Bearer <ADMIN_TOKEN>'));
     next();
   };
 }
@@ -86,11 +92,12 @@ export const requireApiKeyCredential: RequestHandler = (_req, res, next) => {
 
 /**
  * Requires the authority to act for any org, on the admin routes under `/v1/orgs/:id/…` that a
- * platform uses (portal sessions): today the admin token. This is the one place where the
- * platform key of issue 15 (item 3) is to be accepted too, confined to the org in the path.
+ * platform uses (portal sessions): the admin token, or a platform key holding `webhooks:read`
+ * (put in `res.locals.platformKey`; the route checks it holds every scope it grants). The org is
+ * the one in the path.
  */
-export function requirePlatformAuthority(deps: Pick<AppDeps, 'config'>): RequestHandler {
-  return requireAdmin(deps.config.adminToken);
+export function requirePlatformAuthority(deps: Pick<AppDeps, 'config' | 'store'>): RequestHandler {
+  return requireAdminOrPlatformKey(deps, 'webhooks:read');
 }
 
 /** A fresh API key: `pk_` + 43 base64url characters (256 random bits), its prefix and its hash. */
@@ -143,6 +150,11 @@ export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>, lo
             revokedAt: null,
           }));
         if (!key) throw new ApiError(401, 'unauthorized', 'API key is not valid');
+        // Only a platform key acts for the org it names; an API key naming another org is a mistake, not a switch.
+        const named = req.headers[PLATFORM_ORG_HEADER];
+        if (named !== undefined && (Array.isArray(named) || named.trim() !== org.id)) {
+          throw new ApiError(400, 'invalid_request', 'Postern-Org: names another org than the one this API key belongs to; an API key acts for its own org only');
+        }
         res.locals.orgId = org.id;
         res.locals.apiKey = key;
         res.locals.scopes = key.scopes;
@@ -152,6 +164,117 @@ export function requireApiKey(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>, lo
       })
       .catch(next);
   };
+}
+
+const PLATFORM_KEY_PREFIX = 'ppk_';
+
+/**
+ * The header a platform key names the org it acts for in (`Postern-Org: org_…`). Node lower-cases
+ * header names, so this is how `req.headers` spells it.
+ */
+export const PLATFORM_ORG_HEADER = 'postern-org';
+
+/** A fresh platform key: `ppk_` + 43 base64url characters (256 random bits), its prefix and its hash. */
+export function mintPlatformKey(): { platformKey: string; prefix: string; keyHash: string } {
+  const platformKey = `${PLATFORM_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+  return { platformKey, prefix: platformKey.slice(PLATFORM_KEY_PREFIX.length, PLATFORM_KEY_PREFIX.length + 8), keyHash: hashApiKey(platformKey) };
+}
+
+/** Whether a bearer token is shaped like a platform key (`ppk_…`); says nothing about whether it is valid. */
+export function isPlatformKeyToken(token: string | null | undefined): boolean {
+  return typeof token === 'string' && token.startsWith(PLATFORM_KEY_PREFIX);
+}
+
+/**
+ * The live platform key presented as `Authorization: Bearer ppk_…`, read from Redis on every call
+ * (never cached, so a revoked key is refused by the very next request).
+ *
+ * @returns the key's record, or null when the request carries no platform key at all.
+ * @throws ApiError 401 `unauthorized` for a platform key that is unknown or revoked.
+ */
+export async function authenticatePlatformKey(store: Pick<Store, 'platformKeys'>, req: Request): Promise<PlatformKeyRecord | null> {
+  const token = bearer(req.headers.authorization);
+  if (!isPlatformKeyToken(token)) return null;
+  const key = await store.platformKeys.authenticate(hashApiKey(token as string));
+  if (!key) throw new ApiError(401, 'unauthorized', 'platform key is not valid');
+  return key;
+}
+
+/**
+ * The org a platform-key request acts for, from the `Postern-Org` header.
+ *
+ * @throws ApiError 400 `org_required` when the header is missing or sent twice, 400
+ *   `invalid_request` when it is not an org id.
+ */
+export function platformOrgId(req: Request): string {
+  const raw = req.headers[PLATFORM_ORG_HEADER];
+  if (raw === undefined || raw === '' || Array.isArray(raw)) {
+    throw new ApiError(400, 'org_required', 'a platform key acts for the org named in the Postern-Org header: send Postern-Org: <org id> once');
+  }
+  const orgId = raw.trim();
+  if (!isId('org', orgId)) throw new ApiError(400, 'invalid_request', 'Postern-Org: must be an org id (org_…)');
+  return orgId;
+}
+
+/**
+ * Requires `Authorization: Bearer <platform key>` and `Postern-Org: <org id>`, and then acts as an
+ * API key of that org holding the platform key's scopes: puts the org id in `res.locals.orgId`,
+ * the key's record in `res.locals.platformKey`, its scopes in `res.locals.scopes` and the org's
+ * endpoints in `res.locals.orgEndpoints`. Every route reads the org from `res.locals.orgId` only,
+ * so another org's ids answer 404 as they do for an API key. 401 for an unknown or revoked key
+ * (checked before the header), 400 `org_required` without the header, 404 `org_not_found` for an
+ * org that does not exist, 403 `org_suspended` for a suspended one. The request's log line
+ * carries `orgId` and `platformKeyId` ({@link requestLogging}).
+ */
+export function requirePlatformKey(deps: Pick<AppDeps, 'store'>, lookups: LookupCache): RequestHandler {
+  return (req, res, next) => {
+    authenticatePlatformKey(deps.store, req)
+      .then(async (key) => {
+        if (!key) throw new ApiError(401, 'unauthorized', 'platform key required: Authorization: Bearer <platform key>');
+        res.locals.platformKey = key;
+        const orgId = platformOrgId(req);
+        const found = await lookups.lookupOrg(orgId);
+        if (!found.org) throw new ApiError(404, 'org_not_found', `the org named in Postern-Org (${orgId}) does not exist`);
+        if (found.org.status === 'suspended') throw new ApiError(403, 'org_suspended', 'this org is suspended');
+        res.locals.orgId = found.org.id;
+        res.locals.scopes = key.scopes;
+        res.locals.orgEndpoints = found.endpoints;
+        next();
+      })
+      .catch(next);
+  };
+}
+
+/**
+ * For an admin route a platform may call too, acting on an org the route names itself (e.g.
+ * `POST /v1/orgs/:id/…`): the admin token, or a live platform key holding `scope`. A platform key
+ * is put in `res.locals.platformKey` (absent for the admin token); the route confines it to the
+ * org it names. 401 `unauthorized` for anything else, 403 `insufficient_scope` for a platform key
+ * without `scope`.
+ */
+export function requireAdminOrPlatformKey(deps: { store: Pick<Store, 'platformKeys'>; config: Pick<AppDeps['config'], 'adminToken'> }, scope: ApiKeyScope): RequestHandler {
+  const isAdmin = adminTokenCheck(deps.config.adminToken);
+  return (req, res, next) => {
+    if (isAdmin(req)) return next();
+    authenticatePlatformKey(deps.store, req)
+      .then((key) => {
+        if (!key) throw new ApiError(401, 'unauthorized', 'admin token or platform key required: Authorization: Bearer <ADMIN_TOKEN or platform key>');
+        if (!key.scopes.includes(scope)) throw new ApiError(403, 'insufficient_scope', `this platform key lacks the ${scope} scope`);
+        res.locals.platformKey = key;
+        next();
+      })
+      .catch(next);
+  };
+}
+
+/**
+ * The v1 API's credential check: a platform key (`ppk_…`, see {@link requirePlatformKey}) or else
+ * an API key ({@link requireApiKey}). Either way the routes after it see the same `res.locals`.
+ */
+export function requireApiCredential(deps: Pick<AppDeps, 'store' | 'ids' | 'clock'>, lookups: LookupCache): RequestHandler {
+  const apiKey = requireApiKey(deps, lookups);
+  const platformKey = requirePlatformKey(deps, lookups);
+  return (req, res, next) => (isPlatformKeyToken(bearer(req.headers.authorization)) ? platformKey : apiKey)(req, res, next);
 }
 
 /**
@@ -164,7 +287,8 @@ export function requireScope(scope: ApiKeyScope): <Params>(req: Request<Params>,
   return (_req, res, next) => {
     const scopes = (res.locals.scopes ?? []) as readonly ApiKeyScope[];
     if (!scopes.includes(scope)) {
-      return next(new ApiError(403, 'insufficient_scope', `this API key lacks the ${scope} scope`));
+      const credential = res.locals.platformKey ? 'platform key' : 'API key';
+      return next(new ApiError(403, 'insufficient_scope', `this ${credential} lacks the ${scope} scope`));
     }
     next();
   };

@@ -33,6 +33,8 @@ interface Entry {
  */
 export class LookupCache {
   private readonly entries = new Map<string, Entry>();
+  /** Lookups by org id (platform-key requests), apart from {@link entries} so neither evicts the other. */
+  private readonly orgEntries = new Map<string, Entry>();
 
   constructor(
     private readonly deps: { store: Pick<Store, 'orgSnapshots'>; clock: { now(): number } },
@@ -69,6 +71,30 @@ export class LookupCache {
         if (!oldest.done) this.entries.delete(oldest.value);
       }
       this.entries.set(keyHash, { lookup, loadedAtMs: now });
+    }
+    return lookup;
+  }
+
+  /**
+   * What a platform-key request acting for `orgId` needs: the org (null when there is none) and its
+   * endpoints, current as of the org's version read now; the same caching rules as {@link lookup},
+   * by org id. `apiKey` is always null. Rejects with Redis's error when Redis is unreachable.
+   */
+  async lookupOrg(orgId: string): Promise<KeyLookup> {
+    const { orgSnapshots } = this.deps.store;
+    const now = this.deps.clock.now();
+    const cached = this.orgEntries.get(orgId);
+    if (cached && now - cached.loadedAtMs < this.options.ttlMs) {
+      if ((await orgSnapshots.version(orgId)) === cached.lookup.version) return cached.lookup;
+    }
+    const lookup: KeyLookup = { ...(await orgSnapshots.readOrg(orgId)), orgId };
+    this.orgEntries.delete(orgId);
+    if (this.options.ttlMs > 0 && lookup.org !== null) {
+      if (this.orgEntries.size >= this.options.maxEntries) {
+        const oldest = this.orgEntries.keys().next();
+        if (!oldest.done) this.orgEntries.delete(oldest.value);
+      }
+      this.orgEntries.set(orgId, { lookup, loadedAtMs: now });
     }
     return lookup;
   }

@@ -1,11 +1,12 @@
 import { PRESET_NAMES, policySchema } from '@postern/shared';
 import { z } from 'zod';
+import { errorResponse as errorResponse_, pageOf, checkSecretResponse, orgSettingsResponse, acceptedEventResponse, apiKeyResponse, bulkRedeliveryResponse, createdApiKeyResponse, createdEndpointResponse, createdOrgResponse, createdPlatformKeyResponse, deliveryActionResponse, deliveryResponse, deliveryWithAttemptsResponse, endpointResponse, endpointSecretResponse, endpointTimelineResponse, eventResponse, eventSummaryResponse, healthResponse, meResponse, notificationResponse, openApiDocumentResponse, orgResponse, platformKeyResponse, portalSessionResponse, createdPortalSessionResponse, policyPreviewResponse, presetListResponse, presetTimelineResponse, readinessResponse, resumedEndpointResponse, rotatedSecretResponse, statsResponse, updatedEndpointResponse } from './response-schemas.js';
 import { eventListQuery } from './routes/events.js';
 import { updateOrgBody } from './routes/org-settings.js';
 import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
 import { statsQuery } from './routes/stats.js';
-import { createApiKeyBody, createEndpointBody, createEventBody, createOrgBody, createPortalSessionBody, deliveryListQuery, pageQuery, rotateSecretBody, updateEndpointBody } from './schemas.js';
+import { createApiKeyBody, createPlatformKeyBody, createEndpointBody, createEventBody, createOrgBody, createPortalSessionBody, deliveryListQuery, pageQuery, rotateSecretBody, updateEndpointBody } from './schemas.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 type Auth = 'apiKey' | 'admin' | 'adminBrowser' | 'none';
@@ -25,10 +26,28 @@ export interface RouteDoc {
   bodyOptional?: boolean;
   /** The zod object schema that validates the query string. */
   query?: z.ZodObject;
-  /** Status → description, beyond the ones added from `auth`, `body`, `query` and path params. */
-  responses: Record<number, string>;
+  /**
+   * Status → response, beyond the ones added from `auth`, `body`, `query` and path params. A 2xx
+   * JSON answer names the zod schema its body is built from (`response-schemas.ts`); an error is a
+   * description whose backquoted snake_case words are its codes (`'`in_flight` or `delivery_pending`'),
+   * or a description and its codes.
+   */
+  responses: Record<number, string | ResponseDoc>;
+  /** An example request body, checked against `body` by Redocly's lint. */
+  bodyExample?: unknown;
   /** Content type of a 200 that is not JSON. */
   produces?: string;
+}
+
+/** A documented response: a JSON body built from `schema`, or an error answer with `codes`. */
+export interface ResponseDoc {
+  description: string;
+  /** The zod schema the answer's body is built from (its output side is documented). */
+  schema?: z.ZodType;
+  /** Error codes this status answers with (an error response's `error.code`). */
+  codes?: readonly string[];
+  /** An example body, checked against the schema by Redocly's lint. */
+  example?: unknown;
 }
 
 const r = (doc: RouteDoc): RouteDoc => doc;
@@ -38,25 +57,29 @@ const r = (doc: RouteDoc): RouteDoc => doc;
  * from this table, and a test checks that it names exactly the routes registered on the app.
  */
 export const API_ROUTES: readonly RouteDoc[] = [
-  r({ method: 'get', path: '/healthz', tag: 'operations', auth: 'none', summary: 'Process alive', responses: { 200: '`{"status":"ok"}`' } }),
-  r({ method: 'get', path: '/readyz', tag: 'operations', auth: 'none', summary: 'Ready: Redis reachable', responses: { 200: 'every check passes', 503: '`{"status":"unavailable","failing":["redis"]}`: the failing checks by name' } }),
+  r({ method: 'get', path: '/healthz', tag: 'operations', auth: 'none', summary: 'Process alive', responses: { 200: { description: '`{"status":"ok"}`', schema: healthResponse } } }),
+  r({ method: 'get', path: '/readyz', tag: 'operations', auth: 'none', summary: 'Ready: Redis reachable', responses: { 200: { description: 'every check passes', schema: readinessResponse }, 503: { description: '`{"status":"unavailable","failing":["redis"]}`: the failing checks by name', schema: readinessResponse } } }),
   r({ method: 'get', path: '/metrics', tag: 'operations', auth: 'none', summary: 'Prometheus metrics', produces: 'text/plain', responses: { 200: 'Prometheus text exposition format' } }),
-  r({ method: 'get', path: '/openapi.json', tag: 'operations', auth: 'none', summary: 'This document', responses: { 200: 'OpenAPI 3.1 document' } }),
+  r({ method: 'get', path: '/openapi.json', tag: 'operations', auth: 'none', summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 document', schema: openApiDocumentResponse } } }),
   r({ method: 'get', path: '/admin/queues', tag: 'operations', auth: 'adminBrowser', summary: 'Bull Board (browser UI) for the deliveries queue', produces: 'text/html', responses: { 200: 'the Bull Board page' } }),
 
-  r({ method: 'get', path: '/v1/policies', tag: 'policies', auth: 'none', summary: 'Presets and their rules', responses: { 200: '`{data: [{name, seed, summary, assumptions, policy}]}`' } }),
-  r({ method: 'get', path: '/v1/policies/:name/timeline', tag: 'policies', auth: 'none', summary: "A preset's attempt times for a delivery that always fails", responses: { 200: '`{name, attempts}`' } }),
+  r({ method: 'get', path: '/v1/policies', tag: 'policies', auth: 'none', summary: 'Presets and their rules', responses: { 200: { description: '`{data: [{name, seed, summary, assumptions, policy}]}`', schema: presetListResponse } } }),
+  r({ method: 'get', path: '/v1/policies/:name/timeline', tag: 'policies', auth: 'none', summary: "A preset's attempt times for a delivery that always fails", responses: { 200: { description: '`{name, attempts}`', schema: presetTimelineResponse } } }),
 
-  r({ method: 'post', path: '/v1/policies/preview', tag: 'policies', auth: 'apiKey', scope: 'webhooks:read', body: policyPreviewBody, summary: 'Resolve a policy as creating an endpoint would, with its attempt timeline (nothing is saved)', responses: { 200: '`{policyName, policy, attempts}`' } }),
+  r({ method: 'post', path: '/v1/policies/preview', tag: 'policies', auth: 'apiKey', scope: 'webhooks:read', body: policyPreviewBody, bodyExample: { policy: { preset: 'tourical', maxAttempts: 3 } }, summary: 'Resolve a policy as creating an endpoint would, with its attempt timeline (nothing is saved)', responses: { 400: '`invalid_policy` naming the field', 200: { description: '`{policyName, policy, attempts}`', schema: policyPreviewResponse } } }),
 
-  r({ method: 'post', path: '/v1/orgs', tag: 'orgs', auth: 'admin', body: createOrgBody, summary: 'Create an org and its first API key (shown once)', responses: { 201: '`{id, name, createdAt, apiKey}`' } }),
-  r({ method: 'post', path: '/v1/orgs/:id/suspend', tag: 'orgs', auth: 'admin', summary: 'Suspend an org: its keys get 403 org_suspended, its deliveries settle as each policy says', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
-  r({ method: 'post', path: '/v1/orgs/:id/reactivate', tag: 'orgs', auth: 'admin', summary: 'Reactivate a suspended org', responses: { 200: '`{id, name, status, createdAt}`', 404: 'no such org' } }),
-  r({ method: 'post', path: '/v1/orgs/:id/portal-sessions', tag: 'orgs', auth: 'admin', body: createPortalSessionBody, summary: "Mint a customer portal session: a short-lived bearer token of this org within its scopes (default read-only), and the dashboard URL that signs in with it", responses: { 201: '`{id, orgId, scopes, createdAt, expiresAt, revokedAt, token, url}` (token shown once)', 404: 'no such org' } }),
-  r({ method: 'get', path: '/v1/orgs/:id/portal-sessions/:sessionId', tag: 'orgs', auth: 'admin', summary: 'A portal session (never its token)', responses: { 200: '`{id, orgId, scopes, createdAt, expiresAt, revokedAt}`', 404: 'no such session in this org' } }),
-  r({ method: 'delete', path: '/v1/orgs/:id/portal-sessions/:sessionId', tag: 'orgs', auth: 'admin', summary: 'Revoke a portal session: its token gets 401 session_revoked from the next request on', responses: { 200: 'the session with `revokedAt`', 404: 'no such session in this org' } }),
+  r({ method: 'post', path: '/v1/orgs', tag: 'orgs', auth: 'admin', body: createOrgBody, bodyExample: { name: 'acme' }, summary: 'Create an org and its first API key (shown once)', responses: { 201: { description: '`{id, name, createdAt, apiKey}`', schema: createdOrgResponse } } }),
+  r({ method: 'post', path: '/v1/orgs/:id/suspend', tag: 'orgs', auth: 'admin', summary: 'Suspend an org: its keys get 403 org_suspended, its deliveries settle as each policy says', responses: { 200: { description: '`{id, name, status, createdAt}`', schema: orgResponse }, 404: 'no such org' } }),
+  r({ method: 'post', path: '/v1/orgs/:id/reactivate', tag: 'orgs', auth: 'admin', summary: 'Reactivate a suspended org', responses: { 200: { description: '`{id, name, status, createdAt}`', schema: orgResponse }, 404: 'no such org' } }),
+  r({ method: 'post', path: '/v1/orgs/:id/portal-sessions', tag: 'orgs', auth: 'admin', body: createPortalSessionBody, bodyExample: { ttlSeconds: 3600, scopes: ['webhooks:read'] }, summary: 'Mint a customer portal session (admin token, or a platform key holding the scopes it grants): a short-lived bearer token of this org within its scopes (default read-only), and the dashboard URL that signs in with it', responses: { 201: { description: '`{id, orgId, scopes, createdAt, expiresAt, revokedAt, token, url}` (token shown once)', schema: createdPortalSessionResponse }, 404: 'no such org' } }),
+  r({ method: 'get', path: '/v1/orgs/:id/portal-sessions/:sessionId', tag: 'orgs', auth: 'admin', summary: 'A portal session (never its token)', responses: { 200: { description: '`{id, orgId, scopes, createdAt, expiresAt, revokedAt}`', schema: portalSessionResponse }, 404: 'no such session in this org' } }),
+  r({ method: 'delete', path: '/v1/orgs/:id/portal-sessions/:sessionId', tag: 'orgs', auth: 'admin', summary: 'Revoke a portal session: its token gets 401 session_revoked from the next request on', responses: { 200: { description: 'the session with `revokedAt`', schema: portalSessionResponse }, 404: 'no such session in this org' } }),
 
-  r({ method: 'get', path: '/v1/org', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:read', summary: "The calling org's settings", responses: { 200: '`{id, name, status, createdAt, disabledEventTypes, preAttemptCheckUrl}`' } }),
+  r({ method: 'post', path: '/v1/platform-keys', tag: 'platform keys', auth: 'admin', body: createPlatformKeyBody, bodyExample: { name: 'billing-saas', scopes: ['events:write', 'webhooks:read'] }, summary: 'Create a platform key (shown once): one credential that acts for any org named in `Postern-Org`, within its scopes', responses: { 201: { description: 'the key record with `key`', schema: createdPlatformKeyResponse } } }),
+  r({ method: 'get', path: '/v1/platform-keys', tag: 'platform keys', auth: 'admin', query: pageQuery, summary: 'Every platform key (prefix only), revoked ones included', responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(platformKeyResponse) } } }),
+  r({ method: 'delete', path: '/v1/platform-keys/:id', tag: 'platform keys', auth: 'admin', summary: 'Revoke a platform key: the next request with it gets 401', responses: { 200: { description: 'the revoked key record', schema: platformKeyResponse }, 404: 'no such platform key' } }),
+
+  r({ method: 'get', path: '/v1/org', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:read', summary: "The calling org's settings", responses: { 200: { description: '`{id, name, status, createdAt, disabledEventTypes, preAttemptCheckUrl}`', schema: orgSettingsResponse } } }),
   r({
     method: 'patch',
     path: '/v1/org',
@@ -66,40 +89,40 @@ export const API_ROUTES: readonly RouteDoc[] = [
     body: updateOrgBody,
     summary:
       'Change the org\'s settings: `disabledEventTypes` (exact types or `prefix.*`: their deliveries are cancelled before the next attempt with `event_type_disabled`, new events of them get none; on again replays nothing) and `preAttemptCheckUrl` (asked before attempts whose policy says `preAttemptCheck: first | every`; `null` clears it)',
-    responses: { 200: 'the org settings, as `GET /v1/org`', 400: '`invalid_request` or `unsafe_url`, naming the field' },
+    responses: { 200: { description: 'the org settings, as `GET /v1/org`', schema: orgSettingsResponse }, 400: '`invalid_request` or `unsafe_url`, naming the field' },
   }),
-  r({ method: 'get', path: '/v1/org/check-secret', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:write', summary: 'The secret that signs requests to the pre-attempt check URL (Standard Webhooks)', responses: { 200: '`{secret}` (null before a check URL was set)' } }),
+  r({ method: 'get', path: '/v1/org/check-secret', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:write', summary: 'The secret that signs requests to the pre-attempt check URL (Standard Webhooks)', responses: { 200: { description: '`{secret}` (null before a check URL was set)', schema: checkSecretResponse } } }),
 
-  r({ method: 'get', path: '/v1/me', tag: 'api keys', auth: 'apiKey', summary: 'The calling API key: org, name, prefix, scopes', responses: { 200: '`{orgId, keyId, name, prefix, scopes}`' } }),
-  r({ method: 'post', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', body: createApiKeyBody, summary: 'Create an API key (shown once)', responses: { 201: 'the key record with `apiKey`' } }),
-  r({ method: 'get', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's API keys (prefix only)", responses: { 200: '`{data, nextCursor}`' } }),
-  r({ method: 'delete', path: '/v1/api-keys/:id', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', summary: 'Revoke an API key', responses: { 200: 'the revoked key record' } }),
+  r({ method: 'get', path: '/v1/me', tag: 'api keys', auth: 'apiKey', summary: 'The calling API key: org, name, prefix, scopes', responses: { 200: { description: '`{orgId, keyId, name, prefix, scopes}`', schema: meResponse } } }),
+  r({ method: 'post', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', body: createApiKeyBody, bodyExample: { name: 'producer', scopes: ['events:write'] }, summary: 'Create an API key (shown once)', responses: { 201: { description: 'the key record with `apiKey`', schema: createdApiKeyResponse } } }),
+  r({ method: 'get', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's API keys (prefix only)", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(apiKeyResponse) } } }),
+  r({ method: 'delete', path: '/v1/api-keys/:id', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', summary: 'Revoke an API key', responses: { 200: { description: 'the revoked key record', schema: apiKeyResponse } } }),
 
-  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, summary: 'Register an endpoint; `signatureScheme` `hmac-sha256` (default: `whsec_` secret, `v1` signatures) or `ed25519` (`whsk_` secret key, `whpk_` public key, `v1a` signatures; Standard Webhooks)', responses: { 201: 'the endpoint with its `secret` (`whsec_…` or `whsk_…`), `signatureScheme` and `publicKey` (`whpk_…`, null for `hmac-sha256`)' } }),
-  r({ method: 'get', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's endpoints", responses: { 200: '`{data, nextCursor}`' } }),
-  r({ method: 'get', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: 'One endpoint with its health, `signatureScheme` and `publicKey`', responses: { 200: 'the endpoint' } }),
-  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint (the signature scheme changes only with a new key: rotate-secret)', responses: { 200: 'the endpoint' } }),
+  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, bodyExample: { url: 'https://hooks.example.org/postern', eventTypes: ['invoice.paid'], policy: 'standard', description: 'billing' }, summary: 'Register an endpoint; `signatureScheme` `hmac-sha256` (default: `whsec_` secret, `v1` signatures) or `ed25519` (`whsk_` secret key, `whpk_` public key, `v1a` signatures; Standard Webhooks)', responses: { 400: '`invalid_policy` naming the field, `unsafe_url` for a literal non-public address', 201: { description: 'the endpoint with its `secret` (`whsec_…` or `whsk_…`), `signatureScheme` and `publicKey` (`whpk_…`, null for `hmac-sha256`)', schema: createdEndpointResponse } } }),
+  r({ method: 'get', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's endpoints", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(endpointResponse) } } }),
+  r({ method: 'get', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: 'One endpoint with its health, `signatureScheme` and `publicKey`', responses: { 200: { description: 'the endpoint', schema: endpointResponse } } }),
+  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint (the signature scheme changes only with a new key: rotate-secret)', responses: { 400: '`invalid_policy` naming the field, `unsafe_url` for a literal non-public address', 200: { description: 'the endpoint', schema: updatedEndpointResponse } } }),
   r({ method: 'delete', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Delete an endpoint; its queued deliveries end cancelled', responses: { 204: 'deleted' } }),
-  r({ method: 'get', path: '/v1/endpoints/:id/secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'The current signing secret', responses: { 200: '`{secret, signatureScheme, publicKey, previous}`' } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/rotate-secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: rotateSecretBody, bodyOptional: true, summary: 'New secret (of `signatureScheme`, default the current scheme); the old one keeps signing for 24 h', responses: { 200: '`{secret, signatureScheme, publicKey, previousSecretValidUntil}`' } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/pause', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Pause an endpoint', responses: { 200: 'the endpoint' } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/resume', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Resume an endpoint; held deliveries are re-queued oldest first', responses: { 200: 'the endpoint with `requeued`', 409: '`recreate_required`: the policy re-enables only by re-creating' } }),
-  r({ method: 'get', path: '/v1/endpoints/:id/timeline', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: "The endpoint's policy as attempt times", responses: { 200: '`{endpointId, policyName, attempts}`' } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/test', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', summary: 'Send a `webhook.test` event to this endpoint', responses: { 202: '`{id, deliveries}`', 409: '`endpoint_inactive`' } }),
+  r({ method: 'get', path: '/v1/endpoints/:id/secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'The current signing secret', responses: { 200: { description: '`{secret, signatureScheme, publicKey, previous}`', schema: endpointSecretResponse } } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/rotate-secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: rotateSecretBody, bodyOptional: true, summary: 'New secret (of `signatureScheme`, default the current scheme); the old one keeps signing for 24 h', responses: { 200: { description: '`{secret, signatureScheme, publicKey, previousSecretValidUntil}`', schema: rotatedSecretResponse } } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/pause', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Pause an endpoint', responses: { 409: '`endpoint_disabled`: its breaker disabled it; resume it instead', 200: { description: 'the endpoint', schema: endpointResponse } } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/resume', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Resume an endpoint; held deliveries are re-queued oldest first', responses: { 200: { description: 'the endpoint with `requeued`', schema: resumedEndpointResponse }, 409: '`recreate_required`: the policy re-enables only by re-creating' } }),
+  r({ method: 'get', path: '/v1/endpoints/:id/timeline', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: "The endpoint's policy as attempt times", responses: { 200: { description: '`{endpointId, policyName, attempts}`', schema: endpointTimelineResponse } } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/test', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', summary: 'Send a `webhook.test` event to this endpoint', responses: { 202: { description: '`{id, deliveries}`', schema: acceptedEventResponse, example: { id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] } }, 409: '`endpoint_inactive`' } }),
 
-  r({ method: 'post', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'events:write', body: createEventBody, summary: 'Send an event to every subscribed endpoint', responses: { 202: '`{id, deliveries: [{id, endpointId}]}`; stored and queued', 409: '`idempotency_key_reused`' } }),
-  r({ method: 'get', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', query: eventListQuery, summary: "The org's events, newest first, filtered by type, idempotency key, endpoint and time", responses: { 200: '`{data: [{id, type, createdAt, idempotencyKey, deliveryCount}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null' } }),
-  r({ method: 'get', path: '/v1/events/:id', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', summary: 'An event: its data, the exact envelope sent, and every delivery of it, redeliveries included', responses: { 200: 'the event with `envelope`, `deliveryIds` and `deliveries`' } }),
-  r({ method: 'get', path: '/v1/stats', tag: 'overview', auth: 'apiKey', scope: 'webhooks:read', query: statsQuery, summary: 'Attempts by minute (last hour) or hour (last day): successes, failures, error codes; the org or one endpoint', responses: { 200: '`{scope, window, bucketMs, totals: {attempts, succeeded, failed, successRate}, buckets: [{startAt, attempts, succeeded, failed}], errors: [{code, count}]}`' } }),
+  r({ method: 'post', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'events:write', body: createEventBody, bodyExample: { type: 'invoice.paid', data: { invoiceId: 'in_1042', amountCents: 4200 }, idempotencyKey: 'invoice-1042-paid' }, summary: 'Send an event to every subscribed endpoint', responses: { 202: { description: '`{id, deliveries: [{id, endpointId}]}`; stored and queued', schema: acceptedEventResponse, example: { id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] } }, 409: '`idempotency_key_reused`' } }),
+  r({ method: 'get', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', query: eventListQuery, summary: "The org's events, newest first, filtered by type, idempotency key, endpoint and time", responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{data: [{id, type, createdAt, idempotencyKey, deliveryCount}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null', schema: pageOf(eventSummaryResponse) } } }),
+  r({ method: 'get', path: '/v1/events/:id', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', summary: 'An event: its data, the exact envelope sent, and every delivery of it, redeliveries included', responses: { 200: { description: 'the event with `envelope`, `deliveryIds` and `deliveries`', schema: eventResponse } } }),
+  r({ method: 'get', path: '/v1/stats', tag: 'overview', auth: 'apiKey', scope: 'webhooks:read', query: statsQuery, summary: 'Attempts by minute (last hour) or hour (last day): successes, failures, error codes; the org or one endpoint', responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{scope, window, bucketMs, totals: {attempts, succeeded, failed, successRate}, buckets: [{startAt, attempts, succeeded, failed}], errors: [{code, count}]}`', schema: statsResponse } } }),
 
-  r({ method: 'get', path: '/v1/endpoints/:id/deliveries', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', query: deliveryListQuery, summary: "An endpoint's delivery log, newest first", responses: { 200: '`{data, nextCursor}`' } }),
-  r({ method: 'get', path: '/v1/deliveries/:id', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', summary: 'One delivery with its attempts', responses: { 200: 'the delivery with `attempts`' } }),
-  r({ method: 'post', path: '/v1/deliveries/:id/send-now', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Make the next attempt of a delivery waiting for a retry now; the schedule after it is unchanged', responses: { 202: '`{delivery}`', 409: '`in_flight`, `delivery_finished`, `delivery_held` or `not_waiting`' } }),
-  r({ method: 'post', path: '/v1/deliveries/:id/redeliver', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Redeliver one delivery', responses: { 202: '`{delivery}`', 409: '`in_flight`, `delivery_pending`, `endpoint_inactive`, …' } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/redeliver-failed', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Redeliver every failed delivery (≤ 500 a call)', responses: { 202: '`{count, remaining}`', 409: 'redelivery not allowed' } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/recover', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', body: recoverBody, summary: 'Redeliver what failed since a time (≤ 500 a call)', responses: { 202: '`{count, remaining}`', 409: 'redelivery not allowed' } }),
+  r({ method: 'get', path: '/v1/endpoints/:id/deliveries', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', query: deliveryListQuery, summary: "An endpoint's delivery log, newest first", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(deliveryResponse) } } }),
+  r({ method: 'get', path: '/v1/deliveries/:id', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', summary: 'One delivery with its attempts', responses: { 200: { description: 'the delivery with `attempts`', schema: deliveryWithAttemptsResponse } } }),
+  r({ method: 'post', path: '/v1/deliveries/:id/send-now', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Make the next attempt of a delivery waiting for a retry now; the schedule after it is unchanged', responses: { 202: { description: '`{delivery}`', schema: deliveryActionResponse }, 409: '`in_flight`, `delivery_finished`, `delivery_held` or `not_waiting`' } }),
+  r({ method: 'post', path: '/v1/deliveries/:id/redeliver', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Redeliver one delivery', responses: { 202: { description: '`{delivery}`', schema: deliveryActionResponse }, 409: '`in_flight`, `delivery_pending`, `endpoint_inactive` or `redelivery_not_offered`' } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/redeliver-failed', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Redeliver every failed delivery (≤ 500 a call)', responses: { 202: { description: '`{count, remaining}`', schema: bulkRedeliveryResponse }, 409: '`redelivery_not_offered` or `endpoint_inactive`: redelivery not allowed' } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/recover', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', body: recoverBody, bodyExample: { since: '2026-11-29T12:00:00Z' }, summary: 'Redeliver what failed since a time (≤ 500 a call)', responses: { 202: { description: '`{count, remaining}`', schema: bulkRedeliveryResponse }, 409: '`redelivery_not_offered` or `endpoint_inactive`: redelivery not allowed' } }),
 
-  r({ method: 'get', path: '/v1/notifications', tag: 'notifications', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: 'Endpoints paused or disabled by their breaker, newest first', responses: { 200: '`{data, nextCursor}`' } }),
+  r({ method: 'get', path: '/v1/notifications', tag: 'notifications', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: 'Endpoints paused or disabled by their breaker, newest first', responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(notificationResponse) } } }),
 ];
 
 /** Action routes that take `Idempotency-Key` (apps/ingest/src/action-idempotency.ts). */
@@ -113,22 +136,11 @@ const IDEMPOTENT_ACTIONS = new Set([
   'post /v1/endpoints/:id/test',
 ]);
 
-const ERROR_SCHEMA = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: { code: { type: 'string', description: 'snake_case, stable' }, message: { type: 'string' } },
-    },
-  },
-};
-
 /** JSON Schema of what a route accepts (zod's input side: defaults optional, coercions as their target). */
-function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'input'): Record<string, unknown> {
+  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12', reused: 'inline' }) as Record<string, unknown>;
   delete out.$schema;
+  delete out.id;
   return out;
 }
 
@@ -158,54 +170,128 @@ function queryParameters(schema: z.ZodObject): Record<string, unknown>[] {
   return Object.entries((out.properties ?? {}) as Record<string, unknown>).map(([name, s]) => ({ name, in: 'query', required: required.has(name), schema: s }));
 }
 
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+/** The error codes an error response documents: given, or the backquoted snake_case words of its description. */
+function errorCodes(doc: ResponseDoc): string[] {
+  if (doc.codes) return [...doc.codes];
+  return [...new Set([...doc.description.matchAll(/`([a-z][a-z0-9_]*)`/g)].map((m) => m[1] as string))];
+}
+
+/** The codes of the errors every route may answer, by status, when its own table names none. */
+const DEFAULT_ERROR_CODES: Record<number, string[]> = {
+  400: ['invalid_request'],
+  401: ['unauthorized'],
+  403: ['insufficient_scope', 'org_suspended'],
+  404: ['not_found'],
+  409: ['conflict'],
+  413: ['payload_too_large'],
+  415: ['unsupported_media_type'],
+  503: ['service_unavailable'],
+};
+
+/** An error response: `{error: {code, message}}` with `code` one of the codes it documents. */
+function errorResponse(status: number | string, doc: ResponseDoc): Record<string, unknown> {
+  const codes = errorCodes(doc);
+  const known = codes.length > 0 ? codes : (DEFAULT_ERROR_CODES[Number(status)] ?? []);
+  const schema =
+    known.length === 0
+      ? { $ref: '#/components/schemas/Error' }
+      : {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: { code: { type: 'string', enum: known, description: 'snake_case, stable' }, message: { type: 'string', description: 'for people; never internals' } },
+              additionalProperties: false,
+            },
+          },
+          additionalProperties: false,
+        };
+  const example = { error: { code: known[0] ?? 'invalid_request', message: doc.description.replace(/`/g, '').slice(0, 120) } };
+  return { description: doc.description, content: { 'application/json': { schema, example } } };
+}
+
+const asDoc = (value: string | ResponseDoc): ResponseDoc => (typeof value === 'string' ? { description: value } : value);
+
+function successResponse(route: RouteDoc, status: number, doc: ResponseDoc): Record<string, unknown> {
+  if (status === 204) return { description: doc.description };
+  const type = route.produces ?? 'application/json';
+  if (type !== 'application/json') return { description: doc.description, content: { [type]: { schema: { type: 'string' } } } };
+  if (!doc.schema) throw new Error(`openapi: ${route.method} ${route.path} ${status} has no response schema`);
+  const media: Record<string, unknown> = { schema: jsonSchema(doc.schema, 'output') };
+  if (doc.example !== undefined) media.example = doc.example;
+  return { description: doc.description, content: { 'application/json': media } };
+}
 
 function operation(route: RouteDoc): Record<string, unknown> {
   const pathParams = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] as string);
-  const responses: Record<string, unknown> = {};
-  for (const [status, description] of Object.entries(route.responses)) {
-    const code = Number(status);
-    if (code >= 400) responses[status] = errorResponse(description);
-    else if (code === 204) responses[status] = { description };
-    else responses[status] = { description, content: { [route.produces ?? 'application/json']: {} } };
-  }
-  const add = (status: number, description: string) => {
-    responses[String(status)] ??= errorResponse(description);
+  const successes: Record<string, unknown> = {};
+  // Error answers by status: what the route's table says, merged with what every such route answers.
+  const errors = new Map<string, { descriptions: string[]; codes: string[] }>();
+  const add = (status: number | string, description: string, codes?: readonly string[]) => {
+    const entry = errors.get(String(status)) ?? { descriptions: [], codes: [] };
+    entry.descriptions.push(description);
+    for (const code of codes ?? errorCodes({ description })) if (!entry.codes.includes(code)) entry.codes.push(code);
+    errors.set(String(status), entry);
   };
+  for (const [status, value] of Object.entries(route.responses)) {
+    const code = Number(status);
+    const doc = asDoc(value);
+    if (code >= 400 && !doc.schema) add(status, doc.description, doc.codes);
+    else successes[status] = successResponse(route, code, doc);
+  }
   if (route.body) {
     add(400, '`invalid_request` naming the field, or `invalid_json`');
     add(413, '`payload_too_large`: body over `MAX_BODY_BYTES`');
     add(415, '`unsupported_media_type`: not UTF-8 `application/json`');
   }
   if (route.query) add(400, '`invalid_request` naming the parameter');
+  const idempotent = route.path === '/v1/events' || IDEMPOTENT_ACTIONS.has(`${route.method} ${route.path}`);
+  if (idempotent) add(409, '`idempotency_key_reused` (same key, different request) or `idempotency_key_in_use` (still running)');
   if (route.auth === 'apiKey') {
-    add(401, '`unauthorized`: missing, unknown or revoked API key');
+    add(400, '`org_required` or `invalid_request`: a platform key without a valid `Postern-Org` header');
+    add(401, '`unauthorized`: missing, unknown or revoked API key or platform key');
     add(403, '`org_suspended`, or `insufficient_scope` when the key lacks the scope');
   }
   if (route.auth === 'admin' || route.auth === 'adminBrowser') add(401, '`unauthorized`: admin token required');
-  if (pathParams.length > 0) add(404, '`not_found`: no such resource in your org');
+  if (pathParams.length > 0) add(404, route.auth === 'apiKey' ? '`not_found`: no such resource in your org' : '`not_found`: no such resource');
+  if (route.auth === 'apiKey') add(404, '`org_not_found`: the org named in `Postern-Org` does not exist (platform key)');
   if (route.auth === 'apiKey' || route.auth === 'admin') add(503, '`service_unavailable`: Redis unreachable; nothing was stored');
+
+  const responses: Record<string, unknown> = { ...successes };
+  for (const [status, { descriptions, codes }] of [...errors].sort(([a], [b]) => a.localeCompare(b))) {
+    responses[status] = errorResponse(status, { description: descriptions.join('; '), codes });
+  }
+  // Whatever the route, a request the HTTP parser refuses never reaches it.
+  if (!Object.keys(responses).some((s) => s.startsWith('4'))) {
+    responses['4XX'] = errorResponse('4XX', { description: 'the request is not valid HTTP (`bad_request`) or its headers are too large (`headers_too_large`)', codes: [] });
+  }
 
   const op: Record<string, unknown> = {
     operationId: `${route.method}${route.path.replace(/[/:-](\w)/g, (_m, c: string) => c.toUpperCase())}`,
     summary: route.summary,
     tags: [route.tag],
-    security: route.auth === 'apiKey' ? [{ apiKey: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : route.auth === 'adminBrowser' ? [{ adminToken: [] }, { adminBasic: [] }] : [],
+    security: route.auth === 'apiKey' ? [{ apiKey: [] }, { platformKey: [], postern_org: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : route.auth === 'adminBrowser' ? [{ adminToken: [] }, { adminBasic: [] }] : [],
     responses,
   };
   if (route.scope) {
-    op.description = `Requires an API key with the \`${route.scope}\` scope.`;
+    op.description = `Requires an API key (or a platform key) with the \`${route.scope}\` scope.`;
     op['x-postern-scope'] = route.scope;
   }
   const parameters = [
-    ...pathParams.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+    ...pathParams.map((name) => ({ name, in: 'path', required: true, description: `the ${name} of the resource`, schema: { type: 'string' } })),
     ...(route.query ? queryParameters(route.query) : []),
   ];
   if (route.path === '/v1/events' || IDEMPOTENT_ACTIONS.has(`${route.method} ${route.path}`)) {
-    parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 200 } as never });
+    parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, description: 'repeats within 24 h get the first answer again', schema: { type: 'string', minLength: 1, maxLength: 200 } as never });
   }
   if (parameters.length > 0) op.parameters = parameters;
-  if (route.body) op.requestBody = { required: !route.bodyOptional, content: { 'application/json': { schema: bodySchema(route.body) } } };
+  if (route.body) {
+    const media: Record<string, unknown> = { schema: bodySchema(route.body) };
+    if (route.bodyExample !== undefined) media.example = route.bodyExample;
+    op.requestBody = { required: !route.bodyOptional, content: { 'application/json': media } };
+  }
   return op;
 }
 
@@ -214,11 +300,33 @@ export function openApiPath(expressPath: string): string {
   return expressPath.replace(/:([A-Za-z_]+)/g, '{$1}');
 }
 
+/** Options of {@link buildOpenApiDocument}. */
+export interface OpenApiOptions {
+  /** The `servers` entry: where the API is (default `/`: the ingest that serves the document). */
+  serverUrl?: string;
+}
+
+/** One line per tag, in the order the document lists them. */
+const TAGS: { name: string; description: string }[] = [
+  { name: 'operations', description: 'Health, readiness, metrics, this document and Bull Board.' },
+  { name: 'policies', description: 'Delivery rules: presets, timelines and previews.' },
+  { name: 'orgs', description: 'Tenants (admin token).' },
+  { name: 'platform keys', description: 'One credential acting for any org named in `Postern-Org` (admin token).' },
+  { name: 'api keys', description: "An org's API keys and scopes." },
+  { name: 'endpoints', description: 'Where deliveries go, with their secrets, policy and health.' },
+  { name: 'events', description: 'What producers send; each fans out to subscribed endpoints.' },
+  { name: 'overview', description: 'Attempt counts over time.' },
+  { name: 'deliveries', description: 'The delivery log, attempts and redelivery.' },
+  { name: 'notifications', description: 'Endpoints paused or disabled by their breaker.' },
+];
+
 /**
  * Builds the OpenAPI 3.1 document of ingest's HTTP API from {@link API_ROUTES}: each route's
- * request body and query are the JSON Schema of the zod schemas that validate them.
+ * request body and query are the JSON Schema of the zod schemas that validate them, each JSON
+ * answer the JSON Schema of the zod schema it is built from, each error `{error: {code,
+ * message}}` with its codes. `npx redocly lint` with the recommended rules passes on it.
  */
-export function buildOpenApiDocument(routes: readonly RouteDoc[] = API_ROUTES): Record<string, unknown> {
+export function buildOpenApiDocument(routes: readonly RouteDoc[] = API_ROUTES, options: OpenApiOptions = {}): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const path = openApiPath(route.path);
@@ -231,13 +339,19 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[] = API_ROUTES): 
       title: 'Postern API',
       version: '1.0.0',
       description: 'Events in, signed webhook deliveries out. Errors are `{"error":{"code","message"}}`.',
+      // Postern declares no open-source license; the API description is the project's own.
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Postern' },
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: options.serverUrl ?? '/', description: 'the ingest that serves this document (`npm start`: http://localhost:3000)' }],
+    tags: TAGS,
     paths,
     components: {
-      schemas: { Error: ERROR_SCHEMA },
+      schemas: { Error: jsonSchema(errorResponse_, 'output') },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: "An org's API key (`pk_…`)." },
+        platformKey: { type: 'http', scheme: 'bearer', description: 'A platform key (`ppk_…`, made with the admin token), sent with `Postern-Org` naming the org it acts for.' },
+        postern_org: { type: 'apiKey', in: 'header', name: 'Postern-Org', description: 'With a platform key: the id of the org the request acts for (`org_…`).' },
         adminToken: { type: 'http', scheme: 'bearer', description: '`ADMIN_TOKEN`.' },
         adminBasic: { type: 'http', scheme: 'basic', description: 'Any user name, `ADMIN_TOKEN` as the password (for browsers).' },
       },

@@ -51,7 +51,8 @@ export function withoutSecrets(url: string): string {
  * {@link requestLogger} (a child logger made only when something logs about the request, such as
  * the error handler; none is made per request).
  *
- * The line is `{requestId, req: {method, url}, res: {statusCode}, responseTime}` (ms) with the
+ * The line is `{requestId, req: {method, url}, res: {statusCode}, responseTime}` (ms), plus
+ * `orgId` once a credential named the org and `platformKeyId` when a platform key acted for it, with the
  * message `request completed`, `request aborted` or, for answers ≥ 500, `request errored`: never
  * headers (API keys, the admin token) or bodies (payloads, secrets); the root logger's redaction
  * is the second guard. Probes and scrapes (`/healthz`, `/readyz`, `/metrics`) are not logged. 503
@@ -75,7 +76,11 @@ export function requestLogging(logger: Logger): RequestHandler {
       res.removeListener('finish', done);
       res.removeListener('close', done);
       const statusCode = res.statusCode;
-      const line = { requestId, req: { method, url }, res: { statusCode }, responseTime: Date.now() - startedMs };
+      const line: Record<string, unknown> = { requestId, req: { method, url }, res: { statusCode }, responseTime: Date.now() - startedMs };
+      // Who acted for which org: set by the credential check, absent before it (or without one).
+      if (typeof res.locals.orgId === 'string') line.orgId = res.locals.orgId;
+      const platformKey = res.locals.platformKey as { id?: string } | undefined;
+      if (platformKey?.id) line.platformKeyId = platformKey.id;
       if (statusCode === 503) logger.warn(line, 'request errored');
       else if (statusCode >= 500) logger.error(line, 'request errored');
       else logger.info(line, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');

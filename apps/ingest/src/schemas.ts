@@ -91,7 +91,7 @@ export const deliveryListQuery = pageQuery.extend({
  *
  * @throws ApiError 400 `invalid_request` naming `limit`, `cursor` or the schema's first bad field.
  */
-export function parseListQuery<S extends typeof pageQuery>(schema: S, query: unknown, cursorKind: 'ep' | 'dlv' | 'key' | 'ntf'): z.infer<S> {
+export function parseListQuery<S extends typeof pageQuery>(schema: S, query: unknown, cursorKind: 'ep' | 'dlv' | 'key' | 'ntf' | 'pfk'): z.infer<S> {
   const raw = (query ?? {}) as Record<string, unknown>;
   if (raw.limit !== undefined && !(typeof raw.limit === 'string' && /^[0-9]+$/.test(raw.limit))) {
     throw new ApiError(400, 'invalid_request', 'limit: limit must be an integer from 1 to 100');
@@ -137,3 +137,6 @@ export const createPortalSessionBody = z.strictObject({
     .transform((scopes) => PORTAL_SESSION_SCOPES.filter((s) => scopes.includes(s)))
     .default(['webhooks:read']),
 });
+
+/** `POST /v1/platform-keys` body: the same name and scope rules as an API key's. */
+export const createPlatformKeyBody = createApiKeyBody;

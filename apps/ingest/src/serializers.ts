@@ -1,7 +1,10 @@
 import { DEFAULT_SIGNATURE_SCHEME, extractRawField, fullPace, publicKeyOf, signatureSchemeOf, type SignatureScheme } from '@postern/shared';
-import { isWaitingForNextAttempt, type ApiKeyRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
+import type { apiKeyResponse, attemptResponse, deliveryResponse, endpointResponse, eventSummaryResponse, Json, notificationResponse, platformKeyResponse } from './response-schemas.js';
+import { isWaitingForNextAttempt, type ApiKeyRecord, type PlatformKeyRecord, type NotificationRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 
 /** Epoch ms → ISO 8601 string; null stays null. */
+export function iso(ms: number): string;
+export function iso(ms: number | null): string | null;
 export function iso(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
 }
@@ -18,7 +21,7 @@ export function signingJson(e: Pick<EndpointRecord, 'secrets'>): { signatureSche
 }
 
 /** An endpoint as the API shows it: no secrets (an Ed25519 public key is not one), times as ISO strings, health fields flat. */
-export function endpointJson(e: EndpointRecord) {
+export function endpointJson(e: EndpointRecord): Json<typeof endpointResponse> {
   return {
     id: e.id,
     url: e.url,
@@ -59,7 +62,7 @@ function paceJson(e: EndpointRecord): { pace: { perSecond: number | null; concur
  * attempts is `attemptCount` everywhere; only `GET /v1/deliveries/:id` adds `attempts`, the list
  * of them. `waitingForNextAttempt`: a retry is scheduled and `POST …/send-now` would bring it forward.
  */
-export function deliveryJson(d: DeliveryRecord) {
+export function deliveryJson(d: DeliveryRecord): Json<typeof deliveryResponse> {
   return {
     id: d.id,
     eventId: d.eventId,
@@ -90,7 +93,7 @@ export function deliveryJson(d: DeliveryRecord) {
  * excerpt as UTF-8 text — where the policy's `keepResponseBody` kept it, else null. `cancelReason`
  * (`check:<reason>`) is present only on an attempt that sent nothing because the org's check cancelled it.
  */
-export function attemptJson(a: AttemptRecord) {
+export function attemptJson(a: AttemptRecord): Json<typeof attemptResponse> {
   return {
     number: a.number,
     startedAt: iso(a.startedAt),
@@ -119,12 +122,12 @@ export function eventJson(e: EventRecord, extra: Record<string, unknown> = {}): 
 }
 
 /** An event as listed by `GET /v1/events`: no data, no envelope (open the event for those). */
-export function eventSummaryJson(e: EventRecord) {
+export function eventSummaryJson(e: EventRecord): Json<typeof eventSummaryResponse> {
   return { id: e.id, type: e.type, createdAt: iso(e.createdAt), idempotencyKey: e.idempotencyKey, deliveryCount: e.deliveryIds.length };
 }
 
 /** An API key as listed: its prefix, never the key or its hash. */
-export function apiKeyJson(k: ApiKeyRecord) {
+export function apiKeyJson(k: ApiKeyRecord): Json<typeof apiKeyResponse> {
   return {
     id: k.id,
     name: k.name,
@@ -132,5 +135,31 @@ export function apiKeyJson(k: ApiKeyRecord) {
     scopes: k.scopes,
     createdAt: iso(k.createdAt),
     revokedAt: iso(k.revokedAt),
+  };
+}
+
+/** A platform key as the API shows it: prefix only, never the key or its hash. */
+export function platformKeyJson(k: PlatformKeyRecord): Json<typeof platformKeyResponse> {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: k.scopes,
+    createdAt: iso(k.createdAt),
+    revokedAt: iso(k.revokedAt),
+  };
+}
+
+/** A breaker notification as `GET /v1/notifications` lists it. */
+export function notificationJson(n: NotificationRecord): Json<typeof notificationResponse> {
+  return {
+    id: n.id,
+    kind: n.kind,
+    endpointId: n.endpointId,
+    endpointUrl: n.endpointUrl,
+    reason: n.reason,
+    consecutiveFailures: n.consecutiveFailures,
+    deliveriesAffected: n.deliveriesAffected,
+    createdAt: iso(n.createdAt),
   };
 }

@@ -53,6 +53,7 @@ export { OrgRepository } from './org-repository.js';
 export { OrgSnapshotRepository, type OrgSnapshot } from './org-snapshot-repository.js';
 export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { PORTAL_SESSION_KEEP_MS, PortalSessionRepository, type PortalSessionMatch, type PortalSessionRecord } from './portal-session-repository.js';
+export { PlatformKeyRepository, type PlatformKeyRecord } from './platform-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult } from './event-repository.js';
 export { DeliveryRepository } from './delivery-repository.js';

@@ -62,6 +62,13 @@ test("an API key's two lookups share the key hash's tag; global keys carry no or
   expect(k.instanceMarker()).toBe('postern:instance');
 });
 
+test('platform keys share one tag of their own, never an org tag, so each transaction on them is one slot', () => {
+  const k = createKeySchema('postern');
+  const keys = [k.platformKeyRecord('pfk_1'), k.platformKeys(), k.platformKeyIdsByHash()];
+  expect(new Set(keys.map(hashTag))).toEqual(new Set(['platform']));
+  expect(keys.every((key) => key.startsWith('postern:'))).toBe(true);
+});
+
 test('each queue partition has its own tagged prefix; a delivery job lives in its org partition', () => {
   const k = createKeySchema('postern', { queuePartitions: 4 });
   expect([0, 1, 2, 3].map((n) => k.queuePrefix(n))).toEqual(['{postern:q0}', '{postern:q1}', '{postern:q2}', '{postern:q3}']);

@@ -50,6 +50,15 @@ export interface KeySchema {
   portalSessionByToken(tokenHash: string): string;
   /** Hash: one portal session's record (scopes, times, the token's hash), same expiry as its lookup. */
   portalSession(orgId: string, sessionId: string): string;
+   * Hash: one platform key's record (name, scopes, prefix, revokedAt; never the key). Platform
+   * keys belong to no org: they and their indexes share the instance's own `{platform}` hash tag,
+   * so every command on them touches one slot and never an org's.
+   */
+  platformKeyRecord(keyId: string): string;
+  /** Sorted set (lex): every platform key id, revoked ones included. Tagged `{platform}`. */
+  platformKeys(): string;
+  /** Hash: SHA-256 (hex) of a live platform key → its `pfk_…` id; a revoked key's field is removed. Tagged `{platform}`. */
+  platformKeyIdsByHash(): string;
   /** Sorted set (lex): ids of the org's deleted endpoints whose delivery log still has rows to expire. */
   deletedEndpoints(orgId: string): string;
   /** Sorted set (lex): the org's endpoint ids. */
@@ -166,6 +175,9 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     orgApiKeys: (id) => `${o(id)}:apikeys`,
     portalSessionByToken: (hash) => `${p}:{k:${hash}}:portal-session`,
     portalSession: (orgId, id) => `${o(orgId)}:portal-session:${id}`,
+    platformKeyRecord: (id) => `${p}:{platform}:key:${id}`,
+    platformKeys: () => `${p}:{platform}:keys`,
+    platformKeyIdsByHash: () => `${p}:{platform}:key-ids`,
     deletedEndpoints: (orgId) => `${o(orgId)}:endpoints:deleted`,
     orgEndpoints: (id) => `${o(id)}:endpoints`,
     endpoint: (orgId, id) => `${o(orgId)}:endpoint:${id}`,

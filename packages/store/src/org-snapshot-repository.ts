@@ -77,4 +77,23 @@ export class OrgSnapshotRepository {
     const endpoints = (readsKey ? hashes.slice(1) : hashes).map(parseEndpoint).filter((e): e is EndpointRecord => e !== null);
     return { version: Number(version ?? 0), org: parseOrg(orgHash), apiKey, endpoints };
   }
+
+  /**
+   * Reads the org's version, the org and its endpoint ids in one transaction, then the endpoints in
+   * one pipeline (both the org's slot): what a request made with a platform key, which names its
+   * org, needs. `apiKey` is always null.
+   */
+  async readOrg(orgId: string): Promise<OrgSnapshot> {
+    const orgReads = await this.redis.multi().get(this.keys.orgVersion(orgId)).hgetall(this.keys.org(orgId)).zrange(this.keys.orgEndpoints(orgId), 0, -1).exec();
+    const [version, orgHash, endpointIds] = assertExec(orgReads).map(([, value]) => value) as [string | null, Record<string, string>, string[]];
+    let endpoints: EndpointRecord[] = [];
+    if (endpointIds.length > 0) {
+      const pipeline = this.redis.pipeline();
+      for (const id of endpointIds) pipeline.hgetall(this.keys.endpoint(orgId, id));
+      endpoints = assertExec(await pipeline.exec())
+        .map(([, h]) => parseEndpoint(h as Record<string, string>))
+        .filter((e): e is EndpointRecord => e !== null);
+    }
+    return { version: Number(version ?? 0), org: parseOrg(orgHash), apiKey: null, endpoints };
+  }
 }

@@ -12,6 +12,7 @@ import { LeaseRepository } from './lease-repository.js';
 import { OrgRepository } from './org-repository.js';
 import { OrgSnapshotRepository } from './org-snapshot-repository.js';
 import { PortalSessionRepository } from './portal-session-repository.js';
+import { PlatformKeyRepository } from './platform-key-repository.js';
 import { StatsRepository } from './stats-repository.js';
 
 /** Every repository over one Redis connection and key prefix. */
@@ -23,6 +24,8 @@ export interface Store {
   readonly apiKeys: ApiKeyRepository;
   /** Short-lived, org-scoped bearer credentials for the customer portal. */
   readonly portalSessions: PortalSessionRepository;
+  /** Platform keys: one credential acting for any org it names (global, `{platform}`-tagged). */
+  readonly platformKeys: PlatformKeyRepository;
   readonly endpoints: EndpointRepository;
   readonly events: EventRepository;
   /** `GET /v1/events`: the org's events, newest first, filtered. */
@@ -50,6 +53,7 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     orgSnapshots: new OrgSnapshotRepository(deps.redis, keys),
     apiKeys: new ApiKeyRepository(deps.redis, keys),
     portalSessions: new PortalSessionRepository(deps.redis, keys),
+    platformKeys: new PlatformKeyRepository(deps.redis, keys),
     endpoints: new EndpointRepository(deps.redis, keys),
     events: new EventRepository(deps.redis, keys),
     eventIndex: new EventIndexRepository(deps.redis, keys),

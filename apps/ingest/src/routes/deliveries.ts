@@ -6,6 +6,7 @@ import { ownEndpoint } from './endpoints.js';
 import { deliveryListQuery, parseListQuery } from '../schemas.js';
 import { attemptJson, deliveryJson } from '../serializers.js';
 import { requireScope } from '../auth.js';
+import { deliveryWithAttemptsResponse, type Json } from '../response-schemas.js';
 
 /** The delivery log: per endpoint (newest first) and one delivery with its attempts. */
 export function deliveryRoutes(deps: AppDeps): Router {
@@ -29,7 +30,7 @@ export function deliveryRoutes(deps: AppDeps): Router {
     // docs/architecture.md: the detail view's `attempts` is the list; the count is `attemptCount`, as in lists.
     // A body frozen by the org's pre-attempt check (issue 16) is what this delivery sends instead of the event's envelope.
     const frozen = delivery.frozenEnvelope !== undefined ? { frozenEnvelope: delivery.frozenEnvelope } : {};
-    res.json({ ...deliveryJson(delivery), ...frozen, attempts: attempts.map(attemptJson) });
+    res.json({ ...deliveryJson(delivery), ...frozen, attempts: attempts.map(attemptJson) } satisfies Json<typeof deliveryWithAttemptsResponse>);
   });
 
   return router;

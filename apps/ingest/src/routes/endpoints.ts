@@ -21,6 +21,7 @@ import { createEndpointBody, pageQuery, parseListQuery, rotateSecretBody, update
 import { requireEmptyBody } from '../empty-body.js';
 import { requireScope } from '../auth.js';
 import { actionIdempotency } from '../action-idempotency.js';
+import { createdEndpointResponse, endpointSecretResponse, endpointTimelineResponse, resumedEndpointResponse, rotatedSecretResponse, updatedEndpointResponse, type Json } from '../response-schemas.js';
 
 const URL_REASONS: Record<string, string> = {
   invalid_url: 'url must be an absolute http(s) URL',
@@ -169,7 +170,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     };
     await deps.store.endpoints.create(endpoint);
     // The resolved policy is in the answer (`policy`), with what an override left surprising.
-    res.status(201).json({ ...endpointJson(endpoint), secret, warnings });
+    res.status(201).json({ ...endpointJson(endpoint), secret, warnings } satisfies Json<typeof createdEndpointResponse>);
   });
 
   router.get('/v1/endpoints', requireScope('webhooks:read'), async (req, res) => {
@@ -185,7 +186,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     const now = deps.clock.now();
     const current = endpoint.secrets.find((s) => s.expiresAt === null);
-    res.json({ secret: current?.secret ?? null, ...signingJson(endpoint), previous: endpoint.secrets.filter((s) => s.expiresAt !== null && s.expiresAt > now).length });
+    res.json({ secret: current?.secret ?? null, ...signingJson(endpoint), previous: endpoint.secrets.filter((s) => s.expiresAt !== null && s.expiresAt > now).length } satisfies Json<typeof endpointSecretResponse>);
   });
 
   router.patch('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
@@ -212,7 +213,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     }
     const updated = await deps.store.endpoints.update(endpoint, patch, deps.clock.now());
     if (!updated) throw notFound('endpoint');
-    res.json({ ...endpointJson(updated), warnings });
+    res.json({ ...endpointJson(updated), warnings } satisfies Json<typeof updatedEndpointResponse>);
   });
 
   router.delete('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
@@ -245,7 +246,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     );
     if (!updated) throw notFound('endpoint');
     const held = await requeueHeld(deps, updated);
-    res.json({ ...endpointJson(updated), requeued: held });
+    res.json({ ...endpointJson(updated), requeued: held } satisfies Json<typeof resumedEndpointResponse>);
   });
 
   router.post('/v1/endpoints/:id/rotate-secret', requireScope('webhooks:write'), rotateSecretInput, actionIdempotency(deps, 'rotate-secret'), async (req, res) => {
@@ -263,13 +264,13 @@ export function endpointRoutes(deps: AppDeps): Router {
       .slice(0, MAX_PREVIOUS_SECRETS);
     const secrets = [{ secret, expiresAt: null }, ...kept];
     await deps.store.endpoints.update(endpoint, { secrets }, now);
-    res.json({ secret, ...signingJson({ secrets }), previousSecretValidUntil: new Date(now + deps.config.secretRotationGraceMs).toISOString() });
+    res.json({ secret, ...signingJson({ secrets }), previousSecretValidUntil: new Date(now + deps.config.secretRotationGraceMs).toISOString() } satisfies Json<typeof rotatedSecretResponse>);
   });
 
   // The endpoint's own policy, preset or custom, so the dashboard never re-implements schedule maths.
   router.get('/v1/endpoints/:id/timeline', requireScope('webhooks:read'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
-    res.json({ endpointId: endpoint.id, policyName: endpoint.policyName, attempts: policyTimeline(endpoint.policy) });
+    res.json({ endpointId: endpoint.id, policyName: endpoint.policyName, attempts: policyTimeline(endpoint.policy) } satisfies Json<typeof endpointTimelineResponse>);
   });
 
   return router;

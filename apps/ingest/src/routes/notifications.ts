@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../app-deps.js';
 import { pageQuery, parseListQuery } from '../schemas.js';
-import { iso } from '../serializers.js';
+import { notificationJson } from '../serializers.js';
 import { requireScope } from '../auth.js';
 
 /** `GET /v1/notifications`: endpoints paused or disabled by their breaker, newest first. */
@@ -10,16 +10,7 @@ export function notificationRoutes(deps: AppDeps): Router {
   router.get('/v1/notifications', requireScope('webhooks:read'), async (req, res) => {
     const page = await deps.store.notifications.list(res.locals.orgId as string, parseListQuery(pageQuery, req.query, 'ntf'));
     res.json({
-      data: page.items.map((n) => ({
-        id: n.id,
-        kind: n.kind,
-        endpointId: n.endpointId,
-        endpointUrl: n.endpointUrl,
-        reason: n.reason,
-        consecutiveFailures: n.consecutiveFailures,
-        deliveriesAffected: n.deliveriesAffected,
-        createdAt: iso(n.createdAt),
-      })),
+      data: page.items.map(notificationJson),
       nextCursor: page.nextCursor,
     });
   });

@@ -7,6 +7,7 @@ import type { AppDeps } from '../app-deps.js';
 import { requireScope } from '../auth.js';
 import { iso } from '../serializers.js';
 import { checkUrl } from './endpoints.js';
+import { checkSecretResponse, orgSettingsResponse, type Json } from '../response-schemas.js';
 
 /** `PATCH /v1/org` body: any subset of the org's settings; `null` clears the check URL, `[]` the switches. */
 export const updateOrgBody = z.strictObject({
@@ -15,7 +16,7 @@ export const updateOrgBody = z.strictObject({
 });
 
 /** The org as `GET /v1/org` shows it: settings, never the check secret (see `GET /v1/org/check-secret`). */
-export function orgJson(org: OrgRecord) {
+export function orgJson(org: OrgRecord): Json<typeof orgSettingsResponse> {
   return {
     id: org.id,
     name: org.name,
@@ -59,7 +60,7 @@ export function orgSettingsRoutes(deps: AppDeps): Router {
   });
   router.get('/v1/org/check-secret', requireScope('webhooks:write'), async (_req, res) => {
     const org = await current(res.locals.orgId as string);
-    res.json({ secret: org.preAttemptCheckSecret ?? null });
+    res.json({ secret: org.preAttemptCheckSecret ?? null } satisfies Json<typeof checkSecretResponse>);
   });
   return router;
 }

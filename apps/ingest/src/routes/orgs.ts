@@ -7,6 +7,7 @@ import { mintApiKey, requireAdmin } from '../auth.js';
 import { jsonBody } from '../json-body.js';
 import { iso } from '../serializers.js';
 import { createOrgBody } from '../schemas.js';
+import { createdOrgResponse, orgResponse, type Json } from '../response-schemas.js';
 
 /**
  * `POST /v1/orgs` (admin token): creates an org and its first API key, with every scope, shown
@@ -24,7 +25,7 @@ export function orgRoutes(deps: AppDeps): Router {
     await deps.store.orgs.create(org, keyHash);
     // Should this step not happen, the key still works and gets the same record on first use.
     await deps.store.apiKeys.adopt({ id: deps.ids('key', now), orgId: org.id, name: 'first key', scopes: [...API_KEY_SCOPES], prefix, keyHash, createdAt: now, revokedAt: null });
-    res.status(201).json({ id: org.id, name: org.name, createdAt: iso(now), apiKey });
+    res.status(201).json({ id: org.id, name: org.name, createdAt: iso(now), apiKey } satisfies Json<typeof createdOrgResponse>);
   });
 
   // Suspending an org stops its API keys (403 org_suspended) and, before each attempt, its queued
@@ -34,7 +35,7 @@ export function orgRoutes(deps: AppDeps): Router {
       const org = await deps.store.orgs.get(String(req.params.id));
       if (!org) throw notFound('org');
       await deps.store.orgs.setStatus(org.id, status);
-      res.json({ id: org.id, name: org.name, status, createdAt: iso(org.createdAt) });
+      res.json({ id: org.id, name: org.name, status, createdAt: iso(org.createdAt) } satisfies Json<typeof orgResponse>);
     });
   }
   return router;

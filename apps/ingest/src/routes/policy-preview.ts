@@ -5,6 +5,7 @@ import { invalidRequest } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { requireScope } from '../auth.js';
 import { policyOrThrow } from './endpoints.js';
+import { policyPreviewResponse, type Json } from '../response-schemas.js';
 
 /** `POST /v1/policies/preview` body: a policy in any form `POST /v1/endpoints` accepts. */
 export const policyPreviewBody = z.strictObject({ policy: z.unknown().refine((v) => v !== undefined, 'policy is required') });
@@ -20,7 +21,7 @@ export function policyPreviewRoutes(_deps: AppDeps): Router {
     const body = policyPreviewBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     const resolved = policyOrThrow(body.data.policy);
-    res.json({ policyName: resolved.presetName, policy: resolved.policy, attempts: policyTimeline(resolved.policy) });
+    res.json({ policyName: resolved.presetName, policy: resolved.policy, attempts: policyTimeline(resolved.policy) } satisfies Json<typeof policyPreviewResponse>);
   });
   return router;
 }

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { Router } from 'express';
-import type { PortalSessionRecord } from '@postern/store';
-import { invalidRequest, notFound } from '../api-error.js';
+import type { PlatformKeyRecord, PortalSessionRecord } from '@postern/store';
+import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { mintPortalToken, requirePlatformAuthority } from '../auth.js';
 import { jsonBody } from '../json-body.js';
@@ -55,6 +55,10 @@ export function portalSessionRoutes(deps: AppDeps): Router {
     if (!org) throw notFound('org');
     const body = createPortalSessionBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
+    // A platform key grants no more than it holds.
+    const platformKey = res.locals.platformKey as PlatformKeyRecord | undefined;
+    const beyond = platformKey ? body.data.scopes.filter((s) => !platformKey.scopes.includes(s)) : [];
+    if (beyond.length > 0) throw new ApiError(403, 'insufficient_scope', `this platform key lacks the ${beyond.join(', ')} scope a portal session with these scopes needs`);
     const now = deps.clock.now();
     const { token, tokenHash } = mintPortalToken();
     const session: PortalSessionRecord = {
@@ -67,7 +71,7 @@ export function portalSessionRoutes(deps: AppDeps): Router {
       revokedAt: null,
     };
     await deps.store.portalSessions.create(session);
-    deps.logger.info({ orgId: org.id, portalSessionId: session.id, scopes: session.scopes, expiresAt: iso(session.expiresAt) }, 'portal session created');
+    deps.logger.info({ orgId: org.id, portalSessionId: session.id, platformKeyId: platformKey?.id, scopes: session.scopes, expiresAt: iso(session.expiresAt) }, 'portal session created');
     res.status(201).json({ ...sessionJson(session), token, url: `${publicOrigin(deps, req)}${PORTAL_PATH}#session=${token}` });
   });
 

@@ -8,6 +8,7 @@ import { ownEndpoint } from './endpoints.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
 import { actionIdempotency } from '../action-idempotency.js';
+import { bulkRedeliveryResponse, deliveryActionResponse, type Json } from '../response-schemas.js';
 
 /** `POST /v1/endpoints/:id/recover` body. */
 export const recoverBody = z.strictObject({
@@ -29,7 +30,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     }
     const redelivery = newRedelivery(deps, original, deps.clock.now());
     await queueRedeliveries(deps, endpoint, [redelivery], false);
-    res.status(202).json({ delivery: deliveryJson(redelivery) });
+    res.status(202).json({ delivery: deliveryJson(redelivery) } satisfies Json<typeof deliveryActionResponse>);
   });
 
   router.post('/v1/endpoints/:id/redeliver-failed', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'redeliver-failed'), async (req, res) => {
@@ -38,7 +39,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.orgId, endpoint.id, { limit: BULK_REDELIVERY_LIMIT });
     const now = deps.clock.now();
     await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
-    res.status(202).json({ count: items.length, remaining: total - items.length });
+    res.status(202).json({ count: items.length, remaining: total - items.length } satisfies Json<typeof bulkRedeliveryResponse>);
   });
 
   router.post('/v1/endpoints/:id/recover', requireScope('webhooks:write'), actionIdempotency(deps, 'recover'), async (req, res) => {
@@ -50,7 +51,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.orgId, endpoint.id, { limit: BULK_REDELIVERY_LIMIT, sinceMs });
     const now = deps.clock.now();
     await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
-    res.status(202).json({ count: items.length, remaining: total - items.length });
+    res.status(202).json({ count: items.length, remaining: total - items.length } satisfies Json<typeof bulkRedeliveryResponse>);
   });
 
   return router;

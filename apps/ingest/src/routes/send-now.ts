@@ -5,6 +5,7 @@ import type { AppDeps } from '../app-deps.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
 import { deliveryJson } from '../serializers.js';
+import { deliveryActionResponse, type Json } from '../response-schemas.js';
 
 const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
@@ -31,7 +32,7 @@ export function sendNowRoutes(deps: AppDeps): Router {
     await job.promote().catch(() => {
       throw notWaiting();
     });
-    res.status(202).json({ delivery: deliveryJson(delivery) });
+    res.status(202).json({ delivery: deliveryJson(delivery) } satisfies Json<typeof deliveryActionResponse>);
   });
   return router;
 }

@@ -5,6 +5,7 @@ import type { AppDeps } from '../app-deps.js';
 import { requireScope } from '../auth.js';
 import { iso } from '../serializers.js';
 import { ownEndpoint } from './endpoints.js';
+import { statsResponse, type Json } from '../response-schemas.js';
 
 /** `GET /v1/stats` query: `window` `hour` (default) or `day`; `endpointId` for one endpoint, else the whole org. */
 export const statsQuery = z
@@ -37,7 +38,7 @@ export function statsRoutes(deps: AppDeps): Router {
       totals: { attempts: succeeded + failed, succeeded, failed, successRate: succeeded + failed === 0 ? null : succeeded / (succeeded + failed) },
       buckets: series.buckets.map((b) => ({ startAt: iso(b.startMs), attempts: b.succeeded + b.failed, succeeded: b.succeeded, failed: b.failed })),
       errors: series.errors,
-    });
+    } satisfies Json<typeof statsResponse>);
   });
   return router;
 }

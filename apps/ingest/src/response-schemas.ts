@@ -1,0 +1,234 @@
+import { API_KEY_SCOPES, PRESET_NAMES, SIGNATURE_SCHEMES, policySchema } from '@postern/shared';
+import { DELIVERY_STATUSES } from '@postern/store';
+import { z } from 'zod';
+
+/**
+ * The zod schemas of every JSON answer of the v1 API. The serializers' return types are inferred
+ * from them (`serializers.ts`), routes that build an answer inline check it with `satisfies`, and
+ * `/openapi.json` documents each response as the JSON Schema of the same schema, so the document
+ * cannot drift from the code; a test validates real answers against the document.
+ */
+
+const isoTime = z.iso.datetime().describe('ISO 8601 date-time, UTC');
+const nullableTime = isoTime.nullable();
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9A-Za-z]+$`)).describe(`\`${prefix}_…\` id`);
+const scopes = z.array(z.enum(API_KEY_SCOPES as [string, ...string[]]));
+const cursor = z.string().nullable().describe('pass as `cursor` for the next page; null on the last page');
+
+/** `{data, nextCursor}`: one page of a list, newest first. */
+export function pageOf<T extends z.ZodType>(item: T) {
+  return z.object({ data: z.array(item), nextCursor: cursor });
+}
+
+/** `{error: {code, message}}`, the body of every 4xx and 5xx answer. */
+export const errorResponse = z
+  .object({
+    error: z.object({
+      code: z.string().describe('snake_case, stable'),
+      message: z.string().describe('for people; never internals'),
+    }),
+  });
+
+/** How an endpoint signs: its scheme, and for `ed25519` the `whpk_` public key receivers verify with. */
+const signing = {
+  signatureScheme: z.enum(SIGNATURE_SCHEMES as unknown as [string, ...string[]]),
+  publicKey: z.string().nullable().describe('`whpk_…` for `ed25519`; null for `hmac-sha256`'),
+};
+
+/** A resolved policy, as stored on an endpoint (`packages/shared/src/policy.ts`). */
+export const policyResponse = policySchema;
+
+/** One attempt time of a policy timeline, ms after the first attempt. */
+export const timelineEntryResponse = z.object({ attempt: z.number().int().min(1), earliestMs: z.number(), latestMs: z.number() });
+
+/** An endpoint (no secrets): its settings and health. */
+export const endpointResponse = z.object({
+  id: id('ep'),
+  url: z.string(),
+  description: z.string(),
+  eventTypes: z.array(z.string()),
+  status: z.enum(['active', 'paused', 'disabled']),
+  policyName: z.string().nullable().describe('the preset the policy came from, or null for a custom policy'),
+  policy: policyResponse,
+  ...signing,
+  createdAt: isoTime,
+  updatedAt: isoTime,
+  consecutiveFailures: z.number().int(),
+  failureStreakStartedAt: nullableTime,
+  lastSuccessAt: nullableTime,
+  lastFailureAt: nullableTime,
+  failedAttempts: z.number().int(),
+  consecutiveFailedAttempts: z.number().int(),
+  disabledAt: nullableTime,
+  disabledReason: z.string().nullable(),
+});
+
+/** `POST /v1/endpoints` 201: the endpoint with its secret (shown here and by `GET …/secret`) and policy warnings. */
+export const createdEndpointResponse = endpointResponse.extend({ secret: z.string().describe('`whsec_…`'), warnings: z.array(z.string()) });
+/** `PATCH /v1/endpoints/:id`: the endpoint with policy warnings. */
+export const updatedEndpointResponse = endpointResponse.extend({ warnings: z.array(z.string()) });
+/** `POST /v1/endpoints/:id/resume`: the endpoint and how many held deliveries were re-queued. */
+export const resumedEndpointResponse = endpointResponse.extend({ requeued: z.number().int().min(0) });
+/** `GET /v1/endpoints/:id/secret`. */
+export const endpointSecretResponse = z.object({ secret: z.string().nullable(), ...signing, previous: z.number().int().min(0).describe('rotated-out secrets still signing') });
+/** `POST /v1/endpoints/:id/rotate-secret`. */
+export const rotatedSecretResponse = z.object({ secret: z.string(), ...signing, previousSecretValidUntil: isoTime });
+/** `GET /v1/endpoints/:id/timeline`. */
+export const endpointTimelineResponse = z.object({ endpointId: id('ep'), policyName: z.string().nullable(), attempts: z.array(timelineEntryResponse) });
+
+/** A delivery, as every answer shows it. */
+export const deliveryResponse = z.object({
+  id: id('dlv'),
+  eventId: id('evt'),
+  eventType: z.string(),
+  endpointId: id('ep'),
+  status: z.enum(DELIVERY_STATUSES as unknown as [string, ...string[]]),
+  attemptCount: z.number().int().min(0),
+  nextAttemptAt: nullableTime,
+  held: z.boolean(),
+  lastResponseStatus: z.number().int().nullable(),
+  lastError: z.string().nullable().describe('an error code (README, "Error codes")'),
+  lastDurationMs: z.number().nullable(),
+  deliveredAt: nullableTime,
+  createdAt: isoTime,
+  finishedAt: nullableTime,
+  redeliveredFromId: id('dlv').nullable(),
+  cancelReason: z.string().nullable(),
+  isTest: z.boolean(),
+  waitingForNextAttempt: z.boolean(),
+});
+
+/** One attempt of a delivery. */
+export const attemptResponse = z.object({
+  number: z.number().int().min(1),
+  startedAt: isoTime,
+  durationMs: z.number().nullable(),
+  responseStatus: z.number().int().nullable(),
+  error: z.string().nullable(),
+  requestHeaders: z.record(z.string(), z.string()).nullable(),
+  response: z
+    .object({ headers: z.record(z.string(), z.string()), headersTruncated: z.boolean(), body: z.string(), bodyTruncated: z.boolean() })
+    .nullable(),
+  cancelReason: z.string().optional().describe('`check:<reason>`: only on an attempt the org’s pre-attempt check cancelled'),
+});
+
+/** `GET /v1/deliveries/:id`: the delivery with its attempts, and the body the org's check froze for it, if any. */
+export const deliveryWithAttemptsResponse = deliveryResponse.extend({
+  frozenEnvelope: z.string().optional().describe('the body this delivery sends instead of the event’s envelope (pre-attempt check)'),
+  attempts: z.array(attemptResponse),
+});
+/** A one-delivery action's 202 (redeliver, send-now). */
+export const deliveryActionResponse = z.object({ delivery: deliveryResponse });
+/** A bulk redelivery's 202. */
+export const bulkRedeliveryResponse = z.object({ count: z.number().int().min(0), remaining: z.number().int().min(0) });
+
+/** `POST /v1/events` (and `POST /v1/endpoints/:id/test`) 202: the event id and its deliveries. */
+export const acceptedEventResponse = z.object({ id: id('evt'), deliveries: z.array(z.object({ id: id('dlv'), endpointId: id('ep') })) });
+/** An event as `GET /v1/events` lists it. */
+export const eventSummaryResponse = z.object({ id: id('evt'), type: z.string(), createdAt: isoTime, idempotencyKey: z.string().nullable(), deliveryCount: z.number().int().min(0) });
+/** `GET /v1/events/:id`. `data` is the producer's JSON, byte for byte. */
+export const eventResponse = z.object({
+  id: id('evt'),
+  type: z.string(),
+  timestamp: isoTime,
+  data: z.unknown().describe('the producer’s JSON value, byte for byte'),
+  createdAt: isoTime,
+  idempotencyKey: z.string().nullable(),
+  envelope: z.string().describe('the exact body every delivery sent'),
+  deliveryIds: z.array(id('dlv')),
+  deliveries: z.array(deliveryResponse),
+});
+
+/** An API key as listed (prefix only). */
+export const apiKeyResponse = z.object({ id: id('key'), name: z.string(), prefix: z.string(), scopes, createdAt: isoTime, revokedAt: nullableTime });
+/** `POST /v1/api-keys` 201: the record with the key, shown once. */
+export const createdApiKeyResponse = apiKeyResponse.extend({ apiKey: z.string().describe('`pk_…`, shown once') });
+/** A platform key as listed (prefix only). */
+export const platformKeyResponse = z.object({ id: id('pfk'), name: z.string(), prefix: z.string(), scopes, createdAt: isoTime, revokedAt: nullableTime });
+/** `POST /v1/platform-keys` 201: the record with the key, shown once. */
+export const createdPlatformKeyResponse = platformKeyResponse.extend({ key: z.string().describe('`ppk_…`, shown once') });
+/** `GET /v1/me`. */
+export const meResponse = z.object({
+  orgId: id('org'),
+  keyId: z.string().nullable().describe('null for a portal session'),
+  name: z.string(),
+  prefix: z.string().nullable().describe('null for a portal session'),
+  scopes,
+  credential: z.enum(['api_key', 'platform_key', 'portal_session']),
+  portalSession: z.object({ id: z.string(), expiresAt: isoTime }).nullable().describe('the portal session this token is, or null for a key'),
+});
+
+/** `POST /v1/orgs` 201: the org and its first API key, shown once. */
+export const createdOrgResponse = z.object({ id: id('org'), name: z.string(), createdAt: isoTime, apiKey: z.string().describe('`pk_…`, shown once') });
+/** `GET /v1/org` and `PATCH /v1/org`: the calling org's settings (never the check secret). */
+export const orgSettingsResponse = z.object({
+  id: id('org'),
+  name: z.string(),
+  status: z.enum(['active', 'suspended']),
+  createdAt: isoTime,
+  disabledEventTypes: z.array(z.string()),
+  preAttemptCheckUrl: z.string().nullable(),
+});
+/** `GET /v1/org/check-secret`: the secret that signs pre-attempt check requests; null before a check URL was set. */
+export const checkSecretResponse = z.object({ secret: z.string().nullable() });
+/** An org's status change. */
+/** A customer portal session as the platform sees it: never its token (shown once) nor the token's hash. */
+export const portalSessionResponse = z.object({
+  id: id('ps'),
+  orgId: id('org'),
+  scopes: z.array(z.enum(['webhooks:read', 'webhooks:write'])),
+  createdAt: isoTime,
+  expiresAt: isoTime,
+  revokedAt: isoTime.nullable(),
+});
+/** `POST /v1/orgs/:id/portal-sessions` 201: the session with its token (shown once) and the dashboard URL that signs in with it. */
+export const createdPortalSessionResponse = portalSessionResponse.extend({
+  token: z.string().describe('`pst_…`, a bearer credential of this org within `scopes` until `expiresAt`; shown once'),
+  url: z.string().describe('the dashboard page that opens signed in with the token (in the fragment)'),
+});
+export const orgResponse = z.object({ id: id('org'), name: z.string(), status: z.enum(['active', 'suspended']), createdAt: isoTime });
+
+/** A breaker notification. */
+export const notificationResponse = z.object({
+  id: id('ntf'),
+  kind: z.enum(['endpoint.paused', 'endpoint.disabled']),
+  endpointId: id('ep'),
+  endpointUrl: z.string(),
+  reason: z.string(),
+  consecutiveFailures: z.number().int(),
+  deliveriesAffected: z.number().int(),
+  createdAt: isoTime,
+});
+
+/** `GET /v1/stats`. */
+export const statsResponse = z.object({
+  scope: z.union([z.object({ endpointId: id('ep') }), z.object({ orgId: id('org') })]),
+  window: z.enum(['hour', 'day']),
+  bucketMs: z.number().int(),
+  totals: z.object({ attempts: z.number().int(), succeeded: z.number().int(), failed: z.number().int(), successRate: z.number().min(0).max(1).nullable() }),
+  buckets: z.array(z.object({ startAt: isoTime, attempts: z.number().int(), succeeded: z.number().int(), failed: z.number().int() })),
+  errors: z.array(z.object({ code: z.string(), count: z.number().int() })),
+});
+
+/** `GET /v1/policies`. */
+export const presetListResponse = z.object({
+  data: z.array(z.object({ name: z.enum(PRESET_NAMES as unknown as [string, ...string[]]), seed: z.string().nullable(), summary: z.string(), assumptions: z.array(z.string()), policy: policyResponse })),
+});
+/** `GET /v1/policies/:name/timeline`. */
+export const presetTimelineResponse = z.object({ name: z.enum(PRESET_NAMES as unknown as [string, ...string[]]), attempts: z.array(timelineEntryResponse) });
+/** `POST /v1/policies/preview`. */
+export const policyPreviewResponse = z.object({ policyName: z.string().nullable(), policy: policyResponse, attempts: z.array(timelineEntryResponse) });
+
+/** `GET /healthz`. */
+export const healthResponse = z.object({ status: z.literal('ok') });
+/** `GET /readyz`, 200 and 503. */
+export const readinessResponse = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  failing: z.array(z.string()).optional(),
+  checks: z.record(z.string(), z.enum(['ok', 'failing', 'unknown'])),
+});
+/** `GET /openapi.json`: an OpenAPI 3.1 document. */
+export const openApiDocumentResponse = z.object({ openapi: z.string(), info: z.object({ title: z.string(), version: z.string() }).loose(), paths: z.record(z.string(), z.unknown()) }).loose();
+
+/** The JSON type of an answer described by `S`. */
+export type Json<S extends z.ZodType> = z.output<S>;

@@ -1,0 +1,248 @@
+import type * as T from './api-types.js';
+import { PagedList, type Page } from './paging.js';
+import type { CallOptions, RequestOptions, RequestSpec } from './transport.js';
+
+/** Makes one call; the resources share it (see `transport.ts`). */
+export type Call = <R>(spec: RequestSpec) => Promise<R>;
+
+const seg = (id: string) => encodeURIComponent(id);
+
+function paged<Item>(call: Call, path: string, query: Record<string, string | number | undefined>, signal?: AbortSignal): PagedList<Item> {
+  const start = query.cursor as string | undefined;
+  return new PagedList<Item>((cursor) => call<Page<Item>>({ method: 'GET', path, query: { ...query, cursor: cursor ?? start }, signal }));
+}
+
+/** `POST /v1/events`, `GET /v1/events`, `GET /v1/events/:id`. */
+export class Events {
+  constructor(private readonly call: Call) {}
+
+  /**
+   * Sends an event to every subscribed endpoint: 202 once it and its deliveries are stored and
+   * queued. With `idempotencyKey`, a repeat within 24 h returns the first answer and sends nothing.
+   * Needs `events:write`.
+   */
+  create(body: T.CreateEventBody, options: CallOptions = {}): Promise<T.AcceptedEvent> {
+    return this.call({ method: 'POST', path: '/v1/events', body, ...options });
+  }
+
+  /** One event: its data, the exact envelope sent, every delivery of it. 404 `not_found` for another org's. */
+  get(id: string, options: RequestOptions = {}): Promise<T.Event> {
+    return this.call({ method: 'GET', path: `/v1/events/${seg(id)}`, ...options });
+  }
+
+  /** The org's events, newest first, filtered; iterate it with `for await`. A page may be short when filters match sparsely. */
+  list(query: T.EventListQuery = {}, options: RequestOptions = {}): PagedList<T.EventSummary> {
+    return paged(this.call, '/v1/events', { ...query }, options.signal);
+  }
+}
+
+/** Endpoints: CRUD, secrets, pause/resume, test events, timelines, bulk redelivery. */
+export class Endpoints {
+  constructor(private readonly call: Call) {}
+
+  /** Registers an endpoint; the answer carries its `secret`. Needs `webhooks:write`. */
+  create(body: T.CreateEndpointBody, options: RequestOptions = {}): Promise<T.CreatedEndpoint> {
+    return this.call({ method: 'POST', path: '/v1/endpoints', body, ...options });
+  }
+
+  /** The org's endpoints; iterate with `for await`. */
+  list(query: T.PageQuery = {}, options: RequestOptions = {}): PagedList<T.Endpoint> {
+    return paged(this.call, '/v1/endpoints', { ...query }, options.signal);
+  }
+
+  /** One endpoint with its health. */
+  get(id: string, options: RequestOptions = {}): Promise<T.Endpoint> {
+    return this.call({ method: 'GET', path: `/v1/endpoints/${seg(id)}`, ...options });
+  }
+
+  /** Changes an endpoint's URL, event types, policy or description. */
+  update(id: string, body: T.UpdateEndpointBody, options: RequestOptions = {}): Promise<T.UpdatedEndpoint> {
+    return this.call({ method: 'PATCH', path: `/v1/endpoints/${seg(id)}`, body, ...options });
+  }
+
+  /** Deletes an endpoint; its queued deliveries end cancelled. */
+  async delete(id: string, options: RequestOptions = {}): Promise<void> {
+    await this.call({ method: 'DELETE', path: `/v1/endpoints/${seg(id)}`, ...options });
+  }
+
+  /** The current signing secret and how many rotated-out ones still sign. Needs `webhooks:write`. */
+  secret(id: string, options: RequestOptions = {}): Promise<T.EndpointSecret> {
+    return this.call({ method: 'GET', path: `/v1/endpoints/${seg(id)}/secret`, ...options });
+  }
+
+  /** A new secret (of `body.signatureScheme`, default the current scheme); the old one keeps signing for the grace period. */
+  rotateSecret(id: string, body: T.RotateSecretBody = {}, options: CallOptions = {}): Promise<T.RotatedSecret> {
+    return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/rotate-secret`, body, ...options });
+  }
+
+  /** Pauses an endpoint. 409 `endpoint_disabled` when its breaker disabled it. */
+  pause(id: string, options: CallOptions = {}): Promise<T.Endpoint> {
+    return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/pause`, ...options });
+  }
+
+  /** Resumes an endpoint; held deliveries are re-queued oldest first. 409 `recreate_required` where the policy says re-create. */
+  resume(id: string, options: CallOptions = {}): Promise<T.ResumedEndpoint> {
+    return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/resume`, ...options });
+  }
+
+  /** Sends a `webhook.test` event to this endpoint only. 409 `endpoint_inactive` unless active. */
+  test(id: string, options: CallOptions = {}): Promise<T.AcceptedEvent> {
+    return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/test`, ...options });
+  }
+
+  /** The endpoint's policy as attempt times. */
+  timeline(id: string, options: RequestOptions = {}): Promise<T.EndpointTimeline> {
+    return this.call({ method: 'GET', path: `/v1/endpoints/${seg(id)}/timeline`, ...options });
+  }
+
+  /** Redelivers the endpoint's failed deliveries (≤ 500 a call); call again while `remaining` > 0. */
+  redeliverFailed(id: string, options: CallOptions = {}): Promise<T.BulkRedelivery> {
+    return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/redeliver-failed`, ...options });
+  }
+
+  /** Redelivers what failed since `since` (ISO 8601; ≤ 500 a call). */
+  recover(id: string, body: T.RecoverBody, options: CallOptions = {}): Promise<T.BulkRedelivery> {
+    return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/recover`, body, ...options });
+  }
+}
+
+/** The delivery log, attempts, redelivery and send-now. */
+export class Deliveries {
+  constructor(private readonly call: Call) {}
+
+  /** One delivery with its attempts. */
+  get(id: string, options: RequestOptions = {}): Promise<T.DeliveryWithAttempts> {
+    return this.call({ method: 'GET', path: `/v1/deliveries/${seg(id)}`, ...options });
+  }
+
+  /** A delivery's attempts, oldest first. */
+  async attempts(id: string, options: RequestOptions = {}): Promise<T.Attempt[]> {
+    return (await this.get(id, options)).attempts;
+  }
+
+  /** An endpoint's delivery log, newest first, optionally of one status; iterate with `for await`. */
+  list(query: T.DeliveryListQuery & { endpointId: string }, options: RequestOptions = {}): PagedList<T.Delivery> {
+    const { endpointId, ...rest } = query;
+    return paged(this.call, `/v1/endpoints/${seg(endpointId)}/deliveries`, { ...rest }, options.signal);
+  }
+
+  /** A new delivery of the same event to the same endpoint. 409 `in_flight`, `delivery_pending`, `endpoint_inactive` or `redelivery_not_offered`. */
+  redeliver(id: string, options: CallOptions = {}): Promise<T.DeliveryAction> {
+    return this.call({ method: 'POST', path: `/v1/deliveries/${seg(id)}/redeliver`, ...options });
+  }
+
+  /** The next attempt of a delivery waiting for a retry, now. 409 `in_flight`, `delivery_finished`, `delivery_held` or `not_waiting`. */
+  sendNow(id: string, options: RequestOptions = {}): Promise<T.DeliveryAction> {
+    return this.call({ method: 'POST', path: `/v1/deliveries/${seg(id)}/send-now`, ...options });
+  }
+}
+
+/** The org's API keys. */
+export class ApiKeys {
+  constructor(private readonly call: Call) {}
+
+  /** Creates a key (shown once, in `apiKey`) with scopes the calling key holds. */
+  create(body: T.CreateApiKeyBody, options: RequestOptions = {}): Promise<T.CreatedApiKey> {
+    return this.call({ method: 'POST', path: '/v1/api-keys', body, ...options });
+  }
+
+  /** The org's keys, revoked ones included (prefix only). */
+  list(query: T.PageQuery = {}, options: RequestOptions = {}): PagedList<T.ApiKey> {
+    return paged(this.call, '/v1/api-keys', { ...query }, options.signal);
+  }
+
+  /** Revokes a key at once. */
+  revoke(id: string, options: RequestOptions = {}): Promise<T.ApiKey> {
+    return this.call({ method: 'DELETE', path: `/v1/api-keys/${seg(id)}`, ...options });
+  }
+}
+
+/** Platform keys (admin token). */
+export class PlatformKeys {
+  constructor(private readonly call: Call) {}
+
+  /** Creates a platform key (shown once, in `key`). */
+  create(body: T.CreatePlatformKeyBody, options: RequestOptions = {}): Promise<T.CreatedPlatformKey> {
+    return this.call({ method: 'POST', path: '/v1/platform-keys', body, ...options });
+  }
+
+  /** Every platform key, revoked ones included (prefix only). */
+  list(query: T.PageQuery = {}, options: RequestOptions = {}): PagedList<T.PlatformKey> {
+    return paged(this.call, '/v1/platform-keys', { ...query }, options.signal);
+  }
+
+  /** Revokes a platform key: its next request gets 401. */
+  revoke(id: string, options: RequestOptions = {}): Promise<T.PlatformKey> {
+    return this.call({ method: 'DELETE', path: `/v1/platform-keys/${seg(id)}`, ...options });
+  }
+}
+
+/** Orgs (admin token). */
+export class Orgs {
+  constructor(private readonly call: Call) {}
+
+  /** Creates an org and its first API key (shown once, in `apiKey`). */
+  create(body: T.CreateOrgBody, options: RequestOptions = {}): Promise<T.CreatedOrg> {
+    return this.call({ method: 'POST', path: '/v1/orgs', body, ...options });
+  }
+
+  /** Suspends an org: its keys get 403 `org_suspended`. */
+  suspend(id: string, options: RequestOptions = {}): Promise<T.Org> {
+    return this.call({ method: 'POST', path: `/v1/orgs/${seg(id)}/suspend`, ...options });
+  }
+
+  /** Reactivates a suspended org. */
+  reactivate(id: string, options: RequestOptions = {}): Promise<T.Org> {
+    return this.call({ method: 'POST', path: `/v1/orgs/${seg(id)}/reactivate`, ...options });
+  }
+}
+
+/** Presets, timelines and policy previews. */
+export class Policies {
+  constructor(private readonly call: Call) {}
+
+  /** Every preset with its rules (no credentials needed). */
+  async list(options: RequestOptions = {}): Promise<T.Preset[]> {
+    return (await this.call<{ data: T.Preset[] }>({ method: 'GET', path: '/v1/policies', ...options })).data;
+  }
+
+  /** A preset's attempt times for a delivery that always fails. */
+  timeline(name: string, options: RequestOptions = {}): Promise<T.PresetTimeline> {
+    return this.call({ method: 'GET', path: `/v1/policies/${seg(name)}/timeline`, ...options });
+  }
+
+  /** Resolves a policy as creating an endpoint would, with its timeline; nothing is saved. 400 `invalid_policy`. */
+  preview(policy: T.PolicyInput, options: RequestOptions = {}): Promise<T.PolicyPreview> {
+    return this.call({ method: 'POST', path: '/v1/policies/preview', body: { policy }, ...options });
+  }
+}
+
+/** Breaker notifications. */
+export class Notifications {
+  constructor(private readonly call: Call) {}
+
+  /** Endpoints paused or disabled by their breaker, newest first. */
+  list(query: T.PageQuery = {}, options: RequestOptions = {}): PagedList<T.Notification> {
+    return paged(this.call, '/v1/notifications', { ...query }, options.signal);
+  }
+}
+
+/** The calling org's own settings: event-type switches and the pre-attempt check. */
+export class CurrentOrg {
+  constructor(private readonly call: Call) {}
+
+  /** The org's settings. Needs `webhooks:read`. */
+  get(options: RequestOptions = {}): Promise<T.OrgSettings> {
+    return this.call({ method: 'GET', path: '/v1/org', ...options });
+  }
+
+  /** Changes `disabledEventTypes` and/or `preAttemptCheckUrl` (`null` clears it). Needs `webhooks:write`. */
+  update(body: T.UpdateOrgBody, options: RequestOptions = {}): Promise<T.OrgSettings> {
+    return this.call({ method: 'PATCH', path: '/v1/org', body, ...options });
+  }
+
+  /** The secret that signs requests to the check URL (null before one was set). Needs `webhooks:write`. */
+  checkSecret(options: RequestOptions = {}): Promise<T.CheckSecret> {
+    return this.call({ method: 'GET', path: '/v1/org/check-secret', ...options });
+  }
+}

@@ -1,0 +1,126 @@
+import { API_ROUTES } from '@postern/ingest';
+import { fastPolicy, startPostern, TEST_ADMIN_TOKEN, type TestPostern } from '../support/postern.js';
+import { startReceiver, type TestReceiver } from '../support/receiver.js';
+import { openApiValidator, operationKey } from '../support/openapi-validator.js';
+import { waitUntil } from '../support/wait-until.js';
+
+/**
+ * Issue 15, item 1: the answers the code builds are the ones `/openapi.json` documents. Every
+ * documented operation is called here (successes and typical errors), and each answer's status
+ * and body are validated against the document the running ingest serves.
+ */
+
+let postern: TestPostern;
+let receiver: TestReceiver;
+let spec: ReturnType<typeof openApiValidator>;
+const checkedSuccess = new Set<string>();
+const problems: string[] = [];
+
+beforeAll(async () => {
+  postern = await startPostern();
+  receiver = await startReceiver(() => 500);
+  spec = openApiValidator(await (await fetch(`${postern.baseUrl}/openapi.json`)).json());
+});
+
+afterAll(async () => {
+  await postern.close();
+  await receiver.close();
+});
+
+/** Calls the API and checks the answer against the document; returns the answer. */
+async function call(method: string, path: string, opts: { key?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  const r = await postern.api(method, path, opts);
+  const result = spec.check(method, path, r.status, r.body, r.headers.get('content-type'));
+  problems.push(...result.problems);
+  if (r.status < 300 && result.operation) checkedSuccess.add(result.operation);
+  return r;
+}
+
+test('every answer of every documented operation validates against the document', async () => {
+  await call('GET', '/healthz');
+  await call('GET', '/readyz');
+  await call('GET', '/metrics');
+  await call('GET', '/openapi.json');
+  await call('GET', '/admin/queues', { key: TEST_ADMIN_TOKEN });
+  await call('GET', '/admin/queues');
+  await call('GET', '/v1/policies');
+  await call('GET', '/v1/policies/tourical/timeline');
+  await call('GET', '/v1/policies/nope/timeline');
+
+  const org = (await call('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name: 'spec' } })).body;
+  await call('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: {} });
+  await call('POST', '/v1/orgs', { body: { name: 'x' } });
+  const key = org.apiKey as string;
+  await call('POST', `/v1/orgs/${org.id}/suspend`, { key: TEST_ADMIN_TOKEN });
+  await call('GET', '/v1/me', { key });
+  await call('POST', `/v1/orgs/${org.id}/reactivate`, { key: TEST_ADMIN_TOKEN });
+  await call('POST', '/v1/orgs/org_nope/reactivate', { key: TEST_ADMIN_TOKEN });
+
+  const platform = (await call('POST', '/v1/platform-keys', { key: TEST_ADMIN_TOKEN, body: { name: 'p', scopes: ['webhooks:read'] } })).body;
+  await call('GET', '/v1/platform-keys', { key: TEST_ADMIN_TOKEN });
+  await call('GET', '/v1/me', { key: platform.key, headers: { 'postern-org': org.id } });
+  await call('GET', '/v1/me', { key: platform.key });
+  await call('POST', '/v1/endpoints', { key: platform.key, headers: { 'postern-org': org.id }, body: { url: receiver.url } });
+  await call('DELETE', `/v1/platform-keys/${platform.id}`, { key: TEST_ADMIN_TOKEN });
+  await call('DELETE', '/v1/platform-keys/pfk_nope', { key: TEST_ADMIN_TOKEN });
+
+  await call('GET', '/v1/me', { key });
+  await call('GET', '/v1/org', { key });
+  await call('PATCH', '/v1/org', { key, body: { disabledEventTypes: ['legacy.*'] } });
+  await call('PATCH', '/v1/org', { key, body: { preAttemptCheckUrl: 'ftp://x' } });
+  await call('PATCH', '/v1/org', { key, body: { disabledEventTypes: [] } });
+  await call('GET', '/v1/org/check-secret', { key });
+  const made = (await call('POST', '/v1/api-keys', { key, body: { name: 'reader', scopes: ['webhooks:read'] } })).body;
+  await call('GET', '/v1/api-keys?limit=1', { key });
+  await call('GET', '/v1/api-keys?limit=0', { key });
+  await call('DELETE', `/v1/api-keys/${made.id}`, { key });
+  await call('GET', '/v1/endpoints', { key: 'pk_nope' });
+
+  await call('POST', '/v1/policies/preview', { key, body: { policy: { preset: 'tourical', maxAttempts: 3 } } });
+  await call('POST', '/v1/policies/preview', { key, body: { policy: { maxAttempts: 0 } } });
+
+  // Fails once, then waits a minute: long enough to be "waiting for its next attempt".
+  const endpoint = (await call('POST', '/v1/endpoints', { key, body: { url: receiver.url, policy: fastPolicy(2, 60_000), description: 'spec' } })).body;
+  await call('POST', '/v1/endpoints', { key, body: { url: 'ftp://x' } });
+  await call('GET', '/v1/endpoints', { key });
+  await call('GET', `/v1/endpoints/${endpoint.id}`, { key });
+  await call('GET', '/v1/endpoints/ep_nope', { key });
+  await call('PATCH', `/v1/endpoints/${endpoint.id}`, { key, body: { description: 'changed' } });
+  await call('GET', `/v1/endpoints/${endpoint.id}/secret`, { key });
+  await call('POST', `/v1/endpoints/${endpoint.id}/rotate-secret`, { key });
+  await call('POST', `/v1/endpoints/${endpoint.id}/rotate-secret`, { key, body: { signatureScheme: 'ed25519' } });
+  await call('GET', `/v1/endpoints/${endpoint.id}/secret`, { key });
+  await call('GET', `/v1/endpoints/${endpoint.id}/timeline`, { key });
+
+  const event = (await call('POST', '/v1/events', { key, body: { type: 'invoice.paid', data: { n: 1 }, idempotencyKey: 'spec-1' } })).body;
+  await call('POST', '/v1/events', { key, body: { type: 'invoice.paid', data: { n: 2 }, idempotencyKey: 'spec-1' } });
+  await call('GET', '/v1/events?limit=5', { key });
+  await call('GET', `/v1/events/${event.id}`, { key });
+  await call('GET', '/v1/events/evt_nope', { key });
+  await call('GET', '/v1/stats', { key });
+  await call('GET', `/v1/stats?window=day&endpointId=${endpoint.id}`, { key });
+
+  const deliveryId = event.deliveries[0].id as string;
+  await waitUntil('the first attempt to fail', async () => ((await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key })).body.waitingForNextAttempt ? true : undefined));
+  await call('GET', `/v1/deliveries/${deliveryId}`, { key });
+  await call('GET', `/v1/endpoints/${endpoint.id}/deliveries?status=pending`, { key });
+  await call('POST', `/v1/deliveries/${deliveryId}/redeliver`, { key });
+  await call('POST', `/v1/deliveries/${deliveryId}/send-now`, { key });
+  await waitUntil('the delivery to fail', async () => ((await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key })).body.status === 'failed' ? true : undefined));
+  await call('POST', `/v1/deliveries/${deliveryId}/send-now`, { key });
+  await call('POST', `/v1/deliveries/${deliveryId}/redeliver`, { key, headers: { 'idempotency-key': 'spec-redeliver' } });
+  await call('POST', `/v1/endpoints/${endpoint.id}/redeliver-failed`, { key });
+  await call('POST', `/v1/endpoints/${endpoint.id}/recover`, { key, body: { since: '2020-01-01T00:00:00Z' } });
+  await call('GET', '/v1/notifications', { key });
+
+  await call('POST', `/v1/endpoints/${endpoint.id}/pause`, { key });
+  await call('POST', `/v1/endpoints/${endpoint.id}/test`, { key });
+  await call('POST', `/v1/endpoints/${endpoint.id}/resume`, { key });
+  await call('POST', `/v1/endpoints/${endpoint.id}/test`, { key });
+  await call('DELETE', `/v1/endpoints/${endpoint.id}`, { key });
+
+  expect(problems).toEqual([]);
+  // Every documented operation had at least one success checked.
+  const documented = API_ROUTES.map((r) => operationKey(r.method, r.path));
+  expect(documented.filter((op) => !checkedSuccess.has(op))).toEqual([]);
+});
