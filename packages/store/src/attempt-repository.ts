@@ -3,7 +3,7 @@ import type { DeliveryRepository } from './delivery-repository.js';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
-import { isEndpointFailure, type SentRequestFields } from '@postern/shared';
+import { finishedExpiresAt, isEndpointFailure, type Retention, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 
 const claimScript = LuaScript.load('claim-attempt');
@@ -73,19 +73,6 @@ export interface FinishInput {
   concurrency: { perEndpoint: number; perOrg: number };
   /** The endpoint policy's retention, applied if this attempt finishes the delivery. */
   retention: Retention;
-}
-
-/** A policy's `retention`: finished deliveries kept `days` after they finished, or the newest `lastPerEndpoint`. */
-export type Retention = { days: number } | { lastPerEndpoint: number };
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-/**
- * When a delivery finished at `nowMs` expires under `retention` (epoch ms), or '' when it is kept
- * until a count trim removes it (docs/architecture.md, "Retention").
- */
-export function finishedExpiresAt(retention: Retention, nowMs: number): number | '' {
-  return 'days' in retention ? nowMs + retention.days * DAY_MS : '';
 }
 
 /**
@@ -250,7 +237,7 @@ export class AttemptRepository {
     let trimmed = 0;
     if ('lastPerEndpoint' in input.retention && finishedCount > input.retention.lastPerEndpoint) {
       // The attempt is recorded whatever happens here: a trim that fails is done by the next finish.
-      trimmed = await this.deliveries.trimOldestFinished(ids.orgId, ids.endpointId, input.retention.lastPerEndpoint, TRIM_PER_FINISH).catch(() => 0);
+      trimmed = await this.deliveries.trimOldestFinished(ids.orgId, ids.endpointId, input.retention.lastPerEndpoint, TRIM_PER_FINISH, input.nowMs).catch(() => 0);
     }
     return {
       kind: r[0] === 'ok' ? 'ok' : 'stale',

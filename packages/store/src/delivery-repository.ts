@@ -8,6 +8,9 @@ import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, t
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 const trimFinishedScript = LuaScript.load('trim-finished');
 
+/** Rounds of a `{lastPerEndpoint}` trim at most per finish (see {@link DeliveryRepository.trimOldestFinished}). */
+export const TRIM_ROUNDS = 4;
+
 /** Deliveries, their attempts and the per-endpoint delivery log. */
 export class DeliveryRepository {
   constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
@@ -138,8 +141,13 @@ export class DeliveryRepository {
     return { items: eligible.slice(0, opts.limit), total: eligible.length };
   }
 
-  /** Removes a finished delivery (and its event when no other delivery refers to it). Returns false when unfinished or missing. */
-  async purge(orgId: string, deliveryId: string): Promise<boolean> {
+  /**
+   * Removes a finished delivery (and its event when no other delivery keeps it: docs/architecture.md,
+   * "Retention"; an event whose other deliveries expire by days is left to expire with the latest,
+   * or goes now when that is before `nowMs`, epoch ms of the caller's clock). Returns false when
+   * unfinished or missing.
+   */
+  async purge(orgId: string, deliveryId: string, nowMs: number): Promise<boolean> {
     const [status, endpointId, eventId] = await this.redis.hmget(this.keys.delivery(orgId, deliveryId), 'status', 'endpointId', 'eventId');
     if (!status || !endpointId || !eventId) return false;
     const k = this.keys;
@@ -156,7 +164,7 @@ export class DeliveryRepository {
         k.orgEvents(orgId),
         k.eventRedeliveries(orgId, eventId),
       ],
-      [status, eventId],
+      [status, eventId, nowMs],
     );
     return r === 1;
   }
@@ -166,11 +174,25 @@ export class DeliveryRepository {
    * (by id, which is creation order) while there are more than `keep`, with their attempts, index
    * entries and, with its last delivery, their event — the bounded step of a `{lastPerEndpoint}`
    * trim after a finish. The count is checked inside the script, so concurrent trims never remove
-   * too many. Three round trips (candidates, their events, the script), all in the org's slot.
-   * Returns how many went.
+   * too many. An event whose other deliveries are kept by days expires with the latest of them, or
+   * goes at once when that is before `nowMs` (epoch ms, the caller's clock). One round is three
+   * round trips (candidates, their events, the script), all in the org's slot; concurrent trims
+   * read the same oldest candidates and all but one find them gone, so a trim that removed fewer
+   * than `max` while the endpoint is still over `keep` reads again, at most {@link TRIM_ROUNDS}
+   * rounds (without that, an endpoint finishing at full speed kept about 3× its limit). Returns
+   * how many went.
    */
-  async trimOldestFinished(orgId: string, endpointId: string, keep: number, max: number): Promise<number> {
-    if (max <= 0) return 0;
+  async trimOldestFinished(orgId: string, endpointId: string, keep: number, max: number, nowMs: number): Promise<number> {
+    let removed = 0;
+    for (let round = 0; round < TRIM_ROUNDS && removed < max; round++) {
+      const r = await this.trimRound(orgId, endpointId, keep, max - removed, nowMs);
+      removed += r.removed;
+      if (r.finishedLeft <= keep || r.candidates === 0) break;
+    }
+    return removed;
+  }
+
+  private async trimRound(orgId: string, endpointId: string, keep: number, max: number, nowMs: number): Promise<{ removed: number; finishedLeft: number; candidates: number }> {
     const k = this.keys;
     const statuses = ['succeeded', 'failed', 'cancelled'] as const;
     // A few spare candidates: a concurrent trim may have taken the oldest ones already.
@@ -178,16 +200,22 @@ export class DeliveryRepository {
     const pipeline = this.redis.pipeline();
     for (const s of statuses) pipeline.zrangebylex(k.endpointDeliveriesByStatus(orgId, endpointId, s), '-', '+', 'LIMIT', 0, want);
     const oldest = assertExec(await pipeline.exec()).flatMap(([, ids]) => ids as string[]).sort().slice(0, want);
-    if (oldest.length === 0) return 0;
+    if (oldest.length === 0) return { removed: 0, finishedLeft: 0, candidates: 0 };
     const events = assertExec(await this.redis.pipeline(oldest.map((id) => ['hget', k.delivery(orgId, id), 'eventId'])).exec());
+    const eventOf = (i: number) => String(events[i]?.[1] ?? 'evt_missing');
     const keys = [
       ...statuses.map((s) => k.endpointDeliveriesByStatus(orgId, endpointId, s)),
       k.endpointDeliveries(orgId, endpointId),
       k.endpointHeld(orgId, endpointId),
       k.endpointBulkRedelivered(orgId, endpointId),
-      ...oldest.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, String(events[i]?.[1] ?? 'evt_missing'))]),
+      k.orgEvents(orgId),
+      ...oldest.flatMap((id, i) => {
+        const eventId = eventOf(i);
+        return [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, eventId), k.eventRedeliveries(orgId, eventId)];
+      }),
     ];
-    return Number(await trimFinishedScript.run(this.redis, keys, [keep, ...oldest]));
+    const [removed, finishedLeft] = (await trimFinishedScript.run(this.redis, keys, [keep, max, nowMs, ...oldest.flatMap((id, i) => [id, eventOf(i)])])) as [number, number];
+    return { removed: Number(removed), finishedLeft: Number(finishedLeft), candidates: oldest.length };
   }
 
   /** The oldest `limit` ids of an endpoint's delivery log (all statuses), in creation order. */

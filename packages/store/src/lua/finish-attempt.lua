@@ -45,7 +45,7 @@ else
   redis.call('HSET', KEYS[7], 'status', nextStatus, 'lastResponseStatus', ARGV[6], 'lastError', ARGV[7],
     'lastDurationMs', ARGV[8], 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', now, 'deliveredAt', deliveredAt)
   redis.call('ZREM', KEYS[10], id)
-  keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13])
+  keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13], now)
   -- Only a `{lastPerEndpoint}` policy (no expiry given) trims by count; `{days}` needs no count.
   if ARGV[13] == '' then
     finishedCount = redis.call('ZCARD', KEYS[14]) + redis.call('ZCARD', KEYS[15]) + redis.call('ZCARD', KEYS[16])

@@ -27,5 +27,5 @@ local reasonField = 'lastError'
 if outcome == 'cancelled' then reasonField = 'cancelReason' end
 redis.call('HSET', KEYS[1], 'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', ARGV[1], reasonField, ARGV[3])
 redis.call('ZREM', KEYS[2], id)
-keepFinishedUntil(KEYS[1], KEYS[7], KEYS[8], ARGV[4])
+keepFinishedUntil(KEYS[1], KEYS[7], KEYS[8], ARGV[4], ARGV[1])
 return {'ok', outcome}

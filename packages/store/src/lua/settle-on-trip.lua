@@ -29,7 +29,7 @@ for i = 5, #KEYS, 3 do
       redis.call('ZREM', KEYS[1], id)
       if current[2] == '1' then redis.call('ZREM', KEYS[4], id) end
       redis.call('HSET', KEYS[i], 'status', status, 'held', '0', 'nextAttemptAt', '', 'finishedAt', ARGV[1], 'updatedAt', ARGV[1], reasonField, reason)
-      keepFinishedUntil(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[3])
+      keepFinishedUntil(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[3], ARGV[1])
       settled = settled + 1
     end
   end
