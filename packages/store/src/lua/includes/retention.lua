@@ -6,8 +6,10 @@
 -- (`keptByCount`, removed by trim-finished.lua or the janitor, which count them down) and the
 -- latest expiry of those kept by days (`keepUntil`, epoch ms). Once both counts are 0 only
 -- deliveries that expire by themselves are left, so the event expires at `keepUntil` (or goes at
--- once when that has passed, or none was kept by days). Events written before these fields were
--- counted (no `unfinishedDeliveries`) go by `liveDeliveries`, counted down as deliveries are removed.
+-- once when that has passed, or none was kept by days). `liveDeliveries` counts the deliveries not
+-- removed one by one (a trim, the janitor): at 0 the event goes whatever its expiry said (the
+-- janitor removes a deleted endpoint's log before its own expiry). Events written before these
+-- fields were counted (no `unfinishedDeliveries`) go by `liveDeliveries` alone.
 
 -- What becomes of an event now that none of its deliveries may be unfinished or kept by count:
 -- 'keep' while any is, else 'expire' (its PEXPIREAT is set here) or 'delete' (the caller removes
@@ -48,8 +50,9 @@ end
 -- expiries); one with an expiry was kept by days and was never counted in `keptByCount`.
 local function releaseFinished(deliveryKey, eventKey, nowMs)
   if redis.call('EXISTS', eventKey) == 0 then return false end
+  -- Every delivery removed one by one (none expired by itself): nothing refers to the event.
   local live = redis.call('HINCRBY', eventKey, 'liveDeliveries', -1)
-  if redis.call('HEXISTS', eventKey, 'unfinishedDeliveries') == 0 then return live <= 0 end
+  if live <= 0 or redis.call('HEXISTS', eventKey, 'unfinishedDeliveries') == 0 then return live <= 0 end
   if redis.call('PTTL', deliveryKey) == -1 and tonumber(redis.call('HGET', eventKey, 'keptByCount') or '0') > 0 then
     redis.call('HINCRBY', eventKey, 'keptByCount', -1)
   end
