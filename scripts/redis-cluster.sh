@@ -13,6 +13,8 @@
 #                                   first three masters; start waits until every replica is in sync
 #   REDIS_CLUSTER_NODE_TIMEOUT_MS   cluster-node-timeout (default Redis's 15000): how long a master
 #                                   must be unreachable before its replica is promoted
+#   REDIS_CLUSTER_SERVER_ARGS       more redis-server flags for every node, e.g.
+#                                   "--cluster-require-full-coverage no --appendonly yes"
 #   REDIS_CLUSTER_NAME=x            keep this cluster's state in .data/redis-cluster-x/, so a second
 #                                   cluster (e.g. the failover report's) runs beside the tests' one
 #
@@ -61,10 +63,12 @@ start() {
   : >"$STATE_DIR/pids"
   local p timeout=()
   [[ -n "${REDIS_CLUSTER_NODE_TIMEOUT_MS:-}" ]] && timeout=(--cluster-node-timeout "$REDIS_CLUSTER_NODE_TIMEOUT_MS")
+  local extra=()
+  read -r -a extra <<<"${REDIS_CLUSTER_SERVER_ARGS:-}"
   for p in "${ports[@]}"; do
     redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "nodes-$p.conf" "${timeout[@]}" \
       --dir "$data" --save "" --appendonly no --daemonize yes --pidfile "$data/redis-$p.pid" \
-      --logfile "$data/redis-$p.log"
+      --logfile "$data/redis-$p.log" "${extra[@]}"
   done
   echo "${ports[*]}" >"$STATE_DIR/ports"
   local deadline=$((SECONDS + WAIT_S))
