@@ -90,6 +90,21 @@ async function orgRecords(redis: Redis | Cluster, prefix: string, orgId: string)
   return out;
 }
 
+/** Removes every key under `prefix` (its org keys and its queue partitions), on every master: the benchmark may run on a shared Redis. */
+async function deleteUnderPrefix(redis: Redis | Cluster, prefix: string): Promise<void> {
+  for (const node of await masters(redis)) {
+    for (const match of [`${prefix}:*`, `{${prefix}:q*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+        cursor = next;
+        // One key per call: keys of several slots never meet in one command.
+        for (const key of keys) await node.unlink(key);
+      } while (cursor !== '0');
+    }
+  }
+}
+
 /**
  * One endpoint with `{lastPerEndpoint: keep}` at full speed for `durationS`: the most finished
  * deliveries it ever had, and what is left at the end. Counts, not speeds, are the result.
@@ -136,8 +151,9 @@ export async function retentionAtSpeed(target: BenchTarget, receiver: ReceiverPr
       loadAverage: loadavg().map(r1),
     };
   } finally {
-    redis.disconnect();
     await p.stop();
+    await deleteUnderPrefix(redis, prefix).catch(() => undefined);
+    redis.disconnect();
   }
 }
 
@@ -185,8 +201,9 @@ export async function clusterThroughput(clusterNodes: string, receiver: Receiver
       runs.push(result);
     }
   } finally {
-    redis.disconnect();
     await p.stop();
+    await deleteUnderPrefix(redis, prefix).catch(() => undefined);
+    redis.disconnect();
   }
   return { masters: names, partitions, runs };
 }

@@ -88,7 +88,7 @@ function retentionSuite(options: PosternOptions): void {
     const postern = await start();
     const { apiKey, id: orgId } = await postern.createOrg();
     const endpoint = await postern.createEndpoint(apiKey, { url: receiver.url, eventTypes: ['speed.count'], policy: { ...fastPolicy(3, 60_000, ROOMY), retention: { lastPerEndpoint: 100 } } });
-    const total = Number(process.env.RETENTION_TEST_EVENTS ?? 1_000);
+    const total = Number(process.env.RETENTION_TEST_EVENTS ?? 600);
     // The most finished deliveries seen at any moment: a trim runs right after each finish, so
     // at most one finish per sender slot can be over the limit at once.
     let maxKept = 0;
@@ -125,9 +125,9 @@ function retentionSuite(options: PosternOptions): void {
     const postern = await start({ senderClock: { now: () => Date.now() - DAY_MS + 3_000 } });
     const { apiKey, id: orgId } = await postern.createOrg();
     const endpoint = await postern.createEndpoint(apiKey, { url: receiver.url, eventTypes: ['speed.days'], policy: { ...fastPolicy(3, 60_000, ROOMY), retention: { days: 1 } } });
-    const eventIds = await postMany(postern, apiKey, 'speed.days', 500);
+    const eventIds = await postMany(postern, apiKey, 'speed.days', 300);
     await allFinished(postern, orgId);
-    expect(eventIds).toHaveLength(500);
+    expect(eventIds).toHaveLength(300);
     // The sender's clock, not Redis's, set it: at most 3 s left, not a day.
     const [last] = await postern.store.deliveries.oldestIds(orgId, endpoint.id, 1, 'succeeded');
     const ttl = last ? await postern.redis.pttl(postern.store.keys.delivery(orgId, last)) : -2;
