@@ -9,7 +9,7 @@ import { describeOnCluster } from '../cluster/cluster-support.js';
  * Retention at speed (issue 12), on a standalone Redis and on the test Redis Cluster: finished
  * deliveries are trimmed (`{lastPerEndpoint}`) or expire (`{days}`) as they finish, with no sweep —
  * no janitor runs in these Posterns — so what is kept does not grow with the rate. The counts are
- * asserted, never the speed. This is the bounded version (a few thousand deliveries at full speed);
+ * asserted, never the speed. This is the bounded version (600 deliveries at full speed, the limit six times over);
  * `npm run bench` runs one endpoint at full speed for 60 s and reports the most it kept.
  */
 

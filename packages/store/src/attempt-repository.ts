@@ -76,20 +76,13 @@ export interface FinishInput {
 }
 
 /**
- * Finished deliveries removed at most per finish by a `{lastPerEndpoint}` trim: more than the one a
- * finish adds, so an endpoint over its limit (a lowered limit) comes back under it, and never a
- * long pause of Redis.
- */
-export const TRIM_PER_FINISH = 2;
-
-/**
  * Result of {@link AttemptRepository.finish}: `stale` when the attempt was no longer the
  * delivery's current one (nothing recorded); the endpoint's failure streak after it; the parked
  * deliveries the freed slot lets in, for the caller to wake.
  */
 export interface FinishResult {
   kind: 'ok' | 'stale';
-  /** Finished deliveries of a `{lastPerEndpoint}` endpoint removed after this finish (at most {@link TRIM_PER_FINISH}). */
+  /** Finished deliveries of a `{lastPerEndpoint}` endpoint removed after this finish (by it, or 0 when another trim of the endpoint was running). */
   trimmed: number;
   consecutiveFailures: number;
   failureStreakStartedAt: number | null;
@@ -237,7 +230,7 @@ export class AttemptRepository {
     let trimmed = 0;
     if ('lastPerEndpoint' in input.retention && finishedCount > input.retention.lastPerEndpoint) {
       // The attempt is recorded whatever happens here: a trim that fails is done by the next finish.
-      trimmed = await this.deliveries.trimOldestFinished(ids.orgId, ids.endpointId, input.retention.lastPerEndpoint, TRIM_PER_FINISH, input.nowMs).catch(() => 0);
+      trimmed = await this.deliveries.trimOldestFinished(ids.orgId, ids.endpointId, input.retention.lastPerEndpoint, finishedCount - input.retention.lastPerEndpoint, input.nowMs).catch(() => 0);
     }
     return {
       kind: r[0] === 'ok' ? 'ok' : 'stale',

@@ -8,8 +8,13 @@ import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, t
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 const trimFinishedScript = LuaScript.load('trim-finished');
 
-/** Rounds of a `{lastPerEndpoint}` trim at most per finish (see {@link DeliveryRepository.trimOldestFinished}). */
+/** Rounds of a `{lastPerEndpoint}` trim at most per call (see {@link DeliveryRepository.trimOldestFinished}). */
 export const TRIM_ROUNDS = 4;
+/** Finished deliveries one round of a `{lastPerEndpoint}` trim removes at most: one Redis script never pauses long. */
+export const TRIM_BATCH = 50;
+/** How long one endpoint's trim holds its turn at most, ms (a crashed trimmer's turn frees itself). */
+const TRIM_TURN_MS = 5_000;
+const releaseScript = LuaScript.load('release-if-holder');
 
 /** Deliveries, their attempts and the per-endpoint delivery log. */
 export class DeliveryRepository {
@@ -170,24 +175,40 @@ export class DeliveryRepository {
   }
 
   /**
-   * Keeps the newest `keep` finished deliveries of an endpoint: removes up to `max` of the oldest
-   * (by id, which is creation order) while there are more than `keep`, with their attempts, index
-   * entries and, with its last delivery, their event — the bounded step of a `{lastPerEndpoint}`
-   * trim after a finish. The count is checked inside the script, so concurrent trims never remove
-   * too many. An event whose other deliveries are kept by days expires with the latest of them, or
-   * goes at once when that is before `nowMs` (epoch ms, the caller's clock). One round is three
-   * round trips (candidates, their events, the script), all in the org's slot; concurrent trims
-   * read the same oldest candidates and all but one find them gone, so a trim that removed fewer
-   * than `max` while the endpoint is still over `keep` reads again, at most {@link TRIM_ROUNDS}
-   * rounds (without that, an endpoint finishing at full speed kept about 3× its limit). Returns
-   * how many went.
+   * Keeps the newest `keep` finished deliveries of an endpoint — the `{lastPerEndpoint}` trim right
+   * after a finish: removes the oldest (by id, which is creation order) beyond `keep`, with their
+   * attempts, index entries and, with its last delivery, their event (an event whose other
+   * deliveries are kept by days expires with the latest of them, or goes at once when that is
+   * before `nowMs`, epoch ms of the caller's clock). `excess` is how far over `keep` the caller saw
+   * the endpoint.
+   *
+   * One trim per endpoint runs at a time (a short `SET NX` turn in the org's slot): finishes that
+   * find it taken leave their excess to it, and it reads the count again after giving the turn
+   * back, so nothing is left over when the finishes stop. Without the turn, finishes at full speed
+   * all read the same oldest candidates, all but one found them gone, and one endpoint kept about
+   * 30 times its limit. A round removes at most {@link TRIM_BATCH} (three round trips: candidates,
+   * their events, the script); at most {@link TRIM_ROUNDS} rounds per call. Returns how many went.
    */
-  async trimOldestFinished(orgId: string, endpointId: string, keep: number, max: number, nowMs: number): Promise<number> {
+  async trimOldestFinished(orgId: string, endpointId: string, keep: number, excess: number, nowMs: number): Promise<number> {
+    const turn = this.keys.endpointTrimming(orgId, endpointId);
+    const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
     let removed = 0;
-    for (let round = 0; round < TRIM_ROUNDS && removed < max; round++) {
-      const r = await this.trimRound(orgId, endpointId, keep, max - removed, nowMs);
-      removed += r.removed;
-      if (r.finishedLeft <= keep || r.candidates === 0) break;
+    let over = excess;
+    for (let round = 0; round < TRIM_ROUNDS && over > 0; ) {
+      if ((await this.redis.set(turn, token, 'PX', TRIM_TURN_MS, 'NX')) !== 'OK') break;
+      try {
+        for (; round < TRIM_ROUNDS && over > 0; round++) {
+          const r = await this.trimRound(orgId, endpointId, keep, Math.min(over, TRIM_BATCH), nowMs);
+          removed += r.removed;
+          over = r.finishedLeft - keep;
+          if (r.candidates === 0) over = 0;
+        }
+      } finally {
+        await releaseScript.run(this.redis, [turn], [token]);
+      }
+      // Finishes that found the turn taken while this one held it left their excess to it.
+      const counts = await this.countByStatus(orgId, endpointId, ['succeeded', 'failed', 'cancelled']);
+      over = counts.reduce((a, b) => a + b, 0) - keep;
     }
     return removed;
   }

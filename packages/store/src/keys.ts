@@ -77,6 +77,8 @@ export interface KeySchema {
   notification(orgId: string, notificationId: string): string;
   /** Set: ids of an endpoint's deliveries already redelivered by a bulk call, so the next call skips them. */
   endpointBulkRedelivered(orgId: string, endpointId: string): string;
+  /** String (PX): the one `{lastPerEndpoint}` trim of this endpoint running (its token); finishes meanwhile leave their trim to it. */
+  endpointTrimming(orgId: string, endpointId: string): string;
   /** Sorted set (score = lease expiry ms): attempts in flight to an endpoint, across all senders. */
   endpointLeases(orgId: string, endpointId: string): string;
   /** Sorted set (score = lease expiry ms): attempts in flight for an org, across all senders. */
@@ -158,6 +160,7 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     orgNotifications: (id) => `${o(id)}:notifications`,
     notification: (orgId, id) => `${o(orgId)}:notification:${id}`,
     endpointBulkRedelivered: (orgId, id) => `${o(orgId)}:endpoint:${id}:bulk-redelivered`,
+    endpointTrimming: (orgId, id) => `${o(orgId)}:endpoint:${id}:trimming`,
     endpointLeases: (orgId, id) => `${o(orgId)}:endpoint:${id}:leases`,
     orgLeases: (id) => `${o(id)}:leases`,
     endpointParked: (orgId, id) => `${o(orgId)}:endpoint:${id}:parked`,
