@@ -136,6 +136,8 @@ export async function retentionAtSpeed(target: BenchTarget, receiver: ReceiverPr
     })();
     const run = await posternThroughput(p, receiver, [org!], { durationS: opts.durationS, producers: 16, maxBacklog: 4 * opts.concurrency });
     await pollUntil(async () => (await redis.zcard(keys.unfinishedDeliveries(orgId))) === 0, 60_000, 100);
+    // The last finishes' trims run right after them: give them up to 15 s.
+    await pollUntil(async () => (await finished()) <= keep, 15_000, 100);
     sampling = false;
     await sampler;
     maxFinishedKept = Math.max(maxFinishedKept, await finished());

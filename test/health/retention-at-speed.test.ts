@@ -89,8 +89,11 @@ function retentionSuite(options: PosternOptions): void {
     const { apiKey, id: orgId } = await postern.createOrg();
     const endpoint = await postern.createEndpoint(apiKey, { url: receiver.url, eventTypes: ['speed.count'], policy: { ...fastPolicy(3, 60_000, ROOMY), retention: { lastPerEndpoint: 100 } } });
     const total = Number(process.env.RETENTION_TEST_EVENTS ?? 600);
-    // The most finished deliveries seen at any moment: a trim runs right after each finish, so
-    // at most one finish per sender slot can be over the limit at once.
+    // The most finished deliveries seen at any moment: the trim runs right after the finishes (one
+    // trim per endpoint at a time), so what finishes during one trim is over the limit for a moment.
+    // That excess depends on the machine's speed, not on how long the stream runs (196 kept at most
+    // in the bench's 60 s at concurrency 50 on a loaded machine); the old per-finish trims ended 3x
+    // over the limit after 1,000 events here, and 28x over after 60 s in the bench.
     let maxKept = 0;
     let sampling = true;
     const sampler = (async () => {
@@ -110,7 +113,7 @@ function retentionSuite(options: PosternOptions): void {
       throw new Error(`${err.message}: ${await finishedCount(postern, orgId, endpoint.id)} finished deliveries kept`);
     });
     expect(await finishedCount(postern, orgId, endpoint.id)).toBe(100);
-    expect(maxKept).toBeLessThanOrEqual(100 + SENDER_CONCURRENCY);
+    expect(maxKept).toBeLessThan(300);
     expect(await postern.redis.zcard(postern.store.keys.endpointDeliveries(orgId, endpoint.id))).toBe(100);
     expect(await postern.redis.zcard(postern.store.keys.orgEvents(orgId))).toBe(100);
     expect(await orgRecords(postern, orgId)).toEqual({ deliveries: 100, attempts: 100, events: 100 });
