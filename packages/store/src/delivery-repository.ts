@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
@@ -191,7 +192,7 @@ export class DeliveryRepository {
    */
   async trimOldestFinished(orgId: string, endpointId: string, keep: number, excess: number, nowMs: number): Promise<number> {
     const turn = this.keys.endpointTrimming(orgId, endpointId);
-    const token = `${process.pid}:${Math.random().toString(36).slice(2)}`;
+    const token = randomBytes(8).toString('hex');
     let removed = 0;
     let over = excess;
     for (let round = 0; round < TRIM_ROUNDS && over > 0; ) {
