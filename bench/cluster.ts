@@ -168,7 +168,7 @@ export async function clusterThroughput(clusterNodes: string, receiver: Receiver
   await redis.ping();
   const nodes = await masters(redis);
   const names = nodes.map((n) => `${n.options.host}:${n.options.port}`);
-  const partitions = opts.partitions ?? 2 * nodes.length;
+  const partitions = opts.partitions ?? (Number(process.env.BENCH_QUEUE_PARTITIONS) || 2 * nodes.length);
   const prefix = `bench:${randomBytes(4).toString('hex')}`;
   const p = await startPosternProcesses({ redisUrl: 'redis://127.0.0.1:1', prefix, concurrency: opts.concurrency, env: { REDIS_CLUSTER_NODES: clusterNodes, QUEUE_PARTITIONS: String(partitions) } });
   const runs: ClusterRun[] = [];

@@ -38,7 +38,8 @@ export function invalidRequest(error: z.ZodError, prefix = ''): ApiError {
  * Redis full (`maxmemory` with `noeviction`: it refuses writes rather than drop data), or a Redis
  * Cluster between a master's death and its replica's promotion (`CLUSTERDOWN`, `TRYAGAIN`, the
  * client's redirections or slot refreshes running out: scripts/failover-report.ts saw ingest answer
- * 500 for these before).
+ * 500 for these before), or a primary refusing writes without an in-sync replica
+ * (`min-replicas-to-write`: `NOREPLICAS`).
  */
 export function isRedisUnreachable(err: unknown, redis: RedisClient): boolean {
   if (redis.status !== 'ready') return true;
@@ -47,7 +48,7 @@ export function isRedisUnreachable(err: unknown, redis: RedisClient): boolean {
     e.name === 'MaxRetriesPerRequestError' ||
     e.name === 'ClusterAllFailedError' ||
     ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'].includes(e.code ?? '') ||
-    /^(Stream isn't writeable|Connection is closed|LOADING |OOM |CLUSTERDOWN |TRYAGAIN |Too many Cluster redirections|Failed to refresh slots cache)/.test(e.message ?? '')
+    /^(Stream isn't writeable|Connection is closed|LOADING |OOM |CLUSTERDOWN |TRYAGAIN |NOREPLICAS |Too many Cluster redirections|Failed to refresh slots cache)/.test(e.message ?? '')
   );
 }
 
