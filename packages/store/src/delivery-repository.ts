@@ -9,12 +9,12 @@ import { parseDelivery, toHashFields, type AttemptRecord, type DeliveryRecord, t
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 const trimFinishedScript = LuaScript.load('trim-finished');
 
-/** Rounds of a `{lastPerEndpoint}` trim at most per call (see {@link DeliveryRepository.trimOldestFinished}). */
-export const TRIM_ROUNDS = 4;
 /** Finished deliveries one round of a `{lastPerEndpoint}` trim removes at most: one Redis script never pauses long. */
 export const TRIM_BATCH = 50;
 /** How long one endpoint's trim holds its turn at most, ms (a crashed trimmer's turn frees itself). */
 const TRIM_TURN_MS = 5_000;
+/** How long one call trims at most, ms: half a turn, so the turn never expires under a running trim. */
+export const TRIM_WORK_MS = TRIM_TURN_MS / 2;
 const releaseScript = LuaScript.load('release-if-holder');
 
 /** Deliveries, their attempts and the per-endpoint delivery log. */
@@ -187,27 +187,33 @@ export class DeliveryRepository {
    * find it taken leave their excess to it, and it reads the count again after giving the turn
    * back, so nothing is left over when the finishes stop. Without the turn, finishes at full speed
    * all read the same oldest candidates, all but one found them gone, and one endpoint kept about
-   * 30 times its limit. A round removes at most {@link TRIM_BATCH} (three round trips: candidates,
-   * their events, the script); at most {@link TRIM_ROUNDS} rounds per call. Returns how many went.
+   * 28 times its limit. A round removes at most {@link TRIM_BATCH} (three round trips: candidates,
+   * their events, the script); one call trims for at most {@link TRIM_WORK_MS}, after which a later
+   * finish (or the janitor's sweep) goes on. Returns how many went.
    */
   async trimOldestFinished(orgId: string, endpointId: string, keep: number, excess: number, nowMs: number): Promise<number> {
     const turn = this.keys.endpointTrimming(orgId, endpointId);
     const token = randomBytes(8).toString('hex');
+    // A bound on the work of one call, not a domain time: a monotonic clock.
+    const stopAt = performance.now() + TRIM_WORK_MS;
     let removed = 0;
     let over = excess;
-    for (let round = 0; round < TRIM_ROUNDS && over > 0; ) {
+    let nothingRemovable = false;
+    while (over > 0 && performance.now() < stopAt) {
       if ((await this.redis.set(turn, token, 'PX', TRIM_TURN_MS, 'NX')) !== 'OK') break;
       try {
-        for (; round < TRIM_ROUNDS && over > 0; round++) {
+        while (over > 0 && performance.now() < stopAt) {
           const r = await this.trimRound(orgId, endpointId, keep, Math.min(over, TRIM_BATCH), nowMs);
           removed += r.removed;
-          over = r.finishedLeft - keep;
-          if (r.candidates === 0) over = 0;
+          // Nothing removable left (none found, or only entries whose delivery is gone): stop.
+          nothingRemovable = r.candidates === 0 || r.removed === 0;
+          over = nothingRemovable ? 0 : r.finishedLeft - keep;
         }
       } finally {
         await releaseScript.run(this.redis, [turn], [token]);
       }
       // Finishes that found the turn taken while this one held it left their excess to it.
+      if (nothingRemovable) break;
       const counts = await this.countByStatus(orgId, endpointId, ['succeeded', 'failed', 'cancelled']);
       over = counts.reduce((a, b) => a + b, 0) - keep;
     }

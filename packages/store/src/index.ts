@@ -47,7 +47,7 @@ export { OrgSnapshotRepository, type OrgSnapshot } from './org-snapshot-reposito
 export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, type CreateEventResult } from './event-repository.js';
-export { DeliveryRepository, TRIM_BATCH, TRIM_ROUNDS } from './delivery-repository.js';
+export { DeliveryRepository, TRIM_BATCH, TRIM_WORK_MS } from './delivery-repository.js';
 export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';
 export {
