@@ -124,9 +124,9 @@ export interface PosternProcesses {
 /**
  * Spawns ingest (and, unless `withSender` is false, a sender) with LOG_LEVEL=warn: per-request
  * info lines to a pipe would measure the terminal, not Postern. `nodeArgs` (e.g. `--cpu-prof`)
- * go to both.
+ * go to both; `env` is added to (and overrides) their environment.
  */
-export async function startPosternProcesses(opts: { redisUrl: string; prefix: string; concurrency: number; withSender?: boolean; nodeArgs?: (app: 'ingest' | 'sender') => string[] }): Promise<PosternProcesses> {
+export async function startPosternProcesses(opts: { redisUrl: string; prefix: string; concurrency: number; withSender?: boolean; nodeArgs?: (app: 'ingest' | 'sender') => string[]; env?: Record<string, string> }): Promise<PosternProcesses> {
   const env = {
     REDIS_URL: opts.redisUrl,
     REDIS_PREFIX: opts.prefix,
@@ -139,6 +139,8 @@ export async function startPosternProcesses(opts: { redisUrl: string; prefix: st
     SENDER_PORT: String(await freePort()),
     SENDER_CONCURRENCY: String(opts.concurrency),
     NODE_ENV: 'production',
+    // e.g. REDIS_CLUSTER_NODES and QUEUE_PARTITIONS for the cluster runs.
+    ...opts.env,
   };
   // BENCH_NODE_ARGS: node flags for both apps (e.g. heap settings), before any the run adds.
   const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);

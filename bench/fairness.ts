@@ -61,7 +61,7 @@ const PARK_SAFETY_DELAY_MS = Number(process.env.PARK_SAFETY_DELAY_MS ?? 15_000);
 const STREAM_LANES = 16;
 
 /** Both kinds of endpoint: 4 per endpoint, 20 per org; the fast ones never fail, the slow one always times out. */
-const policy = (timeoutMs: number, extra: Partial<PolicyInput> = {}): PolicyInput => ({
+const policy = (timeoutMs: number, extra: { rateLimit?: { perSecond: number } } = {}): PolicyInput => ({
   maxAttempts: 3,
   schedule: { kind: 'fixed', waitsMs: [1000, 1000] },
   jitterRatio: 0,

@@ -21,7 +21,11 @@
  * each process are named (BENCH_PROFILE=off skips it).
  *
  * Runs on a private redis-server (AOF everysec, as in production) when one is installed, else on
- * REDIS_URL. Prints a report and writes bench-results/bench.json. About 3–4 minutes on 2 cores.
+ * REDIS_URL. Prints a report and writes bench-results/bench.json. About 3–4 minutes on 2 cores,
+ * plus retention at speed (bench/cluster.ts: one endpoint with `lastPerEndpoint: 100` at full speed
+ * for BENCH_RETENTION_S, default 60 in the full run and 0 in quick mode, reporting the most finished
+ * deliveries kept) and, when BENCH_REDIS_CLUSTER_NODES or TEST_REDIS_CLUSTER_NODES names a cluster,
+ * the same on the cluster and the cluster's deliveries/s with Redis commands per delivery per master.
  * Settings (environment): BENCH_CONCURRENCY (50), BENCH_DURATION_S (10), BENCH_RATE (1000),
  * BENCH_RATE_LOW (250), BENCH_PENDING (100000), BENCH_PROFILE (auto | always | off; off in quick
  * mode), BENCH_QUICK=1 (about a minute: bare BullMQ, bare got, the two full-speed runs and the
@@ -38,6 +42,7 @@ import { summariseCpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory-breakdown.js';
 import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startPosternProcesses, startReceiverProcess, type BenchRedis, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 import { clockTicksPerSecond, openCostWindow, redisServerPid, waitForNoActiveJobs, type DeliveryCost } from './resource-cost.js';
+import { benchClusterNodes, clusterThroughput, retentionAtSpeed, type RetentionAtSpeed } from './cluster.js';
 import { bareBullmq, bareGot, createOrgs, pendingMemoryViaApi, posternAtRate, posternThroughput, scalePoint, warmUp, type EndToEnd, type PendingMemory, type ScalePoint } from './scenarios.js';
 import type { PolicyInput } from '@postern/client';
 
@@ -332,6 +337,27 @@ async function main(): Promise<void> {
         console.table(s.components.slice(0, 5));
         console.table(s.functions.slice(0, 5));
       }
+    }
+    // Retention at speed (60 s in the full run; BENCH_RETENTION_S) and, when a cluster is named, the
+    // same and the cluster's throughput with Redis commands per master (bench/cluster.ts).
+    const clusterNodes = benchClusterNodes();
+    const retentionS = Number(process.env.BENCH_RETENTION_S ?? (QUICK ? 0 : 60));
+    const retention: RetentionAtSpeed[] = [];
+    for (const target of retentionS > 0 ? [{ url: redis.url }, ...(clusterNodes ? [{ clusterNodes }] : [])] : []) {
+      log(`retention at speed (${'url' in target ? 'standalone' : 'cluster'}): 1 endpoint, lastPerEndpoint 100, full speed for ${retentionS} s`);
+      const r = await retentionAtSpeed(target, receiver, { durationS: retentionS, concurrency: CONCURRENCY });
+      log(`    ${r.deliveries} deliveries (${r.deliveriesPerSecond}/s): at most ${r.maxFinishedKept} finished kept (sampled every 100 ms), ${r.finishedKeptAtEnd} at the end; records at the end ${JSON.stringify(r.recordsAtEnd)}; load average ${r.loadAverage.join(' ')}`);
+      retention.push(r);
+    }
+    let cluster: Awaited<ReturnType<typeof clusterThroughput>> | null = null;
+    if (clusterNodes) {
+      log(`Redis Cluster ${clusterNodes}: 1 org, then 12 orgs, full speed for ${DURATION_S} s each`);
+      cluster = await clusterThroughput(clusterNodes, receiver, { durationS: DURATION_S, concurrency: CONCURRENCY, log });
+    } else {
+      log('no cluster named (BENCH_REDIS_CLUSTER_NODES or TEST_REDIS_CLUSTER_NODES): cluster throughput skipped');
+    }
+    if (retention.length > 0 || cluster) {
+      writeFileSync(path.join(OUT_DIR, 'bench.json'), `${JSON.stringify({ ...results, retentionAtSpeed: retention, cluster }, null, 2)}\n`);
     }
     log(`wrote ${path.relative(REPO_ROOT, path.join(OUT_DIR, 'bench.json'))} in ${results.durationS} s; load average at the end ${results.machine.loadAverageAtEnd.join(' ')}`);
   } finally {

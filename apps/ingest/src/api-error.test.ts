@@ -15,6 +15,11 @@ test('while ioredis still says ready, the error itself tells a broken connection
   expect(isRedisUnreachable(Object.assign(new Error('x'), { name: 'MaxRetriesPerRequestError' }), ready)).toBe(true);
   expect(isRedisUnreachable(new Error('LOADING Redis is loading the dataset in memory'), ready)).toBe(true);
   expect(isRedisUnreachable(new Error("OOM command not allowed when used memory > 'maxmemory'."), ready)).toBe(true);
+  expect(isRedisUnreachable(new Error('CLUSTERDOWN The cluster is down'), ready)).toBe(true);
+  expect(isRedisUnreachable(new Error('NOREPLICAS Not enough good replicas to write.'), ready)).toBe(true);
+  expect(isRedisUnreachable(new Error('TRYAGAIN Multiple keys request during rehashing of slot'), ready)).toBe(true);
+  expect(isRedisUnreachable(new Error('Too many Cluster redirections. Last error: Error: connect ECONNREFUSED 127.0.0.1:7001'), ready)).toBe(true);
+  expect(isRedisUnreachable(Object.assign(new Error('Failed to refresh slots cache.'), { name: 'ClusterAllFailedError' }), ready)).toBe(true);
   expect(isRedisUnreachable(new TypeError("Cannot read properties of undefined (reading 'id')"), ready)).toBe(false);
   expect(isRedisUnreachable(new Error('ERR wrong number of arguments'), ready)).toBe(false);
 });

@@ -34,16 +34,21 @@ export function invalidRequest(error: z.ZodError, prefix = ''): ApiError {
 /**
  * Whether `err` means Redis could not be reached. ioredis may still say `ready` for a moment
  * after its socket broke (a write fails with EPIPE before the close is seen), so the error itself
- * counts too: the fail-fast refusal, a connection error code, Redis still loading its data, or
- * Redis full (`maxmemory` with `noeviction`: it refuses writes rather than drop data).
+ * counts too: the fail-fast refusal, a connection error code, Redis still loading its data,
+ * Redis full (`maxmemory` with `noeviction`: it refuses writes rather than drop data), or a Redis
+ * Cluster between a master's death and its replica's promotion (`CLUSTERDOWN`, `TRYAGAIN`, the
+ * client's redirections or slot refreshes running out: scripts/failover-report.ts saw ingest answer
+ * 500 for these before), or a primary refusing writes without an in-sync replica
+ * (`min-replicas-to-write`: `NOREPLICAS`).
  */
 export function isRedisUnreachable(err: unknown, redis: RedisClient): boolean {
   if (redis.status !== 'ready') return true;
   const e = err as { name?: string; message?: string; code?: string };
   return (
     e.name === 'MaxRetriesPerRequestError' ||
+    e.name === 'ClusterAllFailedError' ||
     ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'].includes(e.code ?? '') ||
-    /^(Stream isn't writeable|Connection is closed|LOADING |OOM )/.test(e.message ?? '')
+    /^(Stream isn't writeable|Connection is closed|LOADING |OOM |CLUSTERDOWN |TRYAGAIN |NOREPLICAS |Too many Cluster redirections|Failed to refresh slots cache)/.test(e.message ?? '')
   );
 }
 

@@ -61,6 +61,11 @@ export const endpointResponse = z.object({
   consecutiveFailedAttempts: z.number().int(),
   disabledAt: nullableTime,
   disabledReason: z.string().nullable(),
+  pace: z
+    .object({ perSecond: z.number().nullable().describe('requests/s allowed now; null = no rate bound'), concurrency: z.number().int().min(1) })
+    .nullable()
+    .describe('under `pacing: "adaptive"`: what the sender allows the endpoint now; else null'),
+  pausedUntil: nullableTime.describe('under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null'),
 });
 
 /** `POST /v1/endpoints` 201: the endpoint with its secret (shown here and by `GET …/secret`) and policy warnings. */
@@ -96,6 +101,8 @@ export const deliveryResponse = z.object({
   cancelReason: z.string().nullable(),
   isTest: z.boolean(),
   waitingForNextAttempt: z.boolean(),
+  orderingKey: z.string().nullable().describe("the event's `orderingKey`, or null"),
+  sequence: z.number().int().min(1).nullable().describe('its `webhook-sequence` under a `per-key` policy, or null'),
 });
 
 /** One attempt of a delivery. */

@@ -61,7 +61,7 @@ export function createJanitor(deps: { store: Store; clock: { now(): number }; lo
             const victims = 'days' in retention
               ? await expiredByAge(deps.store, orgId, id, now - retention.days * DAY_MS, perEndpointLimit)
               : await beyondNewest(deps.store, orgId, id, retention.lastPerEndpoint, perEndpointLimit);
-            for (const deliveryId of victims) if (await deps.store.deliveries.purge(orgId, deliveryId)) removed += 1;
+            for (const deliveryId of victims) if (await deps.store.deliveries.purge(orgId, deliveryId, now)) removed += 1;
           }
           continue;
         }
@@ -71,7 +71,7 @@ export function createJanitor(deps: { store: Store; clock: { now(): number }; lo
         endpoints += deletedIds.length;
         for (const id of deletedIds) {
           const victims = await expiredByAge(deps.store, orgId, id, now - DELETED_ENDPOINT_RETENTION_DAYS * DAY_MS, perEndpointLimit);
-          for (const deliveryId of victims) if (await deps.store.deliveries.purge(orgId, deliveryId)) removed += 1;
+          for (const deliveryId of victims) if (await deps.store.deliveries.purge(orgId, deliveryId, now)) removed += 1;
           await deps.store.endpoints.forgetDeletedIfEmpty(orgId, id);
         }
       }

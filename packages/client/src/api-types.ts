@@ -69,6 +69,12 @@ export interface Policy {
     whilePending: boolean;
   };
   preAttemptCheck: "none" | "first" | "every";
+  ordering?: "none" | "per-key";
+  rateLimit?: {
+    perSecond: number;
+    burst: number;
+  } | null;
+  pacing?: "none" | "adaptive";
 }
 
 /** A policy as an endpoint takes it: a preset name, a preset plus overrides, or a custom policy. */
@@ -130,6 +136,12 @@ export type PolicyInput = ("standard" | "custral" | "jitter-45h" | "tourical" | 
     whilePending: boolean;
   };
   preAttemptCheck?: "none" | "first" | "every";
+  ordering?: "none" | "per-key";
+  rateLimit?: {
+    perSecond: number;
+    burst?: number;
+  } | null;
+  pacing?: "none" | "adaptive";
 };
 
 /** When an attempt can start, ms after the first. */
@@ -165,6 +177,14 @@ export interface Endpoint {
   consecutiveFailedAttempts: number;
   disabledAt: string | null;
   disabledReason: string | null;
+  /** under `pacing: "adaptive"`: what the sender allows the endpoint now; else null */
+  pace: {
+    /** requests/s allowed now; null = no rate bound */
+    perSecond: number | null;
+    concurrency: number;
+  } | null;
+  /** under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null */
+  pausedUntil: string | null;
 }
 
 /** A new endpoint with its secret and policy warnings. */
@@ -193,6 +213,14 @@ export interface CreatedEndpoint {
   consecutiveFailedAttempts: number;
   disabledAt: string | null;
   disabledReason: string | null;
+  /** under `pacing: "adaptive"`: what the sender allows the endpoint now; else null */
+  pace: {
+    /** requests/s allowed now; null = no rate bound */
+    perSecond: number | null;
+    concurrency: number;
+  } | null;
+  /** under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null */
+  pausedUntil: string | null;
   /** `whsec_…` */
   secret: string;
   warnings: string[];
@@ -224,6 +252,14 @@ export interface UpdatedEndpoint {
   consecutiveFailedAttempts: number;
   disabledAt: string | null;
   disabledReason: string | null;
+  /** under `pacing: "adaptive"`: what the sender allows the endpoint now; else null */
+  pace: {
+    /** requests/s allowed now; null = no rate bound */
+    perSecond: number | null;
+    concurrency: number;
+  } | null;
+  /** under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null */
+  pausedUntil: string | null;
   warnings: string[];
 }
 
@@ -253,6 +289,14 @@ export interface ResumedEndpoint {
   consecutiveFailedAttempts: number;
   disabledAt: string | null;
   disabledReason: string | null;
+  /** under `pacing: "adaptive"`: what the sender allows the endpoint now; else null */
+  pace: {
+    /** requests/s allowed now; null = no rate bound */
+    perSecond: number | null;
+    concurrency: number;
+  } | null;
+  /** under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null */
+  pausedUntil: string | null;
   requeued: number;
 }
 
@@ -309,6 +353,10 @@ export interface Delivery {
   cancelReason: string | null;
   isTest: boolean;
   waitingForNextAttempt: boolean;
+  /** the event's `orderingKey`, or null */
+  orderingKey: string | null;
+  /** its `webhook-sequence` under a `per-key` policy, or null */
+  sequence: number | null;
 }
 
 /** One HTTP request of a delivery. */
@@ -355,6 +403,10 @@ export interface DeliveryWithAttempts {
   cancelReason: string | null;
   isTest: boolean;
   waitingForNextAttempt: boolean;
+  /** the event's `orderingKey`, or null */
+  orderingKey: string | null;
+  /** its `webhook-sequence` under a `per-key` policy, or null */
+  sequence: number | null;
   /** the body this delivery sends instead of the event’s envelope (pre-attempt check) */
   frozenEnvelope?: string;
   attempts: Attempt[];
@@ -468,11 +520,19 @@ export interface CreatedPlatformKey {
 export interface Me {
   /** `org_…` id */
   orgId: string;
-  keyId: string;
+  /** null for a portal session */
+  keyId: string | null;
   name: string;
-  prefix: string;
+  /** null for a portal session */
+  prefix: string | null;
   scopes: ("events:write" | "webhooks:read" | "webhooks:write")[];
-  credential: "api_key" | "platform_key";
+  credential: "api_key" | "platform_key" | "portal_session";
+  /** the portal session this token is, or null for a key */
+  portalSession: {
+    id: string;
+    /** ISO 8601 date-time, UTC */
+    expiresAt: string;
+  } | null;
 }
 
 /** A new org and its first API key, shown once. */
@@ -612,6 +672,7 @@ export interface CreateEventBody {
   type: string;
   data: unknown;
   idempotencyKey?: string;
+  orderingKey?: string;
 }
 
 /** `POST /v1/api-keys` body. */

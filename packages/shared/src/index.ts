@@ -52,6 +52,9 @@ export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, policySchema, re
 export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, RateLimit, Schedule } from './policy.js';
 
 export { PRESETS, listPresets } from './presets.js';
+
+export { finishedExpiresAt } from './retention.js';
+export type { Retention } from './retention.js';
 export type { PresetInfo, PresetListing } from './presets.js';
 
 export { parseRetryAfterMs, policyTimeline, retryDelayMs } from './retry-schedule.js';

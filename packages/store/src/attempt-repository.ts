@@ -3,7 +3,7 @@ import type { DeliveryRepository } from './delivery-repository.js';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
-import { isEndpointFailure, isEventTypeDisabled, type Pace, type SentRequestFields } from '@postern/shared';
+import { finishedExpiresAt, isEndpointFailure, isEventTypeDisabled, type Pace, type Retention, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, parseOrgAttemptSettings, type OrgAttemptSettings, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 import { encodeAttempt } from './attempt-encoding.js';
 
@@ -97,26 +97,6 @@ export interface FinishInput {
   pace?: { next: Pace | null; claimedUnder: Pace | null; cut: boolean };
 }
 
-/** A policy's `retention`: finished deliveries kept `days` after they finished, or the newest `lastPerEndpoint`. */
-export type Retention = { days: number } | { lastPerEndpoint: number };
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-/**
- * When a delivery finished at `nowMs` expires under `retention` (epoch ms), or '' when it is kept
- * until a count trim removes it (docs/architecture.md, "Retention").
- */
-export function finishedExpiresAt(retention: Retention, nowMs: number): number | '' {
-  return 'days' in retention ? nowMs + retention.days * DAY_MS : '';
-}
-
-/**
- * Finished deliveries removed at most per finish by a `{lastPerEndpoint}` trim: more than the one a
- * finish adds, so an endpoint over its limit (a lowered limit) comes back under it, and never a
- * long pause of Redis.
- */
-export const TRIM_PER_FINISH = 2;
-
 /**
  * Result of {@link AttemptRepository.finish}: `stale` when the attempt was no longer the
  * delivery's current one (nothing recorded); the endpoint's failure streak after it; the parked
@@ -124,7 +104,7 @@ export const TRIM_PER_FINISH = 2;
  */
 export interface FinishResult {
   kind: 'ok' | 'stale';
-  /** Finished deliveries of a `{lastPerEndpoint}` endpoint removed after this finish (at most {@link TRIM_PER_FINISH}). */
+  /** Finished deliveries of a `{lastPerEndpoint}` endpoint removed after this finish (by it, or 0 when another trim of the endpoint was running). */
   trimmed: number;
   consecutiveFailures: number;
   failureStreakStartedAt: number | null;
@@ -294,7 +274,7 @@ export class AttemptRepository {
     let trimmed = 0;
     if ('lastPerEndpoint' in input.retention && finishedCount > input.retention.lastPerEndpoint) {
       // The attempt is recorded whatever happens here: a trim that fails is done by the next finish.
-      trimmed = await this.deliveries.trimOldestFinished(ids.orgId, ids.endpointId, input.retention.lastPerEndpoint, TRIM_PER_FINISH).catch(() => 0);
+      trimmed = await this.deliveries.trimOldestFinished(ids.orgId, ids.endpointId, input.retention.lastPerEndpoint, finishedCount - input.retention.lastPerEndpoint, input.nowMs).catch(() => 0);
     }
     return {
       kind: r[0] === 'ok' ? 'ok' : 'stale',

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
@@ -10,6 +11,14 @@ import { deliveryHashFields, parseDelivery, type AttemptRecord, type DeliveryRec
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 const trimFinishedScript = LuaScript.load('trim-finished');
+
+/** Finished deliveries one round of a `{lastPerEndpoint}` trim removes at most: one Redis script never pauses long. */
+export const TRIM_BATCH = 50;
+/** How long one endpoint's trim holds its turn at most, ms (a crashed trimmer's turn frees itself). */
+const TRIM_TURN_MS = 5_000;
+/** How long one call trims at most, ms: half a turn, so the turn never expires under a running trim. */
+export const TRIM_WORK_MS = TRIM_TURN_MS / 2;
+const releaseScript = LuaScript.load('release-if-holder');
 
 /** Deliveries, their attempts and the per-endpoint delivery log. */
 export class DeliveryRepository {
@@ -168,8 +177,13 @@ export class DeliveryRepository {
     return { items: eligible.slice(0, opts.limit), total: eligible.length };
   }
 
-  /** Removes a finished delivery (and its event when no other delivery refers to it). Returns false when unfinished or missing. */
-  async purge(orgId: string, deliveryId: string): Promise<boolean> {
+  /**
+   * Removes a finished delivery (and its event when no other delivery keeps it: docs/architecture.md,
+   * "Retention"; an event whose other deliveries expire by days is left to expire with the latest,
+   * or goes now when that is before `nowMs`, epoch ms of the caller's clock). Returns false when
+   * unfinished or missing.
+   */
+  async purge(orgId: string, deliveryId: string, nowMs: number): Promise<boolean> {
     const [status, endpointId, eventId] = await this.redis.hmget(this.keys.delivery(orgId, deliveryId), 'status', 'endpointId', 'eventId');
     if (!status || !endpointId || !eventId) return false;
     const k = this.keys;
@@ -186,21 +200,57 @@ export class DeliveryRepository {
         k.orgEvents(orgId),
         k.eventRedeliveries(orgId, eventId),
       ],
-      [status, eventId, deliveryId],
+      [status, eventId, deliveryId, nowMs],
     );
     return r === 1;
   }
 
   /**
-   * Keeps the newest `keep` finished deliveries of an endpoint: removes up to `max` of the oldest
-   * (by id, which is creation order) while there are more than `keep`, with their attempts, index
-   * entries and, with its last delivery, their event — the bounded step of a `{lastPerEndpoint}`
-   * trim after a finish. The count is checked inside the script, so concurrent trims never remove
-   * too many. Three round trips (candidates, their events, the script), all in the org's slot.
-   * Returns how many went.
+   * Keeps the newest `keep` finished deliveries of an endpoint — the `{lastPerEndpoint}` trim right
+   * after a finish: removes the oldest (by id, which is creation order) beyond `keep`, with their
+   * attempts, index entries and, with its last delivery, their event (an event whose other
+   * deliveries are kept by days expires with the latest of them, or goes at once when that is
+   * before `nowMs`, epoch ms of the caller's clock). `excess` is how far over `keep` the caller saw
+   * the endpoint.
+   *
+   * One trim per endpoint runs at a time (a short `SET NX` turn in the org's slot): finishes that
+   * find it taken leave their excess to it, and it reads the count again after giving the turn
+   * back, so nothing is left over when the finishes stop. Without the turn, finishes at full speed
+   * all read the same oldest candidates, all but one found them gone, and one endpoint kept about
+   * 28 times its limit. A round removes at most {@link TRIM_BATCH} (three round trips: candidates,
+   * their events, the script); one call trims for at most {@link TRIM_WORK_MS}, after which a later
+   * finish (or the janitor's sweep) goes on. Returns how many went.
    */
-  async trimOldestFinished(orgId: string, endpointId: string, keep: number, max: number): Promise<number> {
-    if (max <= 0) return 0;
+  async trimOldestFinished(orgId: string, endpointId: string, keep: number, excess: number, nowMs: number): Promise<number> {
+    const turn = this.keys.endpointTrimming(orgId, endpointId);
+    const token = randomBytes(8).toString('hex');
+    // A bound on the work of one call, not a domain time: a monotonic clock.
+    const stopAt = performance.now() + TRIM_WORK_MS;
+    let removed = 0;
+    let over = excess;
+    let nothingRemovable = false;
+    while (over > 0 && performance.now() < stopAt) {
+      if ((await this.redis.set(turn, token, 'PX', TRIM_TURN_MS, 'NX')) !== 'OK') break;
+      try {
+        while (over > 0 && performance.now() < stopAt) {
+          const r = await this.trimRound(orgId, endpointId, keep, Math.min(over, TRIM_BATCH), nowMs);
+          removed += r.removed;
+          // Nothing removable left (none found, or only entries whose delivery is gone): stop.
+          nothingRemovable = r.candidates === 0 || r.removed === 0;
+          over = nothingRemovable ? 0 : r.finishedLeft - keep;
+        }
+      } finally {
+        await releaseScript.run(this.redis, [turn], [token]);
+      }
+      // Finishes that found the turn taken while this one held it left their excess to it.
+      if (nothingRemovable) break;
+      const counts = await this.countByStatus(orgId, endpointId, ['succeeded', 'failed', 'cancelled']);
+      over = counts.reduce((a, b) => a + b, 0) - keep;
+    }
+    return removed;
+  }
+
+  private async trimRound(orgId: string, endpointId: string, keep: number, max: number, nowMs: number): Promise<{ removed: number; finishedLeft: number; candidates: number }> {
     const k = this.keys;
     const statuses = ['succeeded', 'failed', 'cancelled'] as const;
     // A few spare candidates: a concurrent trim may have taken the oldest ones already.
@@ -208,16 +258,22 @@ export class DeliveryRepository {
     const pipeline = this.redis.pipeline();
     for (const s of statuses) pipeline.zrangebylex(k.endpointDeliveriesByStatus(orgId, endpointId, s), '-', '+', 'LIMIT', 0, want);
     const oldest = assertExec(await pipeline.exec()).flatMap(([, ids]) => ids as string[]).sort().slice(0, want);
-    if (oldest.length === 0) return 0;
+    if (oldest.length === 0) return { removed: 0, finishedLeft: 0, candidates: 0 };
     const events = assertExec(await this.redis.pipeline(oldest.map((id) => ['hget', k.delivery(orgId, id), 'eventId'])).exec());
+    const eventOf = (i: number) => String(events[i]?.[1] ?? 'evt_missing');
     const keys = [
       ...statuses.map((s) => k.endpointDeliveriesByStatus(orgId, endpointId, s)),
       k.endpointDeliveries(orgId, endpointId),
       k.endpointHeld(orgId, endpointId),
       k.endpointBulkRedelivered(orgId, endpointId),
-      ...oldest.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, String(events[i]?.[1] ?? 'evt_missing'))]),
+      k.orgEvents(orgId),
+      ...oldest.flatMap((id, i) => {
+        const eventId = eventOf(i);
+        return [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, eventId), k.eventRedeliveries(orgId, eventId)];
+      }),
     ];
-    return Number(await trimFinishedScript.run(this.redis, keys, [keep, ...oldest]));
+    const [removed, finishedLeft] = (await trimFinishedScript.run(this.redis, keys, [keep, max, nowMs, ...oldest.flatMap((id, i) => [id, eventOf(i)])])) as [number, number];
+    return { removed: Number(removed), finishedLeft: Number(finishedLeft), candidates: oldest.length };
   }
 
   /** The oldest `limit` ids of an endpoint's delivery log (all statuses), in creation order. */

@@ -56,8 +56,8 @@ export { PORTAL_SESSION_KEEP_MS, PortalSessionRepository, type PortalSessionMatc
 export { PlatformKeyRepository, type PlatformKeyRecord } from './platform-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult } from './event-repository.js';
-export { DeliveryRepository } from './delivery-repository.js';
-export { AttemptRepository, finishedExpiresAt, LEASE_GRACE_MS, TRIM_PER_FINISH, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult, type Retention } from './attempt-repository.js';
+export { DeliveryRepository, TRIM_BATCH, TRIM_WORK_MS } from './delivery-repository.js';
+export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';
 export {
   ACTION_CLAIM_TTL_MS,

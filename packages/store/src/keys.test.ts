@@ -32,6 +32,7 @@ function orgKeys(k: KeySchema, org: string): string[] {
     k.orgNotifications(org),
     k.notification(org, 'ntf_1'),
     k.endpointBulkRedelivered(org, 'ep_1'),
+    k.endpointTrimming(org, 'ep_1'),
     k.endpointLeases(org, 'ep_1'),
     k.orgLeases(org),
     k.endpointParked(org, 'ep_1'),

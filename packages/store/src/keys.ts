@@ -50,6 +50,7 @@ export interface KeySchema {
   portalSessionByToken(tokenHash: string): string;
   /** Hash: one portal session's record (scopes, times, the token's hash), same expiry as its lookup. */
   portalSession(orgId: string, sessionId: string): string;
+  /**
    * Hash: one platform key's record (name, scopes, prefix, revokedAt; never the key). Platform
    * keys belong to no org: they and their indexes share the instance's own `{platform}` hash tag,
    * so every command on them touches one slot and never an org's.
@@ -97,6 +98,8 @@ export interface KeySchema {
   notification(orgId: string, notificationId: string): string;
   /** Set: ids of an endpoint's deliveries already redelivered by a bulk call, so the next call skips them. */
   endpointBulkRedelivered(orgId: string, endpointId: string): string;
+  /** String (PX): the one `{lastPerEndpoint}` trim of this endpoint running (its token); finishes meanwhile leave their trim to it. */
+  endpointTrimming(orgId: string, endpointId: string): string;
   /** Sorted set (score = lease expiry ms): attempts in flight to an endpoint, across all senders. */
   endpointLeases(orgId: string, endpointId: string): string;
   /** Sorted set (score = lease expiry ms): attempts in flight for an org, across all senders. */
@@ -194,6 +197,7 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     orgNotifications: (id) => `${o(id)}:notifications`,
     notification: (orgId, id) => `${o(orgId)}:notification:${id}`,
     endpointBulkRedelivered: (orgId, id) => `${o(orgId)}:endpoint:${id}:bulk-redelivered`,
+    endpointTrimming: (orgId, id) => `${o(orgId)}:endpoint:${id}:trimming`,
     endpointLeases: (orgId, id) => `${o(orgId)}:endpoint:${id}:leases`,
     orgLeases: (id) => `${o(id)}:leases`,
     endpointParked: (orgId, id) => `${o(orgId)}:endpoint:${id}:parked`,

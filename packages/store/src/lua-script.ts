@@ -29,7 +29,9 @@ export class LuaScript {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (err) {
-      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) {
+      // On a cluster the reply may come wrapped ("Too many Cluster redirections. Last error:
+      // ReplyError: NOSCRIPT …"): a replica promoted by a failover has an empty script cache.
+      if (err instanceof Error && err.message.includes('NOSCRIPT')) {
         return redis.eval(this.lua, keys.length, ...keys, ...args);
       }
       throw err;

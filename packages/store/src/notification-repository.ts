@@ -1,5 +1,5 @@
 import type { RedisClient } from './redis-connection.js';
-import { finishedExpiresAt, type Retention } from './attempt-repository.js';
+import { finishedExpiresAt, type Retention } from '@postern/shared';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';

@@ -58,7 +58,7 @@ else
   hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', '', 'lastError', '',
     'lastDurationMs', '', 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', '', 'deliveredAt', ''})
   redis.call('ZREM', KEYS[10], id)
-  keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13])
+  keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13], now)
   if current[3] then leaveKeyLine(KEYS[19], current[3], woken) end
   -- Only a `{lastPerEndpoint}` policy (no expiry given) trims by count; `{days}` needs no count.
   if ARGV[13] == '' then

@@ -31,7 +31,7 @@ local reasonField = 'lastError'
 if outcome == 'cancelled' then reasonField = 'cancelReason' end
 hsetOrDel(KEYS[1], {'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', '', reasonField, ARGV[3]})
 redis.call('ZREM', KEYS[2], id)
-keepFinishedUntil(KEYS[1], KEYS[7], KEYS[8], ARGV[4])
+keepFinishedUntil(KEYS[1], KEYS[7], KEYS[8], ARGV[4], ARGV[1])
 local woken = {}
 if current[2] then leaveKeyLine(KEYS[9], current[2], woken) end
 return {'ok', outcome, unpack(woken)}

@@ -31,7 +31,7 @@ for i = 6, #KEYS, 3 do
       redis.call('ZREM', KEYS[1], id)
       if current[2] == '1' then redis.call('ZREM', KEYS[4], id) end
       hsetOrDel(KEYS[i], {'status', status, 'held', '', 'nextAttemptAt', '', 'finishedAt', '', 'updatedAt', ARGV[1], reasonField, reason})
-      keepFinishedUntil(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[3])
+      keepFinishedUntil(KEYS[i], KEYS[i + 1], KEYS[i + 2], ARGV[3], ARGV[1])
       if current[3] then redis.call('ZREM', KEYS[5], current[3]) end
       settled = settled + 1
     end

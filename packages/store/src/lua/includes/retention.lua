@@ -1,23 +1,60 @@
 -- Retention enforced when a delivery finishes (docs/architecture.md, "Retention"), shared by the
--- scripts that finish deliveries. With a `{days}` policy the delivery and its attempts get a
--- native expiry, so nothing has to sweep them. The event goes when its last delivery goes: it
--- counts its unfinished deliveries (`unfinishedDeliveries`, set by create-event.lua) and the latest
--- expiry of its finished ones (`keepUntil`; 'count' once one is kept by a `{lastPerEndpoint}` policy,
--- whose trim removes the event with its last delivery); it expires at `keepUntil` once none is
--- unfinished. Events written before these fields were counted are left to the trim and the janitor.
--- deliveryKey, attemptsKey, eventKey: the finishing delivery's keys (passed in KEYS by the caller);
--- expiresAt: epoch ms, or '' when the policy keeps the newest N instead.
-local function keepFinishedUntil(deliveryKey, attemptsKey, eventKey, expiresAt)
+-- scripts that finish and remove deliveries. With a `{days}` policy the delivery and its attempts
+-- get a native expiry, so nothing has to sweep them. The event goes when its last delivery goes,
+-- whatever mix of policies its endpoints have: it counts its unfinished deliveries
+-- (`unfinishedDeliveries`, set by create-event.lua), its finished ones kept by a count policy
+-- (`keptByCount`, removed by trim-finished.lua or the janitor, which count them down) and the
+-- latest expiry of those kept by days (`keepUntil`, epoch ms). Once both counts are 0 only
+-- deliveries that expire by themselves are left, so the event expires at `keepUntil` (or goes at
+-- once when that has passed, or none was kept by days). `liveDeliveries` counts the deliveries not
+-- removed one by one (a trim, the janitor): at 0 the event goes whatever its expiry said (the
+-- janitor removes a deleted endpoint's log before its own expiry). Events written before these
+-- fields were counted (no `unfinishedDeliveries`) go by `liveDeliveries` alone.
+
+-- What becomes of an event now that none of its deliveries may be unfinished or kept by count:
+-- 'keep' while any is, else 'expire' (its PEXPIREAT is set here) or 'delete' (the caller removes
+-- it with its index entries). nowMs: the caller's clock, epoch ms.
+local function eventAfterRelease(eventKey, nowMs)
+  local state = redis.call('HMGET', eventKey, 'unfinishedDeliveries', 'keptByCount', 'keepUntil')
+  if (tonumber(state[1]) or 0) > 0 or (tonumber(state[2]) or 0) > 0 then return 'keep' end
+  local untilMs = tonumber(state[3])
+  if untilMs and untilMs > tonumber(nowMs) then
+    redis.call('PEXPIREAT', eventKey, untilMs)
+    return 'expire'
+  end
+  return 'delete'
+end
+
+-- A delivery finished: deliveryKey, attemptsKey, eventKey are its keys (passed in KEYS by the
+-- caller); expiresAt: epoch ms, or '' when the policy keeps the newest N instead; nowMs: epoch ms.
+local function keepFinishedUntil(deliveryKey, attemptsKey, eventKey, expiresAt, nowMs)
   if expiresAt ~= '' then
     redis.call('PEXPIREAT', deliveryKey, expiresAt)
     redis.call('PEXPIREAT', attemptsKey, expiresAt)
   end
   if redis.call('HEXISTS', eventKey, 'unfinishedDeliveries') == 0 then return end
-  local left = redis.call('HINCRBY', eventKey, 'unfinishedDeliveries', -1)
-  local kept = redis.call('HGET', eventKey, 'keepUntil')
-  local keep = expiresAt
-  if expiresAt == '' or kept == 'count' then keep = 'count'
-  elseif kept and tonumber(kept) and tonumber(kept) > tonumber(expiresAt) then keep = kept end
-  redis.call('HSET', eventKey, 'keepUntil', keep)
-  if left <= 0 and keep ~= 'count' then redis.call('PEXPIREAT', eventKey, keep) end
+  redis.call('HINCRBY', eventKey, 'unfinishedDeliveries', -1)
+  if expiresAt == '' then
+    redis.call('HINCRBY', eventKey, 'keptByCount', 1)
+    return
+  end
+  local kept = tonumber(redis.call('HGET', eventKey, 'keepUntil'))
+  if not kept or kept < tonumber(expiresAt) then redis.call('HSET', eventKey, 'keepUntil', expiresAt) end
+  -- A delivery finished just now expires in the future: the event is kept or expires, never deleted.
+  eventAfterRelease(eventKey, nowMs)
+end
+
+-- A finished delivery is being removed (a count trim, or the janitor): deliveryKey must still exist.
+-- Counts it off its event and returns true when the event is to be deleted now (the caller deletes
+-- it and its index entries). A delivery without an expiry was kept by count (or written before
+-- expiries); one with an expiry was kept by days and was never counted in `keptByCount`.
+local function releaseFinished(deliveryKey, eventKey, nowMs)
+  if redis.call('EXISTS', eventKey) == 0 then return false end
+  -- Every delivery removed one by one (none expired by itself): nothing refers to the event.
+  local live = redis.call('HINCRBY', eventKey, 'liveDeliveries', -1)
+  if live <= 0 or redis.call('HEXISTS', eventKey, 'unfinishedDeliveries') == 0 then return live <= 0 end
+  if redis.call('PTTL', deliveryKey) == -1 and tonumber(redis.call('HGET', eventKey, 'keptByCount') or '0') > 0 then
+    redis.call('HINCRBY', eventKey, 'keptByCount', -1)
+  end
+  return eventAfterRelease(eventKey, nowMs) == 'delete'
 end
