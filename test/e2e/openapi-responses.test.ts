@@ -61,6 +61,16 @@ test('every answer of every documented operation validates against the document'
   await call('GET', '/v1/me', { key: platform.key, headers: { 'postern-org': org.id } });
   await call('GET', '/v1/me', { key: platform.key });
   await call('POST', '/v1/endpoints', { key: platform.key, headers: { 'postern-org': org.id }, body: { url: receiver.url } });
+  const session = (await call('POST', `/v1/orgs/${org.id}/portal-sessions`, { key: TEST_ADMIN_TOKEN, body: { ttlSeconds: 600 } })).body;
+  await call('POST', `/v1/orgs/${org.id}/portal-sessions`, { key: platform.key, body: { scopes: ['webhooks:write'] } });
+  await call('POST', `/v1/orgs/${org.id}/portal-sessions`, { key: TEST_ADMIN_TOKEN, body: { ttlSeconds: 1 } });
+  await call('POST', '/v1/orgs/org_nope/portal-sessions', { key: TEST_ADMIN_TOKEN, body: {} });
+  await call('GET', `/v1/orgs/${org.id}/portal-sessions/${session.id}`, { key: TEST_ADMIN_TOKEN });
+  await call('GET', '/v1/me', { key: session.token });
+  await call('GET', '/v1/api-keys', { key: session.token });
+  await call('DELETE', `/v1/orgs/${org.id}/portal-sessions/${session.id}`, { key: TEST_ADMIN_TOKEN });
+  await call('GET', '/v1/endpoints', { key: session.token });
+  await call('DELETE', `/v1/orgs/${org.id}/portal-sessions/ps_nope`, { key: TEST_ADMIN_TOKEN });
   await call('DELETE', `/v1/platform-keys/${platform.id}`, { key: TEST_ADMIN_TOKEN });
   await call('DELETE', '/v1/platform-keys/pfk_nope', { key: TEST_ADMIN_TOKEN });
 

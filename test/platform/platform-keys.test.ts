@@ -64,7 +64,7 @@ test('acts for the org it names, and only within it: another org’s ids answer 
   const { id: keyId, key } = await makePlatformKey(['webhooks:read', 'webhooks:write', 'events:write']);
 
   const me = await postern.api('GET', '/v1/me', as(key, a.id));
-  expect(me.body).toEqual({ orgId: a.id, keyId, name: 'platform', prefix: key.slice(4, 12), scopes: ['events:write', 'webhooks:read', 'webhooks:write'], credential: 'platform_key' });
+  expect(me.body).toEqual({ orgId: a.id, keyId, name: 'platform', prefix: key.slice(4, 12), scopes: ['events:write', 'webhooks:read', 'webhooks:write'], credential: 'platform_key', portalSession: null });
 
   const inA = await postern.api('POST', '/v1/endpoints', { ...as(key, a.id), body: { url: 'http://127.0.0.1:9/a' } });
   expect(inA.status).toBe(201);

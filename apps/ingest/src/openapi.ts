@@ -251,10 +251,15 @@ function operation(route: RouteDoc): Record<string, unknown> {
   if (idempotent) add(409, '`idempotency_key_reused` (same key, different request) or `idempotency_key_in_use` (still running)');
   if (route.auth === 'apiKey') {
     add(400, '`org_required` or `invalid_request`: a platform key without a valid `Postern-Org` header');
-    add(401, '`unauthorized`: missing, unknown or revoked API key or platform key');
+    add(401, '`unauthorized`: missing, unknown or revoked API key or platform key; `session_expired` or `session_revoked`: a portal session token past its end or revoked');
     add(403, '`org_suspended`, or `insufficient_scope` when the key lacks the scope');
+    if (route.path.startsWith('/v1/api-keys')) add(403, '`api_key_required`: a portal session cannot manage API keys');
   }
   if (route.auth === 'admin' || route.auth === 'adminBrowser') add(401, '`unauthorized`: admin token required');
+  if (route.path.includes('/portal-sessions')) {
+    add(401, '`unauthorized`: admin token or platform key required');
+    add(403, '`insufficient_scope`: the platform key lacks `webhooks:read`, or a scope the session would grant');
+  }
   if (pathParams.length > 0) add(404, route.auth === 'apiKey' ? '`not_found`: no such resource in your org' : '`not_found`: no such resource');
   if (route.auth === 'apiKey') add(404, '`org_not_found`: the org named in `Postern-Org` does not exist (platform key)');
   if (route.auth === 'apiKey' || route.auth === 'admin') add(503, '`service_unavailable`: Redis unreachable; nothing was stored');

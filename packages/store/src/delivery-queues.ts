@@ -63,8 +63,9 @@ export class DeliveryQueues {
         if (score !== undefined) due = Math.min(due, Math.floor(Number(score) / DELAYED_SCORE_FACTOR));
         if (waitingId) {
           const data = await redis.hget(q.toKey(waitingId), 'data');
-          const orgId = data ? (JSON.parse(data) as { orgId?: unknown }).orgId : undefined;
-          if (typeof orgId === 'string') {
+          // Job data of any version (the compact version 3 string included) names the org.
+          const orgId = data ? deliveryJobOrgId(JSON.parse(data) as DeliveryJobData) : null;
+          if (orgId) {
             const [nextAttemptAt, createdAt] = await redis.hmget(this.keys.delivery(orgId, waitingId), 'nextAttemptAt', 'createdAt');
             const waitingDue = Number(nextAttemptAt || createdAt);
             if (Number.isFinite(waitingDue) && waitingDue > 0) due = Math.min(due, waitingDue);
