@@ -25,6 +25,7 @@ import { pollUntil, startPosternProcesses, startReceiverProcess, type ReceiverPr
 import { commandCalls } from './resource-cost.js';
 import { createOrgs, posternThroughput, warmUp, type BenchOrg } from './scenarios.js';
 import type { PolicyInput } from '@postern/client';
+import { countOrgRecords } from '../test/support/org-records.js';
 
 const FINISHED = ['succeeded', 'failed', 'cancelled'] as const;
 const r1 = (n: number) => Math.round(n * 10) / 10;
@@ -71,24 +72,8 @@ async function masters(redis: Redis | Cluster): Promise<Redis[]> {
 }
 
 /** The org's delivery, attempt and event records, counted with SCAN on every master. */
-async function orgRecords(redis: Redis | Cluster, prefix: string, orgId: string): Promise<{ deliveries: number; attempts: number; events: number }> {
-  const org = createKeySchema(prefix).delivery(orgId, 'x').slice(0, -':delivery:x'.length);
-  const out = { deliveries: 0, attempts: 0, events: 0 };
-  for (const node of await masters(redis)) {
-    for (const match of [`${org}:delivery:*`, `${org}:event:*`]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
-        cursor = next;
-        for (const key of keys) {
-          if (key.endsWith(':attempts')) out.attempts += 1;
-          else if (key.includes(':delivery:')) out.deliveries += 1;
-          else if (!key.endsWith(':redeliveries')) out.events += 1;
-        }
-      } while (cursor !== '0');
-    }
-  }
-  return out;
+function orgRecords(redis: Redis | Cluster, prefix: string, orgId: string): Promise<{ deliveries: number; attempts: number; events: number }> {
+  return countOrgRecords(redis, createKeySchema(prefix), orgId);
 }
 
 /** Removes every key under `prefix` (its org keys and its queue partitions), on every master: the benchmark may run on a shared Redis. */

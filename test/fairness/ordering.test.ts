@@ -10,6 +10,22 @@ let apiKey: string;
 let orgId: string;
 const receivers: TestReceiver[] = [];
 
+/**
+ * Start order at `perEndpoint: n` (README, "Ordering"): up to n deliveries are let in together (a
+ * release calls the first ones of the line) and may start in any order among themselves, a few ms
+ * apart; none may start before a delivery n or more places older. `late`: starts before any older
+ * one; `overtook`: starts before one n or more places older (must be 0).
+ */
+function startOrder(started: readonly number[], n: number): { late: number; overtook: number } {
+  let late = 0;
+  let overtook = 0;
+  for (let i = 1; i < started.length; i++) {
+    if (started[i]! < Math.max(...started.slice(0, i))) late++;
+    if (i >= n && started[i]! < Math.max(...started.slice(0, i - n + 1))) overtook++;
+  }
+  return { late, overtook };
+}
+
 beforeAll(async () => {
   postern = await startPostern({ senderConcurrency: 50 });
 });
@@ -74,14 +90,7 @@ test('perEndpoint 3: attempts start in acceptance order, three at a time', async
   await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(orgId, ids)).every((d) => d.status === 'succeeded'), 20_000);
   // Start order as recorded (the claim's clock): never an older delivery starting after a newer one.
   const started = await Promise.all(ids.map(async (id) => (await postern.store.deliveries.getAttempts(orgId, id))[0]!.startedAt));
-  // N at a time: the N let in together may start in any order among themselves, a few ms apart;
-  // none may start before a delivery N or more places older.
-  let late = 0;
-  let overtook = 0;
-  for (let i = 1; i < started.length; i++) {
-    if (started[i]! < Math.max(...started.slice(0, i))) late++;
-    if (i >= 3 && started[i]! < Math.max(...started.slice(0, i - 2))) overtook++;
-  }
+  const { late, overtook } = startOrder(started, 3);
   console.log(`perEndpoint 3, 40 events: ${late} started before an older one of its group of 3, ${overtook} before one 3 or more places older`);
   expect(overtook).toBe(0);
   expect(ep.policy.concurrency.perEndpoint).toBe(3);
@@ -118,15 +127,7 @@ test('resume after pause at perEndpoint 4: the held deliveries start oldest firs
   expect((await postern.api('POST', `/v1/endpoints/${ep.id}/resume`, { key: apiKey })).status).toBe(200);
   await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(orgId, ids)).every((d) => d.status === 'succeeded'), 20_000);
   const started = await Promise.all(ids.map(async (id) => (await postern.store.deliveries.getAttempts(orgId, id))[0]!.startedAt));
-  // N at a time: up to N deliveries are let in together (a release calls the first ones of the
-  // line), and those N may start in any order among themselves, a few ms apart. None may start
-  // before a delivery N or more places older than it.
-  let late = 0;
-  let overtook = 0;
-  for (let i = 1; i < started.length; i++) {
-    if (started[i]! < Math.max(...started.slice(0, i))) late++;
-    if (i >= 4 && started[i]! < Math.max(...started.slice(0, i - 3))) overtook++;
-  }
+  const { late, overtook } = startOrder(started, 4);
   console.log(`resume after pause at perEndpoint 4, 20 held: ${late} started before an older one of its group of 4, ${overtook} before one 4 or more places older`);
   expect(overtook).toBe(0);
 }, 60_000);

@@ -1,8 +1,7 @@
-import { Cluster } from 'ioredis';
-import type { RedisClient } from '@postern/store';
 import { startPostern, fastPolicy, type PosternOptions, type TestPostern } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
+import { countOrgRecords } from '../support/org-records.js';
 import { describeOnCluster } from '../cluster/cluster-support.js';
 
 /**
@@ -20,25 +19,8 @@ const ROOMY = { concurrency: { perEndpoint: 50, perOrg: 50 } };
 const FINISHED = ['succeeded', 'failed', 'cancelled'] as const;
 
 /** Records of one org by kind, counted with SCAN on every master that could hold them. */
-async function orgRecords(postern: TestPostern, orgId: string): Promise<{ deliveries: number; attempts: number; events: number }> {
-  const org = postern.store.keys.delivery(orgId, 'x').slice(0, -':delivery:x'.length);
-  const nodes: RedisClient[] = postern.redis instanceof Cluster ? postern.redis.nodes('master') : [postern.redis];
-  const out = { deliveries: 0, attempts: 0, events: 0 };
-  for (const node of nodes) {
-    for (const match of [`${org}:delivery:*`, `${org}:event:*`]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
-        cursor = next;
-        for (const key of keys) {
-          if (key.endsWith(':attempts')) out.attempts += 1;
-          else if (key.includes(':delivery:')) out.deliveries += 1;
-          else if (!key.endsWith(':redeliveries')) out.events += 1;
-        }
-      } while (cursor !== '0');
-    }
-  }
-  return out;
+function orgRecords(postern: TestPostern, orgId: string): Promise<{ deliveries: number; attempts: number; events: number }> {
+  return countOrgRecords(postern.redis, postern.store.keys, orgId);
 }
 
 async function finishedCount(postern: TestPostern, orgId: string, endpointId: string): Promise<number> {
