@@ -168,7 +168,7 @@ export class AttemptRepository {
         k.endpointKeyLines(ids.orgId, ids.endpointId),
         k.endpointRate(ids.orgId, ids.endpointId),
       ],
-      [ids.deliveryId, nowMs, LEASE_GRACE_MS],
+      [ids.deliveryId, nowMs, LEASE_GRACE_MS, ids.eventId],
     )) as unknown[];
     switch (r[0]) {
       case 'finished':

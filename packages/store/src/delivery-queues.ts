@@ -2,6 +2,7 @@ import type { ConnectionOptions, JobsOptions, Queue } from 'bullmq';
 import { createDeliveryQueue, deliveryJobOrgId, type DeliveryJobData } from './delivery-queue.js';
 import type { KeySchema } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
+import { idTimeOf } from './derived-ids.js';
 
 /** BullMQ scores a delayed job `dueMs * 0x1000 + counter`: the due time is the score over this. */
 const DELAYED_SCORE_FACTOR = 0x1000;
@@ -67,7 +68,8 @@ export class DeliveryQueues {
           const orgId = data ? deliveryJobOrgId(JSON.parse(data) as DeliveryJobData) : null;
           if (orgId) {
             const [nextAttemptAt, createdAt] = await redis.hmget(this.keys.delivery(orgId, waitingId), 'nextAttemptAt', 'createdAt');
-            const waitingDue = Number(nextAttemptAt || createdAt);
+            // createdAt is left out when it is the time in the id (records.ts).
+            const waitingDue = Number(nextAttemptAt || createdAt || idTimeOf(waitingId));
             if (Number.isFinite(waitingDue) && waitingDue > 0) due = Math.min(due, waitingDue);
           }
         }

@@ -8,6 +8,7 @@ import { joinSplitValues } from './split-values.js';
 import { endpointLogIds } from './endpoint-log.js';
 import { readAttempts } from './attempt-encoding.js';
 import { deliveryHashFields, parseDelivery, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
+import { eventIdOfDelivery } from './derived-ids.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 const trimFinishedScript = LuaScript.load('trim-finished');
@@ -58,7 +59,7 @@ export class DeliveryRepository {
       this.redis.hgetallBuffer(this.keys.delivery(orgId, deliveryId)).then(joinSplitValues),
       this.redis.hgetallBuffer(this.keys.deliveryAttempts(orgId, deliveryId)).then(joinSplitValues),
     ]);
-    const storedEventId = eventId ?? deliveryHash.eventId ?? '';
+    const storedEventId = eventId ?? eventIdOfDelivery(deliveryHash.eventId, deliveryId);
     // The ordering headers were sent from the delivery's own orderingKey and sequence.
     const ordering = {
       ...(deliveryHash.orderingKey ? { orderingKey: deliveryHash.orderingKey } : {}),
@@ -184,7 +185,8 @@ export class DeliveryRepository {
    * unfinished or missing.
    */
   async purge(orgId: string, deliveryId: string, nowMs: number): Promise<boolean> {
-    const [status, endpointId, eventId] = await this.redis.hmget(this.keys.delivery(orgId, deliveryId), 'status', 'endpointId', 'eventId');
+    const [status, endpointId, storedEvent] = await this.redis.hmget(this.keys.delivery(orgId, deliveryId), 'status', 'endpointId', 'eventId');
+    const eventId = eventIdOfDelivery(storedEvent, deliveryId);
     if (!status || !endpointId || !eventId) return false;
     const k = this.keys;
     const r = await purgeDeliveryScript.run(
@@ -259,8 +261,12 @@ export class DeliveryRepository {
     for (const s of statuses) pipeline.zrangebylex(k.endpointDeliveriesByStatus(orgId, endpointId, s), '-', '+', 'LIMIT', 0, want);
     const oldest = assertExec(await pipeline.exec()).flatMap(([, ids]) => ids as string[]).sort().slice(0, want);
     if (oldest.length === 0) return { removed: 0, finishedLeft: 0, candidates: 0 };
-    const events = assertExec(await this.redis.pipeline(oldest.map((id) => ['hget', k.delivery(orgId, id), 'eventId'])).exec());
-    const eventOf = (i: number) => String(events[i]?.[1] ?? 'evt_missing');
+    const events = assertExec(await this.redis.pipeline(oldest.map((id) => ['hmget', k.delivery(orgId, id), 'status', 'eventId'])).exec());
+    // A missing delivery (its status absent) is skipped by the script; its event id is a placeholder.
+    const eventOf = (i: number) => {
+      const [status, stored] = (events[i]?.[1] ?? [null, null]) as [string | null, string | null];
+      return (status && eventIdOfDelivery(stored, oldest[i]!)) || 'evt_missing';
+    };
     const keys = [
       ...statuses.map((s) => k.endpointDeliveriesByStatus(orgId, endpointId, s)),
       k.endpointDeliveries(orgId, endpointId),

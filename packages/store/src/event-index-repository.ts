@@ -5,6 +5,7 @@ import { assertExec } from './org-repository.js';
 import { parseEvent, type EventRecord } from './records.js';
 import { joinSplitValues } from './split-values.js';
 import { endpointLogIds } from './endpoint-log.js';
+import { eventIdOfDelivery } from './derived-ids.js';
 
 /** Filters and paging of {@link EventIndexRepository.list}. Times are epoch ms, both ends inclusive. */
 export interface EventListQuery {
@@ -92,9 +93,11 @@ export class EventIndexRepository {
   /** The event of each delivery, or null for a redelivery (its event is listed at its first delivery) or a missing one. */
   private async firstDeliveryEvents(orgId: string, deliveryIds: readonly string[]): Promise<(string | null)[]> {
     const pipeline = this.redis.pipeline();
-    for (const id of deliveryIds) pipeline.hmget(this.keys.delivery(orgId, id), 'eventId', 'redeliveredFromId');
-    return assertExec(await pipeline.exec()).map(([, v]) => {
-      const [eventId, redeliveredFromId] = v as [string | null, string | null];
+    for (const id of deliveryIds) pipeline.hmget(this.keys.delivery(orgId, id), 'status', 'eventId', 'redeliveredFromId');
+    return assertExec(await pipeline.exec()).map(([, v], i) => {
+      const [status, storedEvent, redeliveredFromId] = v as [string | null, string | null, string | null];
+      // Compact records may leave the event id out (derived from the delivery's: derived-ids.ts).
+      const eventId = status ? eventIdOfDelivery(storedEvent, deliveryIds[i]!) : '';
       return eventId && !redeliveredFromId ? eventId : null;
     });
   }

@@ -4,6 +4,7 @@ import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
 import { parseNotification, toHashFields, type EndpointRecord, type NotificationRecord } from './records.js';
+import { eventIdOfDelivery } from './derived-ids.js';
 
 const tripBreakerScript = LuaScript.load('trip-breaker');
 const settleOnTripScript = LuaScript.load('settle-on-trip');
@@ -76,7 +77,12 @@ export class NotificationRepository {
       const ids = await this.redis.zrangebylex(k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'), cursor, '+', 'LIMIT', 0, TRIP_SETTLE_BATCH);
       if (ids.length === 0) break;
       // Each delivery's event, so the script passes it its keys (one pipeline, one slot).
-      const eventIds = await this.redis.pipeline(ids.map((id) => ['hget', k.delivery(orgId, id), 'eventId'])).exec().then(assertExec);
+      // Compact records may leave the event id out (derived from the delivery's: derived-ids.ts).
+      const eventIds = await this.redis.pipeline(ids.map((id) => ['hmget', k.delivery(orgId, id), 'status', 'eventId'])).exec().then(assertExec);
+      const eventOf = (i: number) => {
+        const [status, stored] = (eventIds[i]?.[1] ?? [null, null]) as [string | null, string | null];
+        return (status && eventIdOfDelivery(stored, ids[i]!)) || 'evt_missing';
+      };
       settled += Number(
         await settleOnTripScript.run(
           this.redis,
@@ -86,7 +92,7 @@ export class NotificationRepository {
             k.endpointDeliveriesByStatus(orgId, endpointId, target),
             k.endpointHeld(orgId, endpointId),
             k.endpointKeyLines(orgId, endpointId),
-            ...ids.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, String(eventIds[i]?.[1] ?? 'evt_missing'))]),
+            ...ids.flatMap((id, i) => [k.delivery(orgId, id), k.deliveryAttempts(orgId, id), k.event(orgId, eventOf(i))]),
           ],
           [nowMs, pendingOnTrip, finishedExpiresAt(retention, nowMs), ...ids],
         ),

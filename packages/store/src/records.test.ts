@@ -6,8 +6,23 @@ const pending = newPendingDelivery({ id: 'dlv_01M8QW8806MT2VMJ0WCK7E8998', orgId
 
 test('a new delivery stores only what cannot be derived, and reads back equal with the ids of its key', () => {
   const fields = deliveryHashFields(pending);
-  expect(hashOf(fields)).toEqual({ eventId: pending.eventId, eventType: 'invoice.paid', endpointId: pending.endpointId, status: 'pending', createdAt: '1796000000000' });
+  // The event's id is the delivery's minus one (minted together): left out. createdAt is not the id's time: stored.
+  expect(hashOf(fields)).toEqual({ eventType: 'invoice.paid', endpointId: pending.endpointId, status: 'pending', createdAt: '1796000000000' });
   expect(parseDelivery(hashOf(fields), pending.orgId, pending.id)).toEqual(pending);
+});
+
+test('a delivery leaves out a createdAt that is its id\'s time, and stores its event id as an offset or whole', () => {
+  const atIdTime = { ...pending, createdAt: 1_796_097_712_134, updatedAt: 1_796_097_712_134, nextAttemptAt: 1_796_097_712_134 };
+  expect(hashOf(deliveryHashFields(atIdTime))).toEqual({ eventType: 'invoice.paid', endpointId: pending.endpointId, status: 'pending' });
+  expect(parseDelivery(hashOf(deliveryHashFields(atIdTime)), pending.orgId, pending.id)).toEqual(atIdTime);
+  // The third delivery of a fan-out: its event is its id minus 3.
+  const third = { ...atIdTime, eventId: 'evt_01M8QW8806MT2VMJ0WCK7E8995' };
+  expect(hashOf(deliveryHashFields(third)).eventId).toBe('3');
+  expect(parseDelivery(hashOf(deliveryHashFields(third)), pending.orgId, pending.id)).toEqual(third);
+  // A redelivery (minted apart from its event) stores the id whole.
+  const redelivery = { ...atIdTime, eventId: 'evt_01M8QW0000MT2VMJ0WCK7E8995', redeliveredFromId: 'dlv_01M8QW8806MT2VMJ0WCK7E8990' };
+  expect(hashOf(deliveryHashFields(redelivery)).eventId).toBe(redelivery.eventId);
+  expect(parseDelivery(hashOf(deliveryHashFields(redelivery)), pending.orgId, pending.id)).toEqual(redelivery);
 });
 
 test('a redelivery, a test delivery and a retried one keep their fields', () => {
@@ -46,8 +61,17 @@ test('an envelope built by buildEnvelope is stored as its data and timestamp, an
   const envelope = buildEnvelope({ id, type: 'invoice.paid', timestampMs: createdAt, dataJson: '{"note":"Zoë — 東京","n":[1, 2]}' });
   const e = { id, orgId: pending.orgId, type: 'invoice.paid', envelope, createdAt, idempotencyKey: 'k-1', deliveryIds: [pending.id] };
   const h = hashOf(eventHashFields(e));
-  expect(h).toEqual({ type: 'invoice.paid', idempotencyKey: 'k-1', deliveryIds: JSON.stringify([pending.id]), timestamp: '2026-11-30T00:53:20.123Z', data: '{"note":"Zoë — 東京","n":[1, 2]}' });
+  // Its one delivery is its id plus one: stored as the count.
+  expect(h).toEqual({ type: 'invoice.paid', idempotencyKey: 'k-1', deliveryIds: '1', timestamp: '2026-11-30T00:53:20.123Z', data: '{"note":"Zoë — 東京","n":[1, 2]}' });
   expect(parseEvent(h, e.orgId, id)).toEqual(e);
+  // Delivery ids minted apart are stored as JSON, and so read (as every event written before).
+  const apart = { ...e, deliveryIds: ['dlv_01M8QW8806MT2VMJ0WCK7E8999'] };
+  expect(hashOf(eventHashFields(apart)).deliveryIds).toBe(JSON.stringify(apart.deliveryIds));
+  expect(parseEvent(hashOf(eventHashFields(apart)), e.orgId, id)).toEqual(apart);
+  // Created at its id's time: the timestamp is left out and rebuilt from the id.
+  const atIdTime = { ...e, createdAt: 1_796_097_712_134, envelope: buildEnvelope({ id, type: 'invoice.paid', timestampMs: 1_796_097_712_134, dataJson: '{"a":1}' }), deliveryIds: [pending.id, 'dlv_01M8QW8806MT2VMJ0WCK7E8999'] };
+  expect(hashOf(eventHashFields(atIdTime))).toEqual({ type: 'invoice.paid', idempotencyKey: 'k-1', deliveryIds: '2', data: '{"a":1}' });
+  expect(parseEvent(hashOf(eventHashFields(atIdTime)), e.orgId, id)).toEqual(atIdTime);
   // A type that JSON escapes is stored whole.
   const odd = { ...e, type: 'a"b', envelope: buildEnvelope({ id, type: 'a"b', timestampMs: createdAt, dataJson: '1' }) };
   expect(hashOf(eventHashFields(odd)).envelope).toBe(odd.envelope);

@@ -1,4 +1,5 @@
 import { isApiKeyScope, type ApiKeyScope, type Pace, type Policy, type SentRequestFields } from '@postern/shared';
+import { deliveryIdsOfEvent, eventIdOfDelivery, idTimeOf, storedDeliveryIds, storedEventId } from './derived-ids.js';
 
 /** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
 export type DeliveryStatus = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
@@ -255,14 +256,18 @@ export function optionalString(raw: string | undefined): string | null {
 /**
  * A delivery as its hash's fields (compact records, docs/architecture.md): its id and org id are
  * in the key, so they are not stored; null, empty and false fields are left out (absent reads as
- * null, false or 0), and so are `updatedAt` and `nextAttemptAt` while they equal `createdAt`.
+ * null, false or 0), and so are `updatedAt` and `nextAttemptAt` while they equal `createdAt`,
+ * `createdAt` when it is the time in the delivery's id, and `eventId` when it is the delivery's id
+ * minus one (an offset when minus a few: derived-ids.ts).
  * Field names are the record's own, so the Lua scripts and this file agree by name.
  */
 export function deliveryHashFields(d: DeliveryRecord): string[] {
-  const { id: _idInKey, orgId: _orgInKey, updatedAt, nextAttemptAt, ...rest } = d;
+  const { id: _idInKey, orgId: _orgInKey, updatedAt, nextAttemptAt, eventId, createdAt, ...rest } = d;
   return compactHashFields({
+    eventId: storedEventId(eventId, d.id),
     ...rest,
-    // Stored only when they differ from what parseDelivery derives for a new delivery.
+    // Stored only when they differ from what parseDelivery derives.
+    createdAt: createdAt === idTimeOf(d.id) ? null : createdAt,
     updatedAt: updatedAt === d.createdAt ? null : updatedAt,
     nextAttemptAt: nextAttemptAt === d.createdAt && d.attempts === 0 && !d.held ? null : nextAttemptAt,
   });
@@ -282,7 +287,9 @@ function compactHashFields(record: object): string[] {
 /**
  * Parses a delivery hash; returns null for an empty hash (no such delivery). `orgId` and `id` are
  * the org and delivery whose key it was read from (compact records do not store them; older ones
- * do). Fields left out by compact records are derived: `updatedAt` absent is `createdAt`;
+ * do). Fields left out by compact records are derived: `createdAt` absent is the time in the id,
+ * `eventId` absent or a number is the id minus one or that number (derived-ids.ts);
+ * `updatedAt` absent is `createdAt`;
  * `nextAttemptAt` absent on a pending or in-flight delivery that is not held is `createdAt` (a
  * cleared one is absent only on finished or held deliveries); a finished delivery's `finishedAt`
  * is its `updatedAt`, and a succeeded one's `deliveredAt` its `finishedAt`; `lastResponseStatus`,
@@ -292,7 +299,8 @@ function compactHashFields(record: object): string[] {
 export function parseDelivery(h: Record<string, string>, orgId = '', id = ''): DeliveryRecord | null {
   if (!h.id && !h.status) return null;
   const status = (h.status ?? 'pending') as DeliveryStatus;
-  const createdAt = Number(h.createdAt ?? 0);
+  const deliveryId = h.id ?? id;
+  const createdAt = h.createdAt !== undefined ? Number(h.createdAt) : (idTimeOf(deliveryId) ?? 0);
   const updatedAt = h.updatedAt ? Number(h.updatedAt) : createdAt;
   const held = h.held === '1';
   const open = status === 'pending' || status === 'in_flight';
@@ -300,9 +308,9 @@ export function parseDelivery(h: Record<string, string>, orgId = '', id = ''): D
   const finished = status === 'succeeded' || status === 'failed' || status === 'cancelled';
   const finishedAt = optionalNumber(h.finishedAt) ?? (finished ? updatedAt : null);
   return {
-    id: h.id ?? id,
+    id: deliveryId,
     orgId: h.orgId ?? orgId,
-    eventId: h.eventId ?? '',
+    eventId: eventIdOfDelivery(h.eventId, deliveryId),
     eventType: h.eventType ?? '',
     endpointId: h.endpointId ?? '',
     status,
@@ -407,16 +415,31 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
 /**
  * An event as its hash's fields (compact records): its id and org id are in the key, a null
  * idempotency key is left out, and of an envelope built by `buildEnvelope` only the data and the
- * timestamp are stored (the timestamp is the creation time, so `createdAt` is not stored either). create-event.lua stores a value longer than 64 bytes (the envelope,
+ * timestamp are stored (the timestamp is the creation time, so `createdAt` is not stored either;
+ * nor the timestamp when it is the time in the event's id). `deliveryIds` is their count when they
+ * are the event's id plus 1, 2, … (derived-ids.ts). create-event.lua stores a value longer than 64 bytes (the envelope,
  * the delivery ids of a wide fan-out) as pieces, so the hash stays listpack-encoded; read it with
  * `hgetallBuffer` and `joinSplitValues`.
  */
 export function eventHashFields(e: EventRecord): string[] {
-  const { id: _idInKey, orgId: _orgInKey, envelope, createdAt, ...rest } = e;
+  const { id: _idInKey, orgId: _orgInKey, envelope, createdAt, deliveryIds, ...rest } = e;
   const parts = envelopeParts(e);
-  // The envelope's wrapper (id, type, timestamp) is rebuilt on read: only its data is stored.
-  if (parts) return compactHashFields({ ...rest, timestamp: parts.timestamp, data: parts.dataJson });
-  return compactHashFields({ ...rest, envelope, createdAt });
+  const ids = storedDeliveryIds(e.id, deliveryIds);
+  // The envelope's wrapper (id, type, timestamp) is rebuilt on read: only its data is stored, and
+  // its timestamp only when it is not the time in the event's id.
+  if (parts) return compactHashFields({ ...rest, deliveryIds: ids, timestamp: parts.timestamp === timestampOfId(e.id) ? null : parts.timestamp, data: parts.dataJson });
+  return compactHashFields({ ...rest, deliveryIds: ids, envelope, createdAt });
+}
+
+/**
+ * The envelope timestamp (ISO 8601, as `buildEnvelope` writes it) of the time in an id; null when
+ * it has no ULID time or the year is not four digits (compact-hash.lua's `isoOfMs` writes those only).
+ */
+function timestampOfId(id: string): string | null {
+  const ms = idTimeOf(id);
+  if (ms === null) return null;
+  const iso = new Date(ms).toISOString();
+  return /^[0-9]{4}-/.test(iso) ? iso : null;
 }
 
 /**
@@ -446,8 +469,9 @@ function envelopeHead(id: string, type: string, timestamp: string): string | nul
  */
 export function envelopeOf(h: Record<string, string>, id: string): string | null {
   if (h.envelope !== undefined) return h.envelope;
-  if (h.data === undefined || h.timestamp === undefined) return null;
-  return `${envelopeHead(id, h.type ?? '', h.timestamp) ?? ''}${h.data}}`;
+  const timestamp = h.timestamp ?? timestampOfId(id);
+  if (h.data === undefined || timestamp === null) return null;
+  return `${envelopeHead(id, h.type ?? '', timestamp) ?? ''}${h.data}}`;
 }
 
 /**
@@ -455,16 +479,17 @@ export function envelopeOf(h: Record<string, string>, id: string): string | null
  * are the org and event whose key it was read from (compact records do not store them; older ones do).
  */
 export function parseEvent(h: Record<string, string>, orgId = '', id = ''): EventRecord | null {
-  if (!h.id && !h.createdAt && !h.timestamp) return null;
+  if (!h.id && !h.createdAt && !h.timestamp && h.data === undefined) return null;
   const eventId = h.id ?? id;
   return {
     id: eventId,
     orgId: h.orgId ?? orgId,
     type: h.type ?? '',
     envelope: envelopeOf(h, eventId) ?? '',
-    createdAt: h.createdAt !== undefined ? Number(h.createdAt) : Date.parse(h.timestamp ?? '') || 0,
+    createdAt: h.createdAt !== undefined ? Number(h.createdAt) : h.timestamp !== undefined ? Date.parse(h.timestamp) || 0 : (idTimeOf(eventId) ?? 0),
     idempotencyKey: optionalString(h.idempotencyKey),
-    deliveryIds: JSON.parse(h.deliveryIds ?? '[]') as string[],
+    // Their count when they are the event's id plus 1, 2, … (derived-ids.ts), else their JSON.
+    deliveryIds: deliveryIdsOfEvent(h.deliveryIds, eventId),
   };
 }
 

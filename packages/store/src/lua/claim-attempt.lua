@@ -5,7 +5,9 @@
 -- KEYS[9] endpoint hash, KEYS[10] org hash, KEYS[11] event hash, KEYS[12] endpoint's pending
 -- index, KEYS[13] endpoint's in_flight index, KEYS[14] endpoint's held index.
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] lease grace (ms, added to the policy's timeout:
--- how long a crashed sender's slot stays taken).
+-- how long a crashed sender's slot stays taken), ARGV[4] event id (the one KEYS[11] is built from:
+-- compact records leave it out of the delivery hash when it is derived from the delivery's id).
+-- A delivery hash leaves out createdAt when it is the time in the delivery's id (records.ts).
 -- Returns one of:
 --   {'missing'}                              no such delivery
 --   {'finished', status, woken...}           already ended (a slot it still held is given back)
@@ -65,7 +67,9 @@ end
 
 local org = redis.call('HMGET', KEYS[10], 'status', 'disabledEventTypes', 'preAttemptCheckUrl', 'preAttemptCheckSecret')
 local orgStatus = org[1] or ''
-local envelope = hgetEnvelope(KEYS[11], d.eventId or '')
+local eventId = ARGV[4]
+if not eventId or eventId == '' then eventId = d.eventId or '' end
+local envelope = hgetEnvelope(KEYS[11], eventId)
 local maxPayload = policy and policy.maxPayloadBytes
 if not policy or e.status ~= 'active' or orgStatus == 'suspended' or eventTypeDisabled(org[2], d.eventType)
   or (type(maxPayload) == 'number' and envelope and #envelope > maxPayload) then
@@ -83,7 +87,7 @@ end
 
 -- The limits now: the policy's, narrowed by the endpoint's pace under adaptive pacing (pace.ts,
 -- effectiveLimits). A paused endpoint sends nothing until the pause ends.
-local parkOrder = d.acceptSeq or d.createdAt
+local parkOrder = d.acceptSeq or d.createdAt or ulidTimeMs(id) or 0
 local rate = nil
 local perEndpointNow = perEndpoint
 local ratePerSecond = policy.rateLimit and policy.rateLimit ~= cjson.null and policy.rateLimit.perSecond or nil

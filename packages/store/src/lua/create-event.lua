@@ -61,7 +61,8 @@ for i = 0, count - 1 do
   ids[i] = id
   redis.call('HSET', KEYS[5 + i * 2], unpack(stored))
   redis.call('ZADD', KEYS[6 + i * 2], 0, id)
-  redis.call('ZADD', KEYS[3], createdAt, id)
+  -- createdAt is left out of the fields when it is the time in the id (records.ts).
+  redis.call('ZADD', KEYS[3], createdAt or ulidTimeMs(id) or 0, id)
 end
 for n, keyed in ipairs(cjson.decode(ARGV[6])) do
   local i, keyHash = keyed[1], keyed[2]

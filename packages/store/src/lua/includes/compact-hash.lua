@@ -62,13 +62,51 @@ local function hsetOrDel(key, pairs)
   if #del > 0 then redis.call('HDEL', key, unpack(del)) end
 end
 
+-- The creation time (epoch ms) in an id's ULID body (`<prefix>_` + 10 Crockford base32 characters
+-- of time + 16 random; derived-ids.ts, idTimeOf); false when it has another shape. Compact records
+-- leave out a delivery's createdAt and an event's timestamp when they are this time.
+local CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+local function ulidTimeMs(id)
+  local body = string.match(id or '', '^[a-z]+_([0-7][0-9A-HJKMNP-TV-Z]+)$')
+  if not body or #body ~= 26 then return false end
+  local ms = 0
+  for i = 1, 10 do ms = ms * 32 + (string.find(CROCKFORD, string.sub(body, i, i), 1, true) - 1) end
+  return ms
+end
+
+-- Epoch ms as JavaScript's Date.prototype.toISOString writes it for a four-digit year
+-- (`YYYY-MM-DDTHH:mm:ss.sssZ`); the days to civil date conversion is H. Hinnant's.
+local function isoOfMs(ms)
+  local days = math.floor(ms / 86400000)
+  local rest = ms - days * 86400000
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local day = doy - math.floor((153 * mp + 2) / 5) + 1
+  local month = mp < 10 and mp + 3 or mp - 9
+  local year = yoe + era * 400 + (month <= 2 and 1 or 0)
+  local h = math.floor(rest / 3600000)
+  local mi = math.floor((rest - h * 3600000) / 60000)
+  local s = math.floor((rest - h * 3600000 - mi * 60000) / 1000)
+  return string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', year, month, day, h, mi, s, rest % 1000)
+end
+
 -- An event's envelope: stored whole, or rebuilt from its data, id, type and timestamp exactly as
--- buildEnvelope (packages/shared) built it (records.ts, envelopeOf); false when the event is gone.
+-- buildEnvelope (packages/shared) built it (records.ts, envelopeOf; the timestamp, when not
+-- stored, is the time in the event's id); false when the event is gone.
 local function hgetEnvelope(eventKey, eventId)
   local envelope = hgetSplit(eventKey, 'envelope')
   if envelope then return envelope end
   local data = hgetSplit(eventKey, 'data')
   if not data then return false end
   local f = redis.call('HMGET', eventKey, 'type', 'timestamp')
-  return '{"id":"' .. eventId .. '","type":"' .. (f[1] or '') .. '","timestamp":"' .. (f[2] or '') .. '","data":' .. data .. '}'
+  local timestamp = f[2]
+  if not timestamp then
+    local ms = ulidTimeMs(eventId)
+    timestamp = ms and isoOfMs(ms) or ''
+  end
+  return '{"id":"' .. eventId .. '","type":"' .. (f[1] or '') .. '","timestamp":"' .. timestamp .. '","data":' .. data .. '}'
 end

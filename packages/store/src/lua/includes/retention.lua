@@ -9,7 +9,15 @@
 -- once when that has passed, or none was kept by days). `liveDeliveries` counts the deliveries not
 -- removed one by one (a trim, the janitor): at 0 the event goes whatever its expiry said (the
 -- janitor removes a deleted endpoint's log before its own expiry). Events written before these
--- fields were counted (no `unfinishedDeliveries`) go by `liveDeliveries` alone.
+-- fields were counted (none of `unfinishedDeliveries`, `keptByCount`, `keepUntil`) go by
+-- `liveDeliveries` alone. Compact records: `unfinishedDeliveries` is removed when it reaches 0
+-- (absent reads as 0); by then the event has `keptByCount` or `keepUntil`, which mark it counted.
+
+-- Whether the event counts its deliveries (see above): any of its three counting fields is there.
+local function eventCounted(eventKey)
+  return redis.call('HEXISTS', eventKey, 'unfinishedDeliveries') == 1 or redis.call('HEXISTS', eventKey, 'keptByCount') == 1
+    or redis.call('HEXISTS', eventKey, 'keepUntil') == 1
+end
 
 -- What becomes of an event now that none of its deliveries may be unfinished or kept by count:
 -- 'keep' while any is, else 'expire' (its PEXPIREAT is set here) or 'delete' (the caller removes
@@ -32,8 +40,9 @@ local function keepFinishedUntil(deliveryKey, attemptsKey, eventKey, expiresAt, 
     redis.call('PEXPIREAT', deliveryKey, expiresAt)
     redis.call('PEXPIREAT', attemptsKey, expiresAt)
   end
-  if redis.call('HEXISTS', eventKey, 'unfinishedDeliveries') == 0 then return end
-  redis.call('HINCRBY', eventKey, 'unfinishedDeliveries', -1)
+  if not eventCounted(eventKey) then return end
+  -- Left out at 0 (compact records); the count or expiry set below keeps the event marked counted.
+  if redis.call('HINCRBY', eventKey, 'unfinishedDeliveries', -1) <= 0 then redis.call('HDEL', eventKey, 'unfinishedDeliveries') end
   if expiresAt == '' then
     redis.call('HINCRBY', eventKey, 'keptByCount', 1)
     return
@@ -52,7 +61,7 @@ local function releaseFinished(deliveryKey, eventKey, nowMs)
   if redis.call('EXISTS', eventKey) == 0 then return false end
   -- Every delivery removed one by one (none expired by itself): nothing refers to the event.
   local live = redis.call('HINCRBY', eventKey, 'liveDeliveries', -1)
-  if live <= 0 or redis.call('HEXISTS', eventKey, 'unfinishedDeliveries') == 0 then return live <= 0 end
+  if live <= 0 or not eventCounted(eventKey) then return live <= 0 end
   if redis.call('PTTL', deliveryKey) == -1 and tonumber(redis.call('HGET', eventKey, 'keptByCount') or '0') > 0 then
     redis.call('HINCRBY', eventKey, 'keptByCount', -1)
   end
