@@ -40,6 +40,10 @@ export function actionIdempotency(deps: AppDeps, route: string): <Params>(req: R
   return async <Params>(req: Request<Params>, res: Response, next: NextFunction): Promise<void> => {
     const key = idempotencyKeyHeader(req);
     if (key === undefined) return next();
+    // Header bytes arrive as Latin-1: a non-ASCII key would be stored garbled and never match again.
+    if (key !== undefined && !/^[\x20-\x7e]*$/.test(key)) {
+      throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be printable ASCII');
+    }
     if (key.length < 1 || key.length > 200) throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be 1 to 200 characters');
     const orgId = res.locals.orgId as string;
     const keyHash = createHash('sha256').update(key).digest('hex');

@@ -22,13 +22,14 @@ export function notFound(what: string): ApiError {
 
 /**
  * 400 naming the first bad field of a zod failure, e.g. `url: url is required`. A field the
- * schema does not know reads `body: unknown field "colour"`, the wording every route uses.
+ * schema does not know reads `body: unknown field "colour"` (for a query string, `source: 'query'`:
+ * `query: unknown parameter "colour"`), the wording every route uses.
  */
-export function invalidRequest(error: z.ZodError, prefix = ''): ApiError {
+export function invalidRequest(error: z.ZodError, prefix = '', source: 'body' | 'query' = 'body'): ApiError {
   const issue = error.issues[0];
   const path = [prefix, ...(issue?.path ?? []).map(String)].filter(Boolean).join('.');
-  if (issue?.code === 'unrecognized_keys') return new ApiError(400, 'invalid_request', `${path || 'body'}: unknown field "${issue.keys[0] ?? ''}"`);
-  return new ApiError(400, 'invalid_request', `${path || 'body'}: ${issue?.message ?? 'invalid'}`);
+  if (issue?.code === 'unrecognized_keys') return new ApiError(400, 'invalid_request', `${path || source}: unknown ${source === 'query' ? 'parameter' : 'field'} "${issue.keys[0] ?? ''}"`);
+  return new ApiError(400, 'invalid_request', `${path || source}: ${issue?.message ?? 'invalid'}`);
 }
 
 /**

@@ -82,11 +82,13 @@ function requirePortalSession(deps: Pick<AppDeps, 'store' | 'clock'>) {
 }
 
 /**
- * Refuses portal sessions on routes that manage credentials (`/v1/api-keys`): a customer's
- * short-lived session must not mint itself a key that outlives it. 403 `api_key_required`.
+ * Refuses portal sessions on routes that manage credentials (`/v1/api-keys`) or the org's own
+ * settings (`PATCH /v1/org`, `GET /v1/org/check-secret`): a customer's short-lived session must
+ * not mint itself a key that outlives it, nor switch off the platform's checks or read their
+ * secret. 403 `api_key_required`.
  */
 export const requireApiKeyCredential: RequestHandler = (_req, res, next) => {
-  if (res.locals.portalSession) return next(new ApiError(403, 'api_key_required', 'a portal session cannot manage API keys; use an API key'));
+  if (res.locals.portalSession) return next(new ApiError(403, 'api_key_required', 'a portal session cannot manage API keys or change org settings; use an API key'));
   next();
 };
 

@@ -253,7 +253,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
     add(400, '`org_required` or `invalid_request`: a platform key without a valid `Postern-Org` header');
     add(401, '`unauthorized`: missing, unknown or revoked API key or platform key; `session_expired` or `session_revoked`: a portal session token past its end or revoked');
     add(403, '`org_suspended`, or `insufficient_scope` when the key lacks the scope');
-    if (route.path.startsWith('/v1/api-keys')) add(403, '`api_key_required`: a portal session cannot manage API keys');
+    if (route.path.startsWith('/v1/api-keys') || (route.path === '/v1/org' && route.method === 'patch') || route.path === '/v1/org/check-secret') add(403, '`api_key_required`: a portal session cannot manage API keys or change org settings');
   }
   if (route.auth === 'admin' || route.auth === 'adminBrowser') add(401, '`unauthorized`: admin token required');
   if (route.path.includes('/portal-sessions')) {

@@ -67,8 +67,9 @@ export const createEventBody = z.strictObject({
     .string({ error: 'orderingKey must be a string' })
     .min(1, 'orderingKey must be 1 to 256 characters')
     .max(256, 'orderingKey must be 1 to 256 characters')
-    // It travels in the `webhook-ordering-key` header, so it must be a valid header value as it is.
-    .regex(/^[\x20-\x7e]+$/, 'orderingKey must be printable ASCII (space to ~)')
+    // It travels in the `webhook-ordering-key` header, so it must be a valid header value as it is:
+    // printable ASCII, and no space at either end (HTTP trims those, so "x " would arrive as "x").
+    .regex(/^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/, 'orderingKey must be printable ASCII (space to ~), without a space at either end')
     .optional(),
 });
 
@@ -97,7 +98,7 @@ export function parseListQuery<S extends typeof pageQuery>(schema: S, query: unk
     throw new ApiError(400, 'invalid_request', 'limit: limit must be an integer from 1 to 100');
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw invalidRequest(parsed.error);
+  if (!parsed.success) throw invalidRequest(parsed.error, '', 'query');
   const cursor = parsed.data.cursor;
   if (cursor !== undefined && !cursor.startsWith(`${cursorKind}_`)) {
     throw new ApiError(400, 'invalid_request', `cursor: cursor must be an id from a previous page of this list (${cursorKind}_…)`);

@@ -175,9 +175,12 @@ export function createSender(deps: SenderDeps): Sender {
       await job.moveToDelayed(run.nextAttemptAt, token);
       throw new DelayedError();
     }
-    // Over the rate limit, or the endpoint paused: the job waits, delayed, until its time; no attempt spent.
+    // Over the rate limit, or the endpoint paused: the job waits, delayed, until its time; no attempt
+    // spent. A long pause (a Retry-After of up to an hour) is looked at again at least every safety
+    // delay, so a pause that ended early (pacing switched off, the policy changed) holds nothing back.
     if (run.limit === 'pace') {
-      await job.moveToDelayed(Math.max(run.retryAt - PACE_WAIT_IN_PROCESS_MS / 2, deps.clock.now()), token);
+      const now = deps.clock.now();
+      await job.moveToDelayed(Math.min(Math.max(run.retryAt - PACE_WAIT_IN_PROCESS_MS / 2, now), now + parkSafetyDelayMs), token);
       throw new DelayedError();
     }
     // Waiting for a slot spends no attempt: the job is parked as delayed and woken on release.

@@ -95,7 +95,13 @@ export async function request<T>(settings: TransportSettings, spec: RequestSpec)
   for (const [name, value] of Object.entries(spec.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
   const headers: Record<string, string> = { accept: 'application/json', ...settings.headers };
   if (spec.body !== undefined) headers['content-type'] = 'application/json';
-  if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
+  if (spec.idempotencyKey !== undefined) {
+    // A header carries printable ASCII only: say so here rather than fail inside fetch.
+    if (!/^[\x20-\x7e]{1,200}$/.test(spec.idempotencyKey)) {
+      throw new TypeError('idempotencyKey must be 1 to 200 printable ASCII characters (it is sent as the Idempotency-Key header); for events.create, put another key in the body as idempotencyKey');
+    }
+    headers['idempotency-key'] = spec.idempotencyKey;
+  }
   const body = spec.body === undefined ? undefined : stringifyBody(spec.body);
   const repeatable = spec.method === 'GET' || spec.method === 'DELETE' || spec.idempotencyKey !== undefined;
 

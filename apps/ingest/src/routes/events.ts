@@ -49,6 +49,10 @@ export function eventRoutes(deps: AppDeps): Router {
     const dataJson = extractRawField(res.locals.rawBody as string, 'data');
     if (dataJson === undefined) throw new ApiError(400, 'invalid_request', 'data: is required (any JSON value)');
     const headerKey = idempotencyKeyHeader(req);
+    // Header bytes arrive as Latin-1: a non-ASCII key would be stored garbled and never match again.
+    if (headerKey !== undefined && !/^[\x20-\x7e]*$/.test(headerKey)) {
+      throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be printable ASCII (send other keys as the body field idempotencyKey)');
+    }
     // Two different keys: using either one would silently ignore the other. Refuse, naming both.
     if (headerKey !== undefined && body.data.idempotencyKey !== undefined && headerKey !== body.data.idempotencyKey) {
       throw new ApiError(400, 'invalid_request', 'Idempotency-Key: the header and the body field idempotencyKey differ; send one of them, or the same value in both');
@@ -75,7 +79,7 @@ export function eventRoutes(deps: AppDeps): Router {
 
   router.get('/v1/events', requireScope('webhooks:read'), async (req, res) => {
     const q = eventListQuery.safeParse(req.query);
-    if (!q.success) throw invalidRequest(q.error);
+    if (!q.success) throw invalidRequest(q.error, '', 'query');
     const { endpointId, since, until, ...rest } = q.data;
     if (endpointId !== undefined) await ownEndpoint(deps, res, endpointId);
     const page = await deps.store.eventIndex.list(res.locals.orgId as string, {

@@ -4,7 +4,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
-import { requireScope } from '../auth.js';
+import { requireApiKeyCredential, requireScope } from '../auth.js';
 import { iso } from '../serializers.js';
 import { checkUrl } from './endpoints.js';
 import { checkSecretResponse, orgSettingsResponse, type Json } from '../response-schemas.js';
@@ -47,7 +47,7 @@ export function orgSettingsRoutes(deps: AppDeps): Router {
   router.get('/v1/org', requireScope('webhooks:read'), async (_req, res) => {
     res.json(orgJson(await current(res.locals.orgId as string)));
   });
-  router.patch('/v1/org', requireScope('webhooks:write'), async (req, res) => {
+  router.patch('/v1/org', requireApiKeyCredential, requireScope('webhooks:write'), async (req, res) => {
     const body = updateOrgBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     const orgId = res.locals.orgId as string;
@@ -58,7 +58,7 @@ export function orgSettingsRoutes(deps: AppDeps): Router {
     await deps.store.orgs.updateSettings(orgId, { disabledEventTypes, preAttemptCheckUrl: url, checkSecret });
     res.json(orgJson(await current(orgId)));
   });
-  router.get('/v1/org/check-secret', requireScope('webhooks:write'), async (_req, res) => {
+  router.get('/v1/org/check-secret', requireApiKeyCredential, requireScope('webhooks:write'), async (_req, res) => {
     const org = await current(res.locals.orgId as string);
     res.json({ secret: org.preAttemptCheckSecret ?? null } satisfies Json<typeof checkSecretResponse>);
   });

@@ -24,7 +24,7 @@ export function statsRoutes(deps: AppDeps): Router {
   const router = Router();
   router.get('/v1/stats', requireScope('webhooks:read'), async (req, res) => {
     const q = statsQuery.safeParse(req.query);
-    if (!q.success) throw invalidRequest(q.error);
+    if (!q.success) throw invalidRequest(q.error, '', 'query');
     const orgId = res.locals.orgId as string;
     if (q.data.endpointId !== undefined) await ownEndpoint(deps, res, q.data.endpointId);
     const now = deps.clock.now();
