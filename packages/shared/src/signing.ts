@@ -183,7 +183,13 @@ export function parseSigningSecret(secret: string): SigningKey {
   if (pair.length < ED25519_SECRET_BYTES) throw new InvalidSecretError('too_short', 'ed25519');
   if (pair.length > ED25519_SECRET_BYTES) throw new InvalidSecretError('too_long', 'ed25519');
   const publicKey = pair.subarray(32);
-  const privateKey = ed25519PrivateKey(pair.subarray(0, 32), publicKey);
+  let privateKey: KeyObject;
+  try {
+    privateKey = ed25519PrivateKey(pair.subarray(0, 32), publicKey);
+  } catch {
+    // Newer Node (24) checks the JWK's `x` against `d` itself and refuses a pair that does not match.
+    throw new InvalidSecretError('key_pair_mismatch', 'ed25519');
+  }
   if (!rawPublicKey(createPublicKey(privateKey)).equals(publicKey)) throw new InvalidSecretError('key_pair_mismatch', 'ed25519');
   return { scheme: 'ed25519', privateKey, publicKey: ED25519_PUBLIC_KEY_PREFIX + publicKey.toString('base64') };
 }
