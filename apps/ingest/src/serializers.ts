@@ -127,7 +127,7 @@ export function eventSummaryJson(e: EventRecord): Json<typeof eventSummaryRespon
 }
 
 /** An API key as listed: its prefix, never the key or its hash. */
-export function apiKeyJson(k: ApiKeyRecord): Json<typeof apiKeyResponse> {
+export function apiKeyJson(k: Omit<ApiKeyRecord, 'orgId' | 'keyHash'>): Json<typeof apiKeyResponse> {
   return {
     id: k.id,
     name: k.name,
@@ -138,16 +138,9 @@ export function apiKeyJson(k: ApiKeyRecord): Json<typeof apiKeyResponse> {
   };
 }
 
-/** A platform key as the API shows it: prefix only, never the key or its hash. */
+/** A platform key as the API shows it: prefix only, never the key or its hash (an API key's fields). */
 export function platformKeyJson(k: PlatformKeyRecord): Json<typeof platformKeyResponse> {
-  return {
-    id: k.id,
-    name: k.name,
-    prefix: k.prefix,
-    scopes: k.scopes,
-    createdAt: iso(k.createdAt),
-    revokedAt: iso(k.revokedAt),
-  };
+  return apiKeyJson(k);
 }
 
 /** A breaker notification as `GET /v1/notifications` lists it. */

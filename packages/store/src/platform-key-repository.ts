@@ -1,8 +1,8 @@
-import { isApiKeyScope, type ApiKeyScope } from '@postern/shared';
+import type { ApiKeyScope } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { assertExec } from './org-repository.js';
-import { optionalNumber, toHashFields } from './records.js';
+import { parseApiKey, toHashFields } from './records.js';
 
 /**
  * A platform key (`pfk_…`): one credential, made with the admin token, that acts for any org a
@@ -22,24 +22,12 @@ export interface PlatformKeyRecord {
   revokedAt: number | null;
 }
 
-/** Parses a platform key hash; null for an empty one. Unknown scopes are dropped. */
+/** Parses a platform key hash; null for an empty one. Unknown scopes are dropped. Same fields as an API key's, without an org. */
 function parsePlatformKey(h: Record<string, string>): PlatformKeyRecord | null {
-  if (!h.id) return null;
-  let scopes: unknown;
-  try {
-    scopes = JSON.parse(h.scopes ?? '[]');
-  } catch {
-    scopes = [];
-  }
-  return {
-    id: h.id,
-    name: h.name ?? '',
-    scopes: Array.isArray(scopes) ? scopes.filter(isApiKeyScope) : [],
-    prefix: h.prefix ?? '',
-    keyHash: h.keyHash ?? '',
-    createdAt: Number(h.createdAt ?? 0),
-    revokedAt: optionalNumber(h.revokedAt),
-  };
+  const key = parseApiKey(h);
+  if (!key) return null;
+  const { orgId: _noOrg, ...platformKey } = key;
+  return platformKey;
 }
 
 /**
