@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { createIdFactory, httpServerOptions, jsonConsole, loggerOptions } from '@postern/shared';
+import { createIdFactory, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf } from '@postern/store';
 import { startTracing, type Tracing } from '@postern/telemetry';
 import { pino } from 'pino';
@@ -31,12 +31,7 @@ try {
 const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL));
 // Every line on stdout one JSON object: what libraries print goes through the logger, and a crash
 // is logged as one line before the exit.
-Object.assign(console, jsonConsole(logger));
-process.on('uncaughtException', (err) => {
-  logger.fatal({ err }, 'uncaught exception; exiting');
-  process.exit(1);
-});
-process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
+logProcessOutput(logger);
 // Standalone (REDIS_URL) or Redis Cluster (REDIS_CLUSTER_NODES): the same key layout either way.
 const redisTarget = redisTargetOf(config);
 const redis = connectRedis(redisTarget, 'api');

@@ -1,4 +1,4 @@
-import { classifyAddress, httpServerOptions, jsonConsole, loggerOptions } from '@postern/shared';
+import { classifyAddress, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -31,12 +31,7 @@ try {
 const logger = pino(loggerOptions('postern-sender', config.LOG_LEVEL));
 // Every line on stdout one JSON object: what libraries print goes through the logger, and a crash
 // is logged as one line before the exit.
-Object.assign(console, jsonConsole(logger));
-process.on('uncaughtException', (err) => {
-  logger.fatal({ err }, 'uncaught exception; exiting');
-  process.exit(1);
-});
-process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
+logProcessOutput(logger);
 // Standalone (REDIS_URL) or Redis Cluster (REDIS_CLUSTER_NODES): the same key layout either way.
 const redisTarget = redisTargetOf(config);
 const redis = connectRedis(redisTarget, 'worker');

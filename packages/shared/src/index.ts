@@ -100,7 +100,7 @@ export { API_KEY_SCOPES, isApiKeyScope } from './api-key-scopes.js';
 export type { ApiKeyScope } from './api-key-scopes.js';
 
 export { LOG_REDACT_CENSOR, LOG_REDACT_PATHS, loggerOptions } from './log-redaction.js';
-export { jsonConsole } from './console-logging.js';
+export { logProcessOutput } from './console-logging.js';
 export type { ConsoleMethods, FieldLogger } from './console-logging.js';
 export { commonConfigShape, httpServerOptions, parseEnvConfig } from './env-config.js';
 export type { HttpServerTimeoutOptions, HttpTimeoutSettings } from './env-config.js';
