@@ -107,6 +107,9 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
       return { kind: 'done', status: 'missing' };
     case 'parked':
       return claim;
+    case 'not_due':
+      // Its job was run early (a stale wake-up): it waits again, no attempt spent.
+      return { kind: 'retry', nextAttemptAt: claim.nextAttemptAt };
     case 'finished':
       await deps.wake(ids.orgId, claim.woken);
       return { kind: 'done', status: claim.status };

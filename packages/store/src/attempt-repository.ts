@@ -29,6 +29,8 @@ export interface AttemptIds {
  * Result of {@link AttemptRepository.claim}:
  * - `missing`: no such delivery;
  * - `finished`: it already ended (`woken`: parked deliveries a slot it still held lets in);
+ * - `not_due`: its next attempt is scheduled at `nextAttemptAt` (epoch ms), later than now: nothing
+ *   was taken (a wake-up or promote that reached its job early); the job waits until then;
  * - `blocked`: no attempt was begun because the endpoint is gone or inactive, the org suspended, the
  *   event type switched off by the org or the payload over the policy's limit: `planBeforeAttempt`
  *   says what to do;
@@ -43,6 +45,7 @@ export interface AttemptIds {
 export type ClaimResult =
   | { kind: 'missing' }
   | { kind: 'finished'; status: DeliveryStatus; woken: string[] }
+  | { kind: 'not_due'; nextAttemptAt: number }
   | {
       kind: 'blocked';
       delivery: DeliveryRecord;
@@ -173,6 +176,8 @@ export class AttemptRepository {
     switch (r[0]) {
       case 'finished':
         return { kind: 'finished', status: r[1] as DeliveryStatus, woken: r.slice(2) as string[] };
+      case 'not_due':
+        return { kind: 'not_due', nextAttemptAt: Number(r[1]) };
       case 'blocked': {
         const delivery = parseDelivery(hashOf(r[1]), ids.orgId, ids.deliveryId);
         if (!delivery) return { kind: 'missing' };

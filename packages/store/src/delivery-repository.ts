@@ -20,6 +20,7 @@ const TRIM_TURN_MS = 5_000;
 /** How long one call trims at most, ms: half a turn, so the turn never expires under a running trim. */
 export const TRIM_WORK_MS = TRIM_TURN_MS / 2;
 const releaseScript = LuaScript.load('release-if-holder');
+const makeDueNowScript = LuaScript.load('make-due-now');
 
 /** Deliveries, their attempts and the per-endpoint delivery log. */
 export class DeliveryRepository {
@@ -47,6 +48,15 @@ export class DeliveryRepository {
       return null;
     }
     return current;
+  }
+
+  /**
+   * Brings a waiting delivery's next attempt forward to `nowMs` (send-now), only while it is still
+   * pending with `nextAttemptAt` as the caller read it; its job must then be promoted. Returns
+   * false when the delivery moved on meanwhile (attempted, finished, held).
+   */
+  async makeDueNow(orgId: string, deliveryId: string, nextAttemptAt: number, nowMs: number): Promise<boolean> {
+    return (await makeDueNowScript.run(this.redis, [this.keys.delivery(orgId, deliveryId)], [nowMs, nextAttemptAt])) === 1;
   }
 
   /**

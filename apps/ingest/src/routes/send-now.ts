@@ -28,6 +28,8 @@ export function sendNowRoutes(deps: AppDeps): Router {
     if (!isWaitingForNextAttempt(delivery)) throw notWaiting();
     const job = await deps.queues.forOrg(delivery.orgId).getJob(delivery.id);
     if (!job || (await job.getState()) !== 'delayed') throw notWaiting();
+    // The claim starts no attempt before the delivery's own next attempt time: bring it forward first.
+    if (!(await deps.store.deliveries.makeDueNow(delivery.orgId, delivery.id, delivery.nextAttemptAt!, deps.clock.now()))) throw notWaiting();
     // BullMQ refuses to promote a job that left `delayed` since: the delivery is no longer waiting.
     await job.promote().catch(() => {
       throw notWaiting();

@@ -11,6 +11,8 @@
 -- Returns one of:
 --   {'missing'}                              no such delivery
 --   {'finished', status, woken...}           already ended (a slot it still held is given back)
+--   {'not_due', nextAttemptAt}               a retry scheduled later (ms): nothing taken, the job
+--                                            waits until then
 --   {'blocked', delivery, endpoint, org, envelopeBytes, woken...}
 --                                            endpoint gone or inactive, org suspended, event type
 --                                            switched off by the org or payload over the policy's
@@ -63,6 +65,13 @@ if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
   local woken = {}
   giveBackLease(KEYS, id, now, perEndpoint, perOrg, woken, d.parked == '1')
   return {'finished', status, unpack(woken)}
+end
+
+-- A retry starts at its time, whoever runs its job: a wake-up meant for the delivery while it was
+-- parked may reach its job after it was attempted and rescheduled (several senders), and must not
+-- start the next attempt early. The job waits again until the delivery's own next attempt time.
+if status == 'pending' and d.nextAttemptAt and d.nextAttemptAt ~= '' and tonumber(d.nextAttemptAt) > now then
+  return {'not_due', d.nextAttemptAt}
 end
 
 local org = redis.call('HMGET', KEYS[10], 'status', 'disabledEventTypes', 'preAttemptCheckUrl', 'preAttemptCheckSecret')
