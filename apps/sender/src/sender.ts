@@ -97,15 +97,9 @@ export interface Sender {
  */
 export function createSender(deps: SenderDeps): Sender {
   const ids = createIdFactory();
-  // Promote needs only the job id: no read of the job first. A job that is not delayed (moved on
-  // by itself, or not yet delayed: it then wakes itself) is left alone. Parked deliveries are of
-  // the releasing delivery's org, so their jobs are in that org's partition.
-  const wakeOne = (orgId: string, deliveryId: string) =>
-    new Job(deps.queues.forOrg(orgId), 'deliver', { v: 1, deliveryId }, {}, deliveryId).promote().catch((err: Error) => {
-      deps.logger.debug({ deliveryId, err: err.message }, 'parked delivery not woken');
-    });
+  // Parked deliveries are of the releasing delivery's org, so their jobs are in that org's partition.
   const wake = async (orgId: string, deliveryIds: readonly string[]) => {
-    if (deliveryIds.length > 0) await Promise.all(deliveryIds.map((id) => wakeOne(orgId, id)));
+    if (deliveryIds.length > 0) await deps.queues.wake(orgId, deliveryIds);
   };
   // Slots this process holds, by delivery id, so a shutdown that cannot wait can give them back.
   const held = new Map<string, { ids: AttemptIds; concurrency: EndpointRecord['policy']['concurrency'] }>();

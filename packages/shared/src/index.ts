@@ -51,6 +51,9 @@ export type { ErrorCode, ErrorCodeInfo, ErrorFamily, ErrorRule, ErrorRuleOptions
 export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, policySchema, resolvePolicy } from './policy.js';
 export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, RateLimit, Schedule } from './policy.js';
 
+export { planPolicyChange } from './policy-change.js';
+export type { PolicyChangePlan } from './policy-change.js';
+
 export { PRESETS, listPresets } from './presets.js';
 
 export { finishedExpiresAt } from './retention.js';

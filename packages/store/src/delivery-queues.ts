@@ -1,4 +1,4 @@
-import type { ConnectionOptions, JobsOptions, Queue } from 'bullmq';
+import { Job, type ConnectionOptions, type JobsOptions, type Queue } from 'bullmq';
 import { createDeliveryQueue, deliveryJobOrgId, type DeliveryJobData } from './delivery-queue.js';
 import type { KeySchema } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
@@ -30,6 +30,24 @@ export class DeliveryQueues {
   /** The queue that carries the org's deliveries. */
   forOrg(orgId: string): Queue<DeliveryJobData> {
     return this.partitions[this.keys.partitionOf(orgId)]!;
+  }
+
+  /**
+   * Wakes parked deliveries of an org: promotes each one's delayed job (job id = delivery id), no
+   * read first. A job that is not delayed (running, waiting, or not yet delayed: it then wakes
+   * itself) is left alone. Resolves once every promote answered; returns how many were promoted.
+   */
+  async wake(orgId: string, deliveryIds: readonly string[]): Promise<number> {
+    const queue = this.forOrg(orgId);
+    const promoted = await Promise.all(
+      deliveryIds.map((id) =>
+        new Job(queue, 'deliver', { v: 1, deliveryId: id } as DeliveryJobData, {}, id).promote().then(
+          () => 1,
+          () => 0,
+        ),
+      ),
+    );
+    return promoted.reduce<number>((n, p) => n + p, 0);
   }
 
   /**

@@ -5,6 +5,10 @@ import { assertExec } from './org-repository.js';
 
 const acquireScript = LuaScript.load('acquire-lease');
 const releaseScript = LuaScript.load('release-lease');
+const recallScript = LuaScript.load('recall-line');
+
+/** Deliveries waiting for their ordering key that one policy change wakes at most (the rest look again by themselves). */
+export const RECALL_KEY_LINE_MAX = 1000;
 
 /** How much `lua/includes/lease.lua` lowers the score of a parked delivery a release has called (CALLED_OFFSET there). */
 export const CALLED_OFFSET = 4e15;
@@ -79,6 +83,24 @@ export class LeaseRepository {
       input.perOrg,
     ])) as [number, ...string[]];
     return { released: released === 1, woken };
+  }
+
+  /**
+   * Applies a policy change to the endpoint's waiting deliveries (`planPolicyChange`): calls the
+   * first of its line as the new limits (`perEndpoint`, `perOrg`) leave room for; with
+   * `releaseKeyLines` also every delivery waiting for its ordering key (at most
+   * {@link RECALL_KEY_LINE_MAX}); with `resetRate` drops the rate limiter's state and the stored
+   * adaptive pace. Returns the delivery ids whose jobs the caller must wake.
+   */
+  async recall(input: { orgId: string; endpointId: string; perEndpoint: number; perOrg: number; nowMs: number; releaseKeyLines: boolean; resetRate: boolean }): Promise<string[]> {
+    const k = this.keys;
+    const keys = [
+      ...this.scriptKeys({ ...input, deliveryId: '', eventId: '' }),
+      k.endpointKeyLines(input.orgId, input.endpointId),
+      k.endpointRate(input.orgId, input.endpointId),
+      k.endpoint(input.orgId, input.endpointId),
+    ];
+    return (await recallScript.run(this.redis, keys, [input.nowMs, input.perEndpoint, input.perOrg, input.releaseKeyLines ? '1' : '', input.resetRate ? '1' : '', RECALL_KEY_LINE_MAX])) as string[];
   }
 
   /**

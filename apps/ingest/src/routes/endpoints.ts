@@ -5,6 +5,7 @@ import {
   generateSigningSecret,
   hostAddress,
   isValidSigningSecret,
+  planPolicyChange,
   policyTimeline,
   resolvePolicy,
   signatureSchemeOf,
@@ -213,6 +214,13 @@ export function endpointRoutes(deps: AppDeps): Router {
     }
     const updated = await deps.store.endpoints.update(endpoint, patch, deps.clock.now());
     if (!updated) throw notFound('endpoint');
+    // Deliveries already waiting look again under the new limits now, not at their next look.
+    const change = planPolicyChange(endpoint.policy, updated.policy);
+    if (change) {
+      const { concurrency } = updated.policy;
+      const woken = await deps.store.leases.recall({ orgId: updated.orgId, endpointId: updated.id, ...concurrency, nowMs: deps.clock.now(), releaseKeyLines: change.releaseKeyLines, resetRate: change.resetRate });
+      await deps.queues.wake(updated.orgId, woken);
+    }
     res.json({ ...endpointJson(updated), warnings } satisfies Json<typeof updatedEndpointResponse>);
   });
 
