@@ -4,7 +4,9 @@ import {
   shouldAskCheck,
   type AttemptBodyPlan,
   type CheckPlan,
+  effectiveLimits,
   fullPace,
+  isTurnStale,
   isValidSecret,
   nextPace,
   paceSignalOf,
@@ -94,7 +96,8 @@ export type AttemptRun =
  *    the lease given back; then `planBreakerTrip` may switch the endpoint off.
  *
  * A crash between 1 and 4 re-runs the same attempt number (a duplicate is possible, a loss is not).
- * Throws only when Redis fails; the caller retries the job and the same attempt runs again.
+ * Throws only when Redis fails or a late request of a rate-limited endpoint gets no new turn in
+ * time; the caller retries the job and the same attempt runs again.
  */
 export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent?: string): Promise<AttemptRun> {
   const { store, clock } = deps;
@@ -133,7 +136,7 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
   const span = deps.tracer ? startAttemptSpan(deps.tracer, ids, attemptNumber, traceparent) : null;
   let result: SendResult | undefined;
   try {
-    result = body.kind === 'unsent' ? { error: body.error, responseStatus: null, request: null, response: null } : await send(deps, delivery, endpoint, body.envelope, attemptNumber, startedAt);
+    result = body.kind === 'unsent' ? { error: body.error, responseStatus: null, request: null, response: null } : await send(deps, ids, delivery, endpoint, body.envelope, attemptNumber, startedAt, claimedAt);
   } finally {
     const endedAt = clock.now();
     observer.attemptFinished({ durationMs: endedAt - startedAt, error: result ? result.error : 'delivery_failed', orgId: ids.orgId, endpointId: ids.endpointId, nowMs: endedAt });
@@ -274,7 +277,7 @@ type SendResult = AttemptOutcome & { responseStatus: number | null; request: Sen
  * missing; custral… vestiarion all retry those without charging the endpoint) and an unsafe
  * destination are outcomes like any failed request, never exceptions.
  */
-async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: EndpointRecord, envelope: string | null, attemptNumber: number, startedAt: number): Promise<SendResult> {
+async function send(deps: DeliverDeps, ids: AttemptIds, delivery: DeliveryRecord, endpoint: EndpointRecord, envelope: string | null, attemptNumber: number, startedAt: number, turnAt: number): Promise<SendResult> {
   const fault = (error: string, request: SentRequestFields | null = null): SendResult => ({ error, responseStatus: null, request, response: null });
   if (envelope === null) return fault('internal:event_missing');
   const parsed = validateEndpointUrl(endpoint.url);
@@ -294,6 +297,7 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
     ...(delivery.sequence !== undefined ? { sequence: delivery.sequence } : {}),
   };
   const headers = webhookRequestHeaders({ eventId: delivery.eventId, deliveryId: delivery.id, attemptNumber }, sent);
+  await keepRateTurn(deps, ids, endpoint, turnAt);
   const result = await deps.transport.send({
     url: parsed.url.toString(),
     body: envelope,
@@ -308,6 +312,32 @@ async function send(deps: DeliverDeps, delivery: DeliveryRecord, endpoint: Endpo
   // The transport judged `failed` by status (non-2xx); the attempt's outcome has the last word.
   const response = result.detail && keepsResponse(endpoint.policy.keepResponseBody, outcome.error) ? result.detail : null;
   return { ...outcome, responseStatus: result.status, request: sent, response };
+}
+
+/**
+ * How long a late request waits for a new rate-limit turn at most, ms; then its attempt is
+ * interrupted (thrown, like a Redis fault) and runs again shortly with the same number.
+ */
+const RATE_TURN_MAX_WAIT_MS = 5_000;
+
+/**
+ * The rate limit holds where requests are sent, not only where turns are taken: a request of a
+ * rate-limited endpoint about to leave more than `RATE_SEND_CHECK_MS` after its claim took its
+ * turn (a pre-attempt check, a busy process) takes a new turn first, waiting for one while it
+ * holds its slot (`rate-limit.ts`). Throws when none comes within {@link RATE_TURN_MAX_WAIT_MS}.
+ */
+async function keepRateTurn(deps: DeliverDeps, ids: AttemptIds, endpoint: EndpointRecord, turnAt: number): Promise<void> {
+  const { rate } = effectiveLimits(endpoint.policy, endpoint.pace ?? null, turnAt);
+  if (!rate) return;
+  const giveUpAt = deps.clock.now() + RATE_TURN_MAX_WAIT_MS;
+  for (let at = turnAt; ; ) {
+    const now = deps.clock.now();
+    if (!isTurnStale(at, now)) return;
+    if (now >= giveUpAt) throw new Error('no rate-limit turn for a late request in time');
+    const retryAt = await deps.store.attempts.takeRateTurn(ids, rate, now);
+    if (retryAt === null) at = now;
+    else await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(retryAt, giveUpAt) - deps.clock.now())));
+  }
 }
 
 /**

@@ -52,6 +52,8 @@ export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, policySchema, re
 export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, RateLimit, Schedule } from './policy.js';
 
 export { planPolicyChange } from './policy-change.js';
+
+export { RATE_SEND_CHECK_MS, RATE_SEND_LAG_MS, isTurnStale, rateIntervalMs } from './rate-limit.js';
 export type { PolicyChangePlan } from './policy-change.js';
 
 export { PRESETS, listPresets } from './presets.js';
@@ -61,8 +63,8 @@ export type { Retention } from './retention.js';
 export type { PresetInfo, PresetListing } from './presets.js';
 
 export { parseRetryAfterMs, policyTimeline, retryDelayMs } from './retry-schedule.js';
-export { fullPace, nextPace, paceSignalOf } from './pace.js';
-export type { Pace, PaceSignal } from './pace.js';
+export { effectiveLimits, fullPace, nextPace, paceSignalOf } from './pace.js';
+export type { EffectiveLimits, Pace, PaceSignal } from './pace.js';
 export type { RandomFn, RetryDelayInput, TimelineEntry, WaitBounds } from './retry-schedule.js';
 
 export { MAX_URL_LENGTH, classifyAddress, hostAddress, parseAllowList, validateEndpointUrl } from './url-rules.js';

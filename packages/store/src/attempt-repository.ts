@@ -3,11 +3,12 @@ import type { DeliveryRepository } from './delivery-repository.js';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
-import { finishedExpiresAt, isEndpointFailure, isEventTypeDisabled, type Pace, type Retention, type SentRequestFields } from '@postern/shared';
+import { finishedExpiresAt, isEndpointFailure, isEventTypeDisabled, RATE_SEND_LAG_MS, rateIntervalMs, type Pace, type RateLimit, type Retention, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, parseOrgAttemptSettings, type OrgAttemptSettings, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 import { encodeAttempt } from './attempt-encoding.js';
 
 const claimScript = LuaScript.load('claim-attempt');
+const rateTurnScript = LuaScript.load('take-rate-turn');
 const finishScript = LuaScript.load('finish-attempt');
 const settleScript = LuaScript.load('settle-delivery');
 
@@ -171,7 +172,7 @@ export class AttemptRepository {
         k.endpointKeyLines(ids.orgId, ids.endpointId),
         k.endpointRate(ids.orgId, ids.endpointId),
       ],
-      [ids.deliveryId, nowMs, LEASE_GRACE_MS, ids.eventId],
+      [ids.deliveryId, nowMs, LEASE_GRACE_MS, ids.eventId, RATE_SEND_LAG_MS],
     )) as unknown[];
     switch (r[0]) {
       case 'finished':
@@ -209,6 +210,18 @@ export class AttemptRepository {
       default:
         return { kind: 'missing' };
     }
+  }
+
+  /**
+   * Takes a new turn under the endpoint's rate limit (`rate`: the limits in force, as
+   * `effectiveLimits` gives them) for an attempt about to be sent too long after its claim's turn
+   * (`isTurnStale`). Returns null when taken, else when the next turn conforms (epoch ms): the
+   * caller waits until then, holding its slot, and asks again.
+   */
+  async takeRateTurn(ids: Pick<AttemptIds, 'orgId' | 'endpointId'>, rate: RateLimit, nowMs: number): Promise<number | null> {
+    const intervalMs = rateIntervalMs(rate);
+    const r = Number(await rateTurnScript.run(this.redis, [this.keys.endpointRate(ids.orgId, ids.endpointId)], [nowMs, intervalMs, rate.burst * intervalMs]));
+    return r === 0 ? null : r;
   }
 
   /**

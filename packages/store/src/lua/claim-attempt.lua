@@ -6,7 +6,8 @@
 -- index, KEYS[13] endpoint's in_flight index, KEYS[14] endpoint's held index.
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] lease grace (ms, added to the policy's timeout:
 -- how long a crashed sender's slot stays taken), ARGV[4] event id (the one KEYS[11] is built from:
--- compact records leave it out of the delivery hash when it is derived from the delivery's id).
+-- compact records leave it out of the delivery hash when it is derived from the delivery's id),
+-- ARGV[5] the rate limit's sending lag (ms, RATE_SEND_LAG_MS).
 -- A delivery hash leaves out createdAt when it is the time in the delivery's id (records.ts).
 -- Returns one of:
 --   {'missing'}                              no such delivery
@@ -111,7 +112,12 @@ if policy.pacing == 'adaptive' and e.pace then
   perEndpointNow = math.max(1, math.min(perEndpoint, math.floor(pace.concurrency)))
   if pace.perSecond ~= cjson.null and (not ratePerSecond or pace.perSecond < ratePerSecond) then ratePerSecond = pace.perSecond end
 end
-if ratePerSecond then rate = {key = KEYS[16], intervalMs = 1000 / ratePerSecond, toleranceMs = burst * 1000 / ratePerSecond} end
+-- Turns are spaced for one second plus the sending lag (ARGV[5]: rate-limit.ts, rateIntervalMs),
+-- so a request sent up to that long after its turn still keeps the bound at the receiver.
+if ratePerSecond then
+  local intervalMs = (1000 + tonumber(ARGV[5])) / ratePerSecond
+  rate = {key = KEYS[16], intervalMs = intervalMs, toleranceMs = burst * intervalMs}
+end
 
 local leaseMs = policy.timeout.ms + tonumber(ARGV[3])
 local lease, retryAt = takeLease(KEYS, id, now, now + leaseMs, perEndpointNow, perOrg, parkOrder, leaseMs,

@@ -12,6 +12,18 @@
 
 local CALLED_OFFSET = 4e15
 
+-- One step of the endpoint's rate limit, a GCRA (pace.ts, gcraStep): `rate` is {key, intervalMs,
+-- toleranceMs}, the theoretical arrival time stored at `rate.key`. Takes a turn at `now` and
+-- returns nil, or takes none and returns when the next turn conforms (ms).
+local function takeRateTurn(rate, now)
+  local tat = tonumber(redis.call('GET', rate.key) or '0')
+  if tat < now then tat = now end
+  if tat - now > rate.toleranceMs then return tat - rate.toleranceMs end
+  tat = tat + rate.intervalMs
+  redis.call('SET', rate.key, string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
+  return nil
+end
+
 -- Takes one slot of both limits and the event's claim at once, or none. Expired leases (a crashed
 -- sender's) are dropped only when a limit looks full, so their slots come back. Taking a lease
 -- already held by the same id renews it (a re-run of the same attempt; `mayHold` says whether the
@@ -56,14 +68,8 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
   end
   local retryAt = nil
   if not refusal and rate then
-    local tat = tonumber(redis.call('GET', rate.key) or '0')
-    if tat < now then tat = now end
-    if tat - now > rate.toleranceMs then
-      refusal, retryAt = -4, tat - rate.toleranceMs
-    else
-      tat = tat + rate.intervalMs
-      redis.call('SET', rate.key, string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
-    end
+    retryAt = takeRateTurn(rate, now)
+    if retryAt then refusal = -4 end
   end
   if refusal then
     if claimedNow then redis.call('DEL', lk[5]) end
