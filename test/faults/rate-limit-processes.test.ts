@@ -29,7 +29,7 @@ beforeAll(async () => {
   // A pre-attempt check that holds every question of its first 800 ms and then says send to all
   // of them at once: those requests leave together, long after their turns.
   let firstAskedAt = 0;
-  check = await startReceiver(async (_req, _n, res) => {
+  check = await startReceiver(async (_req, _n, res): Promise<'handled'> => {
     firstAskedAt ||= Date.now();
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstAskedAt + 800 - Date.now())));
     res.setHeader('content-type', 'application/json');

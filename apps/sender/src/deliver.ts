@@ -322,9 +322,9 @@ const RATE_TURN_MAX_WAIT_MS = 5_000;
 
 /**
  * The rate limit holds where requests are sent, not only where turns are taken: a request of a
- * rate-limited endpoint about to leave more than `RATE_SEND_CHECK_MS` after its claim took its
- * turn (a pre-attempt check, a busy process) takes a new turn first, waiting for one while it
- * holds its slot (`rate-limit.ts`). Throws when none comes within {@link RATE_TURN_MAX_WAIT_MS}.
+ * rate-limited endpoint about to leave later after its claim's turn than its rate allows
+ * (`allowedLatenessMs`: 20 ms at 20/s, about 9 s at 0.1/s; a pre-attempt check, a busy process)
+ * takes a new turn first, waiting for one while it holds its slot (`rate-limit.ts`). Throws when none comes within {@link RATE_TURN_MAX_WAIT_MS}.
  */
 async function keepRateTurn(deps: DeliverDeps, ids: AttemptIds, endpoint: EndpointRecord, turnAt: number): Promise<void> {
   const { rate } = effectiveLimits(endpoint.policy, endpoint.pace ?? null, turnAt);
@@ -332,7 +332,7 @@ async function keepRateTurn(deps: DeliverDeps, ids: AttemptIds, endpoint: Endpoi
   const giveUpAt = deps.clock.now() + RATE_TURN_MAX_WAIT_MS;
   for (let at = turnAt; ; ) {
     const now = deps.clock.now();
-    if (!isTurnStale(at, now)) return;
+    if (!isTurnStale(at, now, rate)) return;
     if (now >= giveUpAt) throw new Error('no rate-limit turn for a late request in time');
     const retryAt = await deps.store.attempts.takeRateTurn(ids, rate, now);
     if (retryAt === null) at = now;
