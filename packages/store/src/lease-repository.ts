@@ -5,6 +5,7 @@ import { assertExec } from './org-repository.js';
 
 const acquireScript = LuaScript.load('acquire-lease');
 const releaseScript = LuaScript.load('release-lease');
+const callLineScript = LuaScript.load('call-line');
 
 /** How much `lua/includes/lease.lua` lowers the score of a parked delivery a release has called (CALLED_OFFSET there). */
 export const CALLED_OFFSET = 4e15;
@@ -79,6 +80,17 @@ export class LeaseRepository {
       input.perOrg,
     ])) as [number, ...string[]];
     return { released: released === 1, woken };
+  }
+
+  /**
+   * Calls an endpoint's line again without giving back a slot (`lua/call-line.lua`): takes the
+   * parked deliveries that the free slots of both limits let in, as a release does, for the caller
+   * to wake. For a sender that died between a release and its wake-ups (its takeover).
+   */
+  async callLine(input: { orgId: string; endpointId: string; perEndpoint: number; perOrg: number; nowMs: number }): Promise<string[]> {
+    const keys = [this.keys.endpointLeases(input.orgId, input.endpointId), this.keys.orgLeases(input.orgId), this.keys.endpointParked(input.orgId, input.endpointId), this.keys.orgParked(input.orgId)];
+    const woken = (await callLineScript.run(this.redis, keys, [input.nowMs, input.perEndpoint, input.perOrg])) as string[];
+    return woken.map(String);
   }
 
   /**
