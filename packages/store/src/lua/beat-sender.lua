@@ -15,9 +15,10 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local id = ARGV[1]
 local lapse = tonumber(ARGV[3])
-local fresh = redis.call('EXISTS', KEYS[2]) == 0
-local last = tonumber(redis.call('HGET', KEYS[2], 'beatAt') or '0')
-local since = tonumber(redis.call('HGET', KEYS[2], 'since') or '0')
+local record = redis.call('HMGET', KEYS[2], 'beatAt', 'since')
+local fresh = not record[1]
+local last = tonumber(record[1] or '0')
+local since = tonumber(record[2] or '0')
 if fresh or now - last > lapse / 2 then since = now end
 if redis.call('ZADD', KEYS[1], now, id) == 1 then redis.call('DEL', KEYS[3]) end
 local setPairs = tonumber(ARGV[4])
