@@ -14,6 +14,10 @@ export const senderConfigSchema = z.object({
   JOB_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(30_000),
   STALLED_CHECK_INTERVAL_MS: z.coerce.number().int().min(500).default(30_000),
   PARK_SAFETY_DELAY_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** How often the sender beats into Redis, ms; 0 = no heartbeat (a killed sender's attempts then wait for their job locks). */
+  HEARTBEAT_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /** A sender whose heartbeat is older than this is taken over by a live one, ms; more than twice HEARTBEAT_INTERVAL_MS. */
+  TAKEOVER_AFTER_MS: z.coerce.number().int().min(1000).default(5000),
   /** An org's pre-attempt check URL must answer within this, ms (issue 16). */
   PRE_ATTEMPT_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
 });
@@ -23,8 +27,14 @@ export type SenderConfig = z.infer<typeof senderConfigSchema> & { allowList: str
 
 /**
  * Parses the environment. Throws an Error whose message is one line naming the bad setting,
- * e.g. `SENDER_CONCURRENCY: Too big: expected number to be <=1000`.
+ * e.g. `SENDER_CONCURRENCY: Too big: expected number to be <=1000`, or
+ * `TAKEOVER_AFTER_MS: must be more than twice HEARTBEAT_INTERVAL_MS`.
  */
 export function loadSenderConfig(env: NodeJS.ProcessEnv): SenderConfig {
-  return parseEnvConfig(senderConfigSchema, env);
+  const config = parseEnvConfig(senderConfigSchema, env);
+  // A lapse of two beats or less would take over senders that are merely a beat late.
+  if (config.HEARTBEAT_INTERVAL_MS > 0 && config.TAKEOVER_AFTER_MS <= 2 * config.HEARTBEAT_INTERVAL_MS) {
+    throw new Error('invalid configuration: TAKEOVER_AFTER_MS: must be more than twice HEARTBEAT_INTERVAL_MS');
+  }
+  return config;
 }

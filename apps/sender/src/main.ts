@@ -69,6 +69,8 @@ const sender = createSender({
     lockDurationMs: config.JOB_LOCK_DURATION_MS,
     stalledIntervalMs: config.STALLED_CHECK_INTERVAL_MS,
     parkSafetyDelayMs: config.PARK_SAFETY_DELAY_MS,
+    heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
+    takeoverAfterMs: config.TAKEOVER_AFTER_MS,
     checkTimeoutMs: config.PRE_ATTEMPT_CHECK_TIMEOUT_MS,
     userAgent: SENDER_USER_AGENT,
   },

@@ -10,6 +10,7 @@ import { createReconciler, type Reconciler } from './reconciler.js';
 import { createJanitor, type Janitor } from './janitor.js';
 import { announceTrip } from './operational-events.js';
 import type { DeliveryObserver } from './sender-metrics.js';
+import { startHeartbeat, type SenderHeartbeat } from './heartbeat.js';
 
 /**
  * A delivery whose turn under its endpoint's rate limit (or pause) comes within this many ms waits
@@ -62,6 +63,10 @@ export interface SenderDeps {
     lockDurationMs?: number;
     /** How often this worker looks for jobs whose lock expired, ms (BullMQ `stalledInterval`, default 30 000). */
     stalledIntervalMs?: number;
+    /** How often this process beats into Redis, ms (`HEARTBEAT_INTERVAL_MS`, default 1000); 0 = no heartbeat, no takeovers (a killed sender's attempts wait for their locks). */
+    heartbeatIntervalMs?: number;
+    /** A sender whose heartbeat is older than this is taken over by a live one, ms (`TAKEOVER_AFTER_MS`, default 5000). */
+    takeoverAfterMs?: number;
     /** An org's pre-attempt check must answer within this, ms (`PRE_ATTEMPT_CHECK_TIMEOUT_MS`, default 3000). */
     checkTimeoutMs?: number;
     userAgent: string;
@@ -78,6 +83,8 @@ export interface Sender {
   isRunning(): boolean;
   readonly reconciler: Reconciler;
   readonly janitor: Janitor;
+  /** This process's heartbeat (null when `heartbeatIntervalMs` is 0): its sender id, and a beat on demand. */
+  readonly heartbeat: SenderHeartbeat | null;
   /**
    * Stops taking work and lets in-flight attempts finish, then closes the worker. With `graceMs`,
    * waits at most that long: attempts still running then are abandoned, their slots given back,
@@ -103,6 +110,8 @@ export function createSender(deps: SenderDeps): Sender {
   };
   // Slots this process holds, by delivery id, so a shutdown that cannot wait can give them back.
   const held = new Map<string, { ids: AttemptIds; concurrency: EndpointRecord['policy']['concurrency'] }>();
+  // Started once the workers exist (their ids go into every beat); slots are taken only after that.
+  let heartbeat: SenderHeartbeat | null = null;
   const deliverDeps: DeliverDeps = {
     store: deps.store,
     transport: deps.transport,
@@ -120,8 +129,14 @@ export function createSender(deps: SenderDeps): Sender {
     tracer: deps.tracer,
     announceTrip: (notification) => announceTrip({ store: deps.store, queues: deps.queues, ids, clock: deps.clock }, notification),
     slots: {
-      taken: (attemptIds, concurrency) => held.set(attemptIds.deliveryId, { ids: attemptIds, concurrency }),
-      returned: (deliveryId) => held.delete(deliveryId),
+      taken: (attemptIds, concurrency) => {
+        held.set(attemptIds.deliveryId, { ids: attemptIds, concurrency });
+        heartbeat?.slotTaken(attemptIds);
+      },
+      returned: (deliveryId) => {
+        held.delete(deliveryId);
+        heartbeat?.slotReturned(deliveryId);
+      },
     },
   };
   const parkSafetyDelayMs = deps.config.parkSafetyDelayMs ?? 60_000;
@@ -213,6 +228,21 @@ export function createSender(deps: SenderDeps): Sender {
     return worker;
   });
 
+  // A sender that dies has its attempts in flight taken over by a live one within seconds (README,
+  // "Crashes and restarts"), not when their locks expire.
+  const heartbeatIntervalMs = deps.config.heartbeatIntervalMs ?? 1000;
+  if (heartbeatIntervalMs > 0) {
+    heartbeat = startHeartbeat({
+      registry: deps.store.senders,
+      store: deps.store,
+      workers,
+      wake,
+      clock: deps.clock,
+      logger: deps.logger,
+      config: { intervalMs: heartbeatIntervalMs, lapseMs: deps.config.takeoverAfterMs ?? 5000 },
+    });
+  }
+
   /** Gives back every slot this process still holds (attempts abandoned at shutdown); returns how many. */
   const releaseHeld = async () => {
     const slots = [...held.values()];
@@ -256,17 +286,25 @@ export function createSender(deps: SenderDeps): Sender {
     isRunning: () => workers.every((w) => w.isRunning()),
     reconciler,
     janitor,
+    heartbeat,
     async close(opts = {}) {
       if (timer) clearInterval(timer);
       if (janitorTimer) clearInterval(janitorTimer);
       const closed = Promise.all(workers.map((w) => w.close())).then(() => true);
-      if (opts.graceMs === undefined) return { finished: await closed };
+      // Beating goes on until the attempts are over: a sender that finished them is forgotten; one
+      // that abandoned some stops beating, and a live sender takes them over once its beat lapses.
+      if (opts.graceMs === undefined) {
+        const done = await closed;
+        await heartbeat?.stop({ forget: true });
+        return { finished: done };
+      }
       let graceTimer: NodeJS.Timeout | undefined;
       const graceOver = new Promise<false>((resolve) => {
         graceTimer = setTimeout(() => resolve(false), opts.graceMs);
       });
       const finished = await Promise.race([closed, graceOver]);
       clearTimeout(graceTimer);
+      await heartbeat?.stop({ forget: finished });
       if (!finished) {
         const released = await releaseHeld();
         deps.logger.error({ graceMs: opts.graceMs, released }, 'in-flight attempts did not finish in time; their slots are released and their jobs will run again');

@@ -59,6 +59,7 @@ export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventRe
 export { DeliveryRepository, TRIM_BATCH, TRIM_WORK_MS } from './delivery-repository.js';
 export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';
+export { SenderRegistry, type EndpointRef, type SenderBeat, type SenderBeatInput, type SenderRecord } from './sender-registry.js';
 export {
   ACTION_CLAIM_TTL_MS,
   ACTION_IDEMPOTENCY_TTL_MS,

@@ -1,4 +1,6 @@
+import { QueueKeys } from 'bullmq';
 import { createKeySchema, type KeySchema } from './keys.js';
+import { DELIVERY_QUEUE_NAME } from './delivery-queue.js';
 import { queuePartitionOf } from './queue-partition.js';
 import { parseClusterNodes } from './redis-connection.js';
 
@@ -75,6 +77,23 @@ test('each queue partition has its own tagged prefix; a delivery job lives in it
   expect([0, 1, 2, 3].map((n) => k.queuePrefix(n))).toEqual(['{postern:q0}', '{postern:q1}', '{postern:q2}', '{postern:q3}']);
   const n = k.partitionOf('org_A');
   expect(k.deliveryJob('org_A', 'dlv_1')).toBe(`{postern:q${n}}:deliveries:dlv_1`);
+});
+
+test("the queue keys a sender's takeover touches are BullMQ's own, in the partition's slot", () => {
+  const k = createKeySchema('postern', { queuePartitions: 2 });
+  const bull = new QueueKeys(k.queuePrefix(1)).getKeys(DELIVERY_QUEUE_NAME);
+  expect(k.queueActive(1)).toBe(bull.active);
+  expect(k.queueStalled(1)).toBe(bull.stalled);
+  expect(k.queueStalledCheck(1)).toBe(bull['stalled-check']);
+  expect(k.deliveryJobLock(1, 'dlv_1')).toBe(`${new QueueKeys(k.queuePrefix(1)).toKey(DELIVERY_QUEUE_NAME, 'dlv_1')}:lock`);
+  expect(new Set([k.queueActive(1), k.queueStalled(1), k.queueStalledCheck(1), k.deliveryJobLock(1, 'dlv_1')].map(hashTag))).toEqual(new Set(['postern:q1']));
+});
+
+test("the senders' heartbeat keys share one tag of their own, never an org's", () => {
+  const k = createKeySchema('postern');
+  const keys = [k.senderHeartbeats(), k.senderRecord('s1'), k.senderTakeover('s1')];
+  expect(new Set(keys.map(hashTag))).toEqual(new Set(['senders']));
+  expect(keys.every((key) => key.startsWith('postern:'))).toBe(true);
 });
 
 test('the partition of an org is stable, in range, and spreads orgs over every partition', () => {

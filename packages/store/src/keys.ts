@@ -137,6 +137,23 @@ export interface KeySchema {
   statsHour(orgId: string, scope: 'endpoint' | 'org', id: string, hourStartMs: number): string;
   /** Hash, BullMQ's own: the queue job of a delivery (the job id is the delivery id) in its org's partition. Postern only checks that it exists. */
   deliveryJob(orgId: string, deliveryId: string): string;
+  /** String, BullMQ's own: the lock of a job of queue partition `partition` (its worker's token, `<worker id>:<n>`), read and deleted by a sender's takeover. */
+  deliveryJobLock(partition: number, jobId: string): string;
+  /** List, BullMQ's own: the active jobs of queue partition `partition`. */
+  queueActive(partition: number): string;
+  /** Set, BullMQ's own: the jobs of queue partition `partition` that its next stalled check moves to wait unless their lock is renewed. */
+  queueStalled(partition: number): string;
+  /** String (PX), BullMQ's own: the guard that lets one stalled check of queue partition `partition` run per stalled interval. */
+  queueStalledCheck(partition: number): string;
+  /**
+   * Sorted set (score = last beat, Redis time in ms): every sender process's heartbeat (README,
+   * "Crashes and restarts"). Tagged `{senders}`, with {@link senderRecord} and {@link senderTakeover}.
+   */
+  senderHeartbeats(): string;
+  /** Hash: one sender process's record — its workers' ids per partition, the endpoints it held slots of lately; expires unless renewed by its beats. */
+  senderRecord(senderId: string): string;
+  /** String (PX): the one sender taking over a sender whose heartbeat lapsed (SET NX). */
+  senderTakeover(senderId: string): string;
 }
 
 /** How long an hour of attempt counters is kept, s: a day and two hours, so "the last 24 h" is always whole. */
@@ -213,5 +230,12 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     eventRedeliveries: (orgId, id) => `${o(orgId)}:event:${id}:redeliveries`,
     statsHour: (orgId, scope, id, hourStartMs) => `${o(orgId)}:stats:${scope}:${id}:${hourStartMs}`,
     deliveryJob: (orgId, id) => `${queuePrefix(partitionOf(orgId))}:${DELIVERY_QUEUE_NAME}:${id}`,
+    deliveryJobLock: (n, jobId) => `${queuePrefix(n)}:${DELIVERY_QUEUE_NAME}:${jobId}:lock`,
+    queueActive: (n) => `${queuePrefix(n)}:${DELIVERY_QUEUE_NAME}:active`,
+    queueStalled: (n) => `${queuePrefix(n)}:${DELIVERY_QUEUE_NAME}:stalled`,
+    queueStalledCheck: (n) => `${queuePrefix(n)}:${DELIVERY_QUEUE_NAME}:stalled-check`,
+    senderHeartbeats: () => `${p}:{senders}:heartbeats`,
+    senderRecord: (id) => `${p}:{senders}:sender:${id}`,
+    senderTakeover: (id) => `${p}:{senders}:takeover:${id}`,
   };
 }

@@ -95,12 +95,25 @@ export class LeaseRepository {
   async recall(input: { orgId: string; endpointId: string; perEndpoint: number; perOrg: number; nowMs: number; releaseKeyLines: boolean; resetRate: boolean }): Promise<string[]> {
     const k = this.keys;
     const keys = [
-      ...this.scriptKeys({ ...input, deliveryId: '', eventId: '' }),
+      k.endpointLeases(input.orgId, input.endpointId),
+      k.orgLeases(input.orgId),
+      k.endpointParked(input.orgId, input.endpointId),
+      k.orgParked(input.orgId),
       k.endpointKeyLines(input.orgId, input.endpointId),
       k.endpointRate(input.orgId, input.endpointId),
       k.endpoint(input.orgId, input.endpointId),
     ];
-    return (await recallScript.run(this.redis, keys, [input.nowMs, input.perEndpoint, input.perOrg, input.releaseKeyLines ? '1' : '', input.resetRate ? '1' : '', RECALL_KEY_LINE_MAX])) as string[];
+    const args = [input.nowMs, input.perEndpoint, input.perOrg, input.releaseKeyLines ? '1' : '', input.resetRate ? '1' : '', RECALL_KEY_LINE_MAX];
+    return ((await recallScript.run(this.redis, keys, args)) as unknown[]).map(String);
+  }
+
+  /**
+   * Calls an endpoint's line again without giving back a slot: takes the parked deliveries that
+   * the free slots of both limits let in, as a release does, for the caller to wake. For a sender
+   * that died between a release and its wake-ups (its takeover).
+   */
+  async callLine(input: { orgId: string; endpointId: string; perEndpoint: number; perOrg: number; nowMs: number }): Promise<string[]> {
+    return this.recall({ ...input, releaseKeyLines: false, resetRate: false });
   }
 
   /**

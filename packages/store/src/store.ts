@@ -13,6 +13,7 @@ import { OrgRepository } from './org-repository.js';
 import { OrgSnapshotRepository } from './org-snapshot-repository.js';
 import { PortalSessionRepository } from './portal-session-repository.js';
 import { PlatformKeyRepository } from './platform-key-repository.js';
+import { SenderRegistry } from './sender-registry.js';
 import { StatsRepository } from './stats-repository.js';
 
 /** Every repository over one Redis connection and key prefix. */
@@ -38,6 +39,8 @@ export interface Store {
   readonly notifications: NotificationRepository;
   readonly leases: LeaseRepository;
   readonly actionIdempotency: ActionIdempotencyRepository;
+  /** The senders' heartbeats and records, for taking over a sender that died. */
+  readonly senders: SenderRegistry;
 }
 
 /**
@@ -63,5 +66,6 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     notifications: new NotificationRepository(deps.redis, keys),
     leases: new LeaseRepository(deps.redis, keys),
     actionIdempotency: new ActionIdempotencyRepository(deps.redis, keys),
+    senders: new SenderRegistry(deps.redis, keys),
   };
 }

@@ -101,30 +101,11 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
   return 1
 end
 
--- Gives back a lease and its event claim, and picks the parked deliveries that may now have room:
--- every waiter of the claim; the first of the endpoint's line, as many as both limits have free
--- slots (called, left in line until they start); then of the org's parked set, as many as are left
--- free (limits 0 = wake none), taken off it (one that finds no room parks again in its old place).
--- `wasParked` says whether the delivery itself may still stand in a parked set (one settled while
--- parked), else that clean-up is skipped.
--- Appends the woken ids to `woken`; returns 1 when a lease was held, else 0.
-local function giveBackLease(lk, id, now, perEndpoint, perOrg, woken, wasParked)
-  local released = redis.call('ZREM', lk[1], id) + redis.call('ZREM', lk[2], id)
-  if wasParked then
-    redis.call('ZREM', lk[3], id)
-    redis.call('ZREM', lk[4], id)
-    redis.call('SREM', lk[6], id)
-  end
-  if redis.call('GET', lk[5]) == id then
-    redis.call('DEL', lk[5])
-    local waiters = redis.call('SMEMBERS', lk[6])
-    if #waiters > 0 then
-      for _, waiter in ipairs(waiters) do
-        if waiter ~= id then table.insert(woken, waiter) end
-      end
-      redis.call('DEL', lk[6])
-    end
-  end
+-- Picks the parked deliveries that free slots let in: the first of the endpoint's line, as many as
+-- both limits have free slots (called, left in line until they start), then of the org's parked
+-- set, as many as are left free (limits 0 = wake none), taken off it (one that finds no room parks
+-- again in its old place). Appends their ids to `woken`. Keys as giveBackLease's (1 to 4 only).
+local function callParked(lk, now, perEndpoint, perOrg, woken)
   local parkedOnEndpoint = redis.call('ZCARD', lk[3])
   local parkedOnOrg = redis.call('ZCARD', lk[4])
   if parkedOnEndpoint + parkedOnOrg > 0 then
@@ -147,6 +128,31 @@ local function giveBackLease(lk, id, now, perEndpoint, perOrg, woken, wasParked)
       for i = 1, #popped, 2 do table.insert(woken, popped[i]) end
     end
   end
+end
+
+-- Gives back a lease and its event claim, and picks the parked deliveries that may now have room:
+-- every waiter of the claim, then those callParked picks.
+-- `wasParked` says whether the delivery itself may still stand in a parked set (one settled while
+-- parked), else that clean-up is skipped.
+-- Appends the woken ids to `woken`; returns 1 when a lease was held, else 0.
+local function giveBackLease(lk, id, now, perEndpoint, perOrg, woken, wasParked)
+  local released = redis.call('ZREM', lk[1], id) + redis.call('ZREM', lk[2], id)
+  if wasParked then
+    redis.call('ZREM', lk[3], id)
+    redis.call('ZREM', lk[4], id)
+    redis.call('SREM', lk[6], id)
+  end
+  if redis.call('GET', lk[5]) == id then
+    redis.call('DEL', lk[5])
+    local waiters = redis.call('SMEMBERS', lk[6])
+    if #waiters > 0 then
+      for _, waiter in ipairs(waiters) do
+        if waiter ~= id then table.insert(woken, waiter) end
+      end
+      redis.call('DEL', lk[6])
+    end
+  end
+  callParked(lk, now, perEndpoint, perOrg, woken)
   if released > 0 then return 1 end
   return 0
 end
