@@ -53,7 +53,7 @@ export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, Ra
 
 export { planPolicyChange } from './policy-change.js';
 
-export { RATE_SEND_LAG_MS, RATE_SEND_MARGIN_MS, allowedLatenessMs, isTurnStale, rateIntervalMs } from './rate-limit.js';
+export { RATE_SEND_LAG_MS, isTurnStale, rateIntervalMs } from './rate-limit.js';
 export type { PolicyChangePlan } from './policy-change.js';
 
 export { PRESETS, listPresets } from './presets.js';
