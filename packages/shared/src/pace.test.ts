@@ -39,8 +39,8 @@ describe('nextPace', () => {
     ['at or above the good rate it grows by 10 % of it per second (at least 1/s)', { perSecond: 15, concurrency: 8, pausedUntil: null, cutAt: NOW - 2000, changedAt: NOW - 500, goodPerSecond: 15 }, 'ok', -5, undefined, { perSecond: 15.75 }],
     ['growth counts at most one second, however long since the last change', { perSecond: 4, concurrency: 8, pausedUntil: null, cutAt: NOW - 90_000, changedAt: NOW - 60_000, goodPerSecond: 15 }, 'ok', -5, undefined, { perSecond: 8 }],
     ['a success after the pause ended clears it', { perSecond: 10, concurrency: 4, pausedUntil: NOW - 1, cutAt: NOW - 2000, changedAt: NOW - 2000, goodPerSecond: 15 }, 'ok', -5, undefined, { pausedUntil: null }],
-  ] as const)('%s', (_what, before, signal, startedOffset, retryAfterMs, expected, pol?: Parameters<typeof nextPace>[3]) => {
-    const next = nextPace(before as Pace | null, { signal, startedAt: NOW + startedOffset, retryAfterMs }, NOW, pol ?? policy);
+  ] as const)('%s', (_what, before, signal, startedOffset, retryAfterMs, expected, pol: Parameters<typeof nextPace>[3] = policy) => {
+    const next = nextPace(before as Pace | null, { signal, startedAt: NOW + startedOffset, retryAfterMs }, NOW, pol);
     if (expected === undefined) expect(next).toBeUndefined();
     else expect(next).toMatchObject(expected);
   });
