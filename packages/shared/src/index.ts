@@ -58,7 +58,7 @@ export type { Retention } from './retention.js';
 export type { PresetInfo, PresetListing } from './presets.js';
 
 export { parseRetryAfterMs, policyTimeline, retryDelayMs } from './retry-schedule.js';
-export { fullPace, nextPace, paceCeiling, paceSignalOf, PACE_CUT_WINDOW_MS } from './pace.js';
+export { fullPace, nextPace, paceSignalOf, PACE_CUT_WINDOW_MS } from './pace.js';
 export type { Pace, PaceSignal } from './pace.js';
 export type { RandomFn, RetryDelayInput, TimelineEntry, WaitBounds } from './retry-schedule.js';
 
