@@ -9,6 +9,7 @@ import {
   isTurnStale,
   isValidSecret,
   nextPace,
+  PACE_CUT_WINDOW_MS,
   paceSignalOf,
   keepsResponse,
   outcomeOfResponse,
@@ -147,7 +148,9 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
   const plan = planAfterAttempt({ policy, attemptNumber, isTestEvent: delivery.isTest, outcome: result, nowMs: finishedAt, random: deps.random });
   const claimedUnder = endpoint.pace ?? null;
   const signal = paceSignalOf(result);
-  const pace = nextPace(claimedUnder, { signal, retryAfterMs: result.retryAfterMs }, finishedAt, policy);
+  const pace = nextPace(claimedUnder, { signal, retryAfterMs: result.retryAfterMs, startedAt }, finishedAt, policy);
+  // A cut is the one that records this answer's time; a slow-down the last cut accounts for only extends a pause.
+  const cut = signal === 'slow-down' && pace?.cutAt === finishedAt;
   const durationMs = Math.max(0, finishedAt - startedAt);
   const finished = await store.attempts.finish({
     ids,
@@ -164,9 +167,9 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
     response: result.response,
     concurrency: policy.concurrency,
     retention: policy.retention,
-    ...(pace !== undefined ? { pace: { next: pace, claimedUnder, cut: signal === 'slow-down' } } : {}),
+    ...(pace !== undefined ? { pace: { next: pace, claimedUnder, mergeUnlessCutAfter: signal === 'slow-down' ? startedAt - PACE_CUT_WINDOW_MS : null } } : {}),
   });
-  if (pace !== undefined) observer.paceChanged({ endpointId: ids.endpointId, pace: pace ?? fullPace(policy), cut: signal === 'slow-down' });
+  if (pace !== undefined) observer.paceChanged({ endpointId: ids.endpointId, pace: pace ?? fullPace(policy), cut });
   deps.slots?.returned(ids.deliveryId);
   deps.logger.info(
     {

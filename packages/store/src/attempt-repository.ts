@@ -96,9 +96,13 @@ export interface FinishInput {
   retention: Retention;
   /**
    * Adaptive pacing (`nextPace`): the endpoint's next pace (null = back at the policy's limits),
-   * the pace the attempt was claimed under, and whether the change is a cut; absent = no change.
+   * the pace the attempt was claimed under, and, for a slow-down answer, `mergeUnlessCutAfter`
+   * (epoch ms: the attempt's start minus `PACE_CUT_WINDOW_MS`). A raise (null) applies only if the
+   * stored pace is still the one claimed under; a slow-down merges into whatever is stored (the
+   * lower rate and concurrency, the later pause) unless the stored pace was cut after that time,
+   * in which case only its pause is merged. Absent = no change.
    */
-  pace?: { next: Pace | null; claimedUnder: Pace | null; cut: boolean };
+  pace?: { next: Pace | null; claimedUnder: Pace | null; mergeUnlessCutAfter: number | null };
 }
 
 /**
@@ -282,7 +286,7 @@ export class AttemptRepository {
         isEndpointFailure(input.error) ? '1' : '0',
         input.pace ? (input.pace.next ? JSON.stringify(input.pace.next) : '-') : '',
         input.pace?.claimedUnder ? JSON.stringify(input.pace.claimedUnder) : '',
-        input.pace?.cut ? '1' : '0',
+        input.pace?.mergeUnlessCutAfter ?? '',
         input.cancelReason ?? '',
       ],
     )) as [string, number, string, number, ...string[]];

@@ -19,8 +19,9 @@
 -- ARGV[16] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
 -- Postern's own internal:* faults), ARGV[17] the endpoint's next pace (adaptive pacing): '' = no
 -- change, '-' = back at the policy's limits (removed), else its JSON; ARGV[18] the pace (JSON) the
--- attempt was claimed under ('' = none), ARGV[19] '1' when the next pace is a cut, ARGV[20] cancel
--- reason (with 'cancelled').
+-- attempt was claimed under ('' = none), ARGV[19] for a slow-down answer the time (ms) after which
+-- a stored cut already accounts for it (the attempt's start minus PACE_CUT_WINDOW_MS), '' for a
+-- raise, ARGV[20] cancel reason (with 'cancelled').
 -- Such a failed attempt sets lastFailureAt and counts in failedAttempts and
 -- consecutiveFailedAttempts, whether or not the policy's breaker counts it (consecutiveFailures is
 -- the breaker's own streak).
@@ -97,18 +98,27 @@ if streak[1] then
 end
 
 -- Adaptive pacing (pace.ts, nextPace): a raise applies only to the pace it was computed from (a
--- concurrent attempt may have cut it since); a cut always applies, the lower value of each wins.
+-- concurrent attempt may have cut it since). A slow-down always applies, the lower value of each
+-- and the later pause and cut winning, unless the stored pace was cut after ARGV[19] (by an answer
+-- to a later attempt): that cut already accounts for this answer, which may only extend the pause.
 if ARGV[17] ~= '' then
   local stored = redis.call('HGET', KEYS[9], 'pace') or ''
   if stored == ARGV[18] then
     if ARGV[17] == '-' then redis.call('HDEL', KEYS[9], 'pace') else redis.call('HSET', KEYS[9], 'pace', ARGV[17]) end
-  elseif ARGV[19] == '1' then
+  elseif ARGV[19] ~= '' then
     local cut = cjson.decode(ARGV[17])
     if stored ~= '' then
       local was = cjson.decode(stored)
-      if was.perSecond ~= cjson.null and (cut.perSecond == cjson.null or was.perSecond < cut.perSecond) then cut.perSecond = was.perSecond end
-      if was.concurrency < cut.concurrency then cut.concurrency = was.concurrency end
-      if was.pausedUntil ~= cjson.null and (cut.pausedUntil == cjson.null or was.pausedUntil > cut.pausedUntil) then cut.pausedUntil = was.pausedUntil end
+      local function num(v) if type(v) == 'number' then return v end return nil end
+      if num(was.cutAt) and was.cutAt > tonumber(ARGV[19]) then
+        if num(cut.pausedUntil) and (not num(was.pausedUntil) or cut.pausedUntil > was.pausedUntil) then was.pausedUntil = cut.pausedUntil end
+        cut = was
+      else
+        if num(was.perSecond) and (not num(cut.perSecond) or was.perSecond < cut.perSecond) then cut.perSecond = was.perSecond end
+        if was.concurrency < cut.concurrency then cut.concurrency = was.concurrency end
+        if num(was.pausedUntil) and (not num(cut.pausedUntil) or was.pausedUntil > cut.pausedUntil) then cut.pausedUntil = was.pausedUntil end
+        if num(was.goodPerSecond) and (not num(cut.goodPerSecond) or was.goodPerSecond < cut.goodPerSecond) then cut.goodPerSecond = was.goodPerSecond end
+      end
     end
     redis.call('HSET', KEYS[9], 'pace', cjson.encode(cut))
   end
