@@ -175,3 +175,17 @@ test.each([
   expect(d).toMatchObject({ status, attempts: [], cancelReason });
   if (status === 'failed') expect(d.lastError).toBe('endpoint_inactive');
 });
+
+test('adaptive pacing: a pace stored in another JSON notation than JavaScript\'s (exponents) still rises on a success', async () => {
+  const endpointId = await endpointWith({ ...{ maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [1000, 1000] }, jitterRatio: 0 }, pacing: 'adaptive' });
+  // The finish script's merge writes the pace with Lua's encoder (`%.14g`, exponents for large and
+  // small numbers); the sender reads it back and sends it in JavaScript's notation.
+  const cutAt = Date.now() - 5000;
+  const stored = `{"goodPerSecond":30,"concurrency":2,"changedAt":${cutAt},"pausedUntil":null,"perSecond":1.05e+01,"cutAt":${cutAt}}`;
+  await postern.redis.hset(postern.store.keys.endpoint(orgId, endpointId), 'pace', stored);
+  const { t } = transport(ok);
+  expect(await runAttempt(deps(t), await event(endpointId))).toEqual({ kind: 'done', status: 'succeeded' });
+  const pace = (await store.endpoints.get(orgId, endpointId))!.pace!;
+  expect(pace.perSecond).toBeGreaterThan(10.5);
+  expect(pace.concurrency).toBeGreaterThan(2);
+});

@@ -101,9 +101,23 @@ end
 -- concurrent attempt may have cut it since). A slow-down always applies, the lower value of each
 -- and the later pause and cut winning, unless the stored pace was cut after ARGV[19] (by an answer
 -- to a later attempt): that cut already accounts for this answer, which may only extend the pause.
+-- The stored pace is compared by value, not as text: one written by the merge below (Lua's JSON
+-- encoder) reads back through the sender in JavaScript's notation, with other key order and digits.
+local function samePace(a, b)
+  if a == b then return true end
+  if a == '' or b == '' then return false end
+  local x, y = cjson.decode(a), cjson.decode(b)
+  for _, f in ipairs({'perSecond', 'concurrency', 'pausedUntil', 'cutAt', 'changedAt', 'goodPerSecond'}) do
+    local u, v = x[f], y[f]
+    if u == cjson.null then u = nil end
+    if v == cjson.null then v = nil end
+    if u ~= v then return false end
+  end
+  return true
+end
 if ARGV[17] ~= '' then
   local stored = redis.call('HGET', KEYS[9], 'pace') or ''
-  if stored == ARGV[18] then
+  if samePace(stored, ARGV[18]) then
     if ARGV[17] == '-' then redis.call('HDEL', KEYS[9], 'pace') else redis.call('HSET', KEYS[9], 'pace', ARGV[17]) end
   elseif ARGV[19] ~= '' then
     local cut = cjson.decode(ARGV[17])
