@@ -115,8 +115,9 @@ test('after an outage the pace comes back to the receiver\'s rate, few requests 
   expect(backAt60).not.toBeNull();
   expect(backAt60!).toBeLessThanOrEqual(15_000);
   expect(share429).toBeLessThanOrEqual(0.1);
-  // The backlog goes out at the pace: never far beyond what the receiver takes in a second.
-  expect(maxPerSecond).toBeLessThanOrEqual(ACCEPTED_PER_SECOND * 1.3);
+  // The backlog goes out at the pace, not in one burst: the pace climbs at most ×2 a second, so it
+  // overshoots the receiver's rate by at most about half before the first 429 of that second cuts it.
+  expect(maxPerSecond).toBeLessThanOrEqual(ACCEPTED_PER_SECOND * 1.5);
   // No second collapse: once back, 429s stay a trickle.
   expect(total429Later).toBeLessThanOrEqual(Math.max(40, 0.05 * answers.length));
 }, 180_000);
