@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { classifyAddress, createIdFactory, createSecretBox, parseSecretKeyring, type SecretKeyring } from '@postern/shared';
+import { classifyAddress, createIdFactory, createSecretBox, type SecretKeyring } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, parseClusterNodes, type DeliveryQueues, type RedisClient, type RedisTarget, type Store } from '@postern/store';
 import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
@@ -36,7 +36,7 @@ export { TEST_SECRETS_ENV };
 
 /** The keyring of {@link TEST_SECRETS_ENV}. */
 export function testSecretKeyring(): SecretKeyring {
-  return parseSecretKeyring(TEST_SECRETS_ENV);
+  return { current: { id: TEST_SECRETS_ENV.SECRETS_KEY_ID, key: Buffer.from(TEST_SECRETS_ENV.SECRETS_KEY, 'base64') }, previous: [] };
 }
 
 /** Options of {@link startPostern}. */

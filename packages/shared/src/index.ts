@@ -110,17 +110,5 @@ export type { ConsoleMethods, FieldLogger } from './console-logging.js';
 export { commonConfigShape, httpServerOptions, parseEnvConfig } from './env-config.js';
 export type { HttpServerTimeoutOptions, HttpTimeoutSettings } from './env-config.js';
 
-export {
-  SEALED_PREFIX,
-  SECRET_KEY_BYTES,
-  SECRET_KEY_ID_PATTERN,
-  SecretUnreadableError,
-  createSecretBox,
-  isSealed,
-  openWith,
-  parseSecretKeyring,
-  sealWith,
-  sealedKeyId,
-  secretContext,
-} from './secret-box.js';
+export { SecretUnreadableError, createSecretBox, isSealed, sealedKeyId, secretContext } from './secret-box.js';
 export type { SecretBox, SecretKey, SecretKeyring, SecretUnreadableReason } from './secret-box.js';
