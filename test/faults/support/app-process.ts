@@ -84,8 +84,8 @@ function spawnApp(app: keyof typeof ENTRY, name: string, env: Record<string, str
 let senderCount = 0;
 
 /**
- * Starts a sender child. `env` adds to (or overrides) LOG_LEVEL=warn, ALLOWED_ADDRESSES=127.0.0.1,::1
- * and ADMIN_TOKEN; pass at least REDIS_URL and REDIS_PREFIX. Returns at once: wait for it with
+ * Starts a sender child. `env` adds to (or overrides) LOG_LEVEL=warn, ALLOWED_ADDRESSES=127.0.0.1,::1,
+ * ADMIN_TOKEN and the tests' SECRETS_KEY / SECRETS_KEY_ID; pass at least REDIS_URL and REDIS_PREFIX. Returns at once: wait for it with
  * {@link waitForSenders}.
  */
 export function spawnSender(env: Record<string, string>): AppProcess {
