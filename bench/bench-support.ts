@@ -139,6 +139,8 @@ export async function startPosternProcesses(opts: { redisUrl: string; prefix: st
     SENDER_PORT: String(await freePort()),
     SENDER_CONCURRENCY: String(opts.concurrency),
     NODE_ENV: 'production',
+    // Production requires both; the key is the tests' (spawnApp's default) unless opts.env gives one.
+    PUBLIC_URL: 'http://127.0.0.1',
     // e.g. REDIS_CLUSTER_NODES and QUEUE_PARTITIONS for the cluster runs.
     ...opts.env,
   };

@@ -1,6 +1,32 @@
 // The environment `npm start` gives the apps: the caller's, plus development defaults.
 
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
 import { DEFAULT_REDIS_URL } from './redis-util.mjs';
+
+/**
+ * The development `SECRETS_KEY` kept in `file` (`.data/secrets-key` under `npm start`): read when
+ * it exists, else 32 random bytes (base64) written there, readable by the owner only.
+ *
+ * @param {string} file
+ * @returns {{ key: string, created: boolean }}
+ */
+export function developmentSecretsKey(file) {
+  let missing = false;
+  try {
+    const key = readFileSync(file, 'utf8').trim();
+    if (key) return { key, created: false };
+  } catch (err) {
+    if (/** @type {NodeJS.ErrnoException} */ (err).code !== 'ENOENT') throw err;
+    missing = true;
+  }
+  const key = randomBytes(32).toString('base64');
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${key}\n`, { mode: 0o600, flag: missing ? 'wx' : 'w' });
+  return { key, created: true };
+}
 
 /**
  * The lines `npm start` prints once ingest answers: where the API, the dashboard and the

@@ -19,7 +19,7 @@ import {
   startLocalRedis,
   stopRedis,
 } from './redis-util.mjs';
-import { DEVELOPMENT_ALLOWED_ADDRESSES, readyBanner, startEnvironment } from './start-env.mjs';
+import { DEVELOPMENT_ALLOWED_ADDRESSES, developmentSecretsKey, readyBanner, startEnvironment } from './start-env.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const APP_STOP_TIMEOUT_MS = 35_000; // the sender's SHUTDOWN_GRACE_MS defaults to 30 s
@@ -35,6 +35,20 @@ const warn = (message) => console.error(`[start] ${message}`);
 const env = startEnvironment(process.env);
 const isDevelopment = env.NODE_ENV === 'development';
 const apiPort = Number(env.PORT || 3000);
+
+// Stored secrets are sealed with SECRETS_KEY; in development one is kept in .data/ (production
+// refuses to start without its own).
+if (isDevelopment && !env.SECRETS_KEY) {
+  const file = path.join(repoRoot, '.data', 'secrets-key');
+  try {
+    const { key, created } = developmentSecretsKey(file);
+    env.SECRETS_KEY = key;
+    say(`${created ? 'generated a development SECRETS_KEY in' : 'SECRETS_KEY from'} ${path.relative(repoRoot, file)} (stored secrets are sealed with it; keep the file with .data/redis)`);
+  } catch (err) {
+    warn(`could not read or write ${path.relative(repoRoot, file)}: ${err.message}`);
+    process.exit(1);
+  }
+}
 
 // ---- Redis ---------------------------------------------------------------
 

@@ -1,10 +1,10 @@
 import { pino } from 'pino';
 import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
-import { createIdFactory, createSigningKeyCache, type SigningKeyCache } from '@postern/shared';
+import { createIdFactory, createSecretBox, createSigningKeyCache, type SigningKeyCache } from '@postern/shared';
 import { createRedisConnection, createStore, type AttemptIds, type Store } from '@postern/store';
 import { runAttempt, type DeliverDeps, type DeliveryTransport, type OutboundRequest, type TransportResult } from '@postern/sender';
 import type { Redis } from 'ioredis';
-import { startPostern, TEST_REDIS_URL, type TestPostern } from '../support/postern.js';
+import { startPostern, TEST_REDIS_URL, testSecretKeyring, type TestPostern } from '../support/postern.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
@@ -25,7 +25,7 @@ beforeAll(async () => {
   postern = await startPostern({ sender: false });
   ({ apiKey, id: orgId } = await postern.createOrg());
   redis = createRedisConnection(TEST_REDIS_URL, 'worker');
-  store = createStore({ redis, prefix: postern.prefix });
+  store = createStore({ redis, prefix: postern.prefix, secretBox: createSecretBox(testSecretKeyring()) });
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
     commands.push(command.name);

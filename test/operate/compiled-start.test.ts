@@ -49,7 +49,7 @@ test('every workspace has its compiled entry point, and the store its Lua script
 });
 
 test('node apps/ingest/dist/main.js and node apps/sender/dist/main.js start, get ready and deliver', async () => {
-  const env = { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ALLOWED_ADDRESSES: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production' };
+  const env = { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ALLOWED_ADDRESSES: '127.0.0.1', LOG_LEVEL: 'info', NODE_ENV: 'production', PUBLIC_URL: 'http://127.0.0.1' };
   const ingest = spawnApp('ingest', { ...env, PORT: '0', HOST: '127.0.0.1' }, [], 'compiled');
   apps.push(ingest);
   const sender = spawnApp('sender', { ...env, SENDER_PORT: '0', SENDER_HOST: '127.0.0.1' }, [], 'compiled');

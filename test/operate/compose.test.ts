@@ -60,6 +60,17 @@ test('the sender serves health and metrics on SENDER_PORT 3001 inside the networ
   expect(parseInt(sender.stop_grace_period, 10)).toBeGreaterThan(30);
 });
 
+test('both apps get the same SECRETS_KEY (required), key id and previous keys; ingest its PUBLIC_URL (required)', () => {
+  for (const name of ['ingest', 'sender']) {
+    const env = envOf(services[name]);
+    expect(env.NODE_ENV).toBe('production');
+    expect(env.SECRETS_KEY).toMatch(/^\$\{SECRETS_KEY:\?/);
+    expect(env.SECRETS_KEY_ID).toBe('${SECRETS_KEY_ID:-k1}');
+    expect(env.SECRETS_KEY_PREVIOUS).toBe('${SECRETS_KEY_PREVIOUS:-}');
+  }
+  expect(envOf(services.ingest).PUBLIC_URL).toMatch(/^\$\{PUBLIC_URL:\?/);
+});
+
 test('prometheus scrapes /metrics of both apps on the ports they listen on', () => {
   const prometheus = services.prometheus;
   const mount = (prometheus.volumes as string[]).find((v) => v.includes('prometheus.yml'))!;

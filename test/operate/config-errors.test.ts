@@ -28,6 +28,12 @@ const CASES: { app: 'ingest' | 'sender'; env: Record<string, string | undefined>
   { app: 'sender', env: { SENDER_PORT: '70000' }, line: /^postern-sender: invalid configuration: SENDER_PORT: / },
   { app: 'sender', env: { REDIS_URL: 'http://127.0.0.1:6379' }, line: /^postern-sender: invalid configuration: REDIS_URL: must start with redis:\/\/ or rediss:\/\/$/ },
   { app: 'sender', env: { HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '1000' }, line: /^postern-sender: invalid configuration: HTTP_HEADERS_TIMEOUT_MS: must not be longer than HTTP_REQUEST_TIMEOUT_MS$/ },
+  // Production: no stored secret in clear, no portal link built from a request's Host header.
+  { app: 'ingest', env: { NODE_ENV: 'production', PUBLIC_URL: 'https://postern.example.com', SECRETS_KEY: undefined }, line: /^postern-ingest: invalid configuration: SECRETS_KEY: is required when NODE_ENV=production \(32 random bytes, base64: openssl rand -base64 32\)$/ },
+  { app: 'sender', env: { NODE_ENV: 'production', SECRETS_KEY: undefined }, line: /^postern-sender: invalid configuration: SECRETS_KEY: is required when NODE_ENV=production / },
+  { app: 'ingest', env: { NODE_ENV: 'production', PUBLIC_URL: undefined }, line: /^postern-ingest: invalid configuration: PUBLIC_URL: is required when NODE_ENV=production / },
+  { app: 'sender', env: { SECRETS_KEY: 'dG9vIHNob3J0' }, line: /^postern-sender: invalid configuration: SECRETS_KEY: must be 32 bytes, base64 \(openssl rand -base64 32\)$/ },
+  { app: 'ingest', env: { SECRETS_KEY_PREVIOUS: 'no-colon-here' }, line: /^postern-ingest: invalid configuration: SECRETS_KEY_PREVIOUS: must be id:key,id:key/ },
 ];
 
 test.each(CASES)('$app with $env stops with exit code 1 and one line naming the setting', async ({ app, env, line }) => {

@@ -1,4 +1,4 @@
-import { DEVELOPMENT_ALLOWED_ADDRESSES, readyBanner, startEnvironment } from '../../scripts/start-env.mjs';
+import { DEVELOPMENT_ALLOWED_ADDRESSES, developmentSecretsKey, readyBanner, startEnvironment } from '../../scripts/start-env.mjs';
 
 /**
  * Issue 11 item 3: under `npm start`, only an unset `ALLOWED_ADDRESSES` gets the development
@@ -28,4 +28,21 @@ test('the ready banner names the API and the dashboard, and in development how t
   expect(lines.some((l) => l.includes('http://127.0.0.1:3000/dashboard/'))).toBe(true);
   expect(lines.find((l) => l.includes('/v1/orgs'))).toContain(`Bearer it'\\''s-a-token-0123456789'`);
   expect(readyBanner(3000, startEnvironment({ NODE_ENV: 'production' })).some((l) => l.includes('/v1/orgs'))).toBe(false);
+});
+
+test('npm start keeps one development SECRETS_KEY in a file: generated once (32 bytes, owner-only), then read back', async () => {
+  const { mkdtempSync, statSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const path = await import('node:path');
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-key-'));
+  try {
+    const file = path.join(dir, '.data', 'secrets-key');
+    const first = developmentSecretsKey(file);
+    expect(first.created).toBe(true);
+    expect(Buffer.from(first.key, 'base64')).toHaveLength(32);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(developmentSecretsKey(file)).toEqual({ key: first.key, created: false });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

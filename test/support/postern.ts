@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { classifyAddress, createIdFactory } from '@postern/shared';
+import { classifyAddress, createIdFactory, createSecretBox, type SecretKeyring } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, parseClusterNodes, type DeliveryQueues, type RedisClient, type RedisTarget, type Store } from '@postern/store';
 import { createApp } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
@@ -12,6 +12,7 @@ import type { Tracer } from '@postern/telemetry';
 import { Postern, PosternApiError } from '@postern/client';
 import { apiClient, setSpecCheck, type ApiClient } from './api-client.js';
 import { openApiValidator } from './openapi-validator.js';
+import { TEST_SECRETS_ENV } from './test-secrets.js';
 
 /** Redis used by tests (`REDIS_URL`, default the local one). */
 export const TEST_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -30,6 +31,13 @@ export function testRedisTarget(cluster = false): RedisTarget {
 
 /** The admin token of test instances. */
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export { TEST_SECRETS_ENV };
+
+/** The keyring of {@link TEST_SECRETS_ENV}. */
+export function testSecretKeyring(): SecretKeyring {
+  return { current: { id: TEST_SECRETS_ENV.SECRETS_KEY_ID, key: Buffer.from(TEST_SECRETS_ENV.SECRETS_KEY, 'base64') }, previous: [] };
+}
 
 /** Options of {@link startPostern}. */
 export interface PosternOptions {
@@ -67,6 +75,8 @@ export interface PosternOptions {
   portalFrameAncestors?: string[];
   /** Ingest's and the sender's OpenTelemetry tracers (`startTracing`); default none (tracing off). */
   tracers?: { ingest?: Tracer; sender?: Tracer };
+  /** The keys both apps seal and open stored secrets with; default {@link testSecretKeyring}. */
+  secretKeyring?: SecretKeyring;
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -144,7 +154,9 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   }
   const logger = options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const ingestRegistry = new Registry();
-  const store = createStore({ redis: apiRedis, prefix, queuePartitions: options.queuePartitions });
+  const keyring = options.secretKeyring ?? testSecretKeyring();
+  // One box per app, as two processes would have: each its own cache of opened values.
+  const store = createStore({ redis: apiRedis, prefix, queuePartitions: options.queuePartitions, secretBox: createSecretBox(keyring) });
   const queues = createDeliveryQueues(queueRedis, store.keys);
   const queue = queues.partitions[0]!;
   const app = createApp({
@@ -172,7 +184,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   let sender: Sender | null = null;
-  const workerStore = createStore({ redis: workerRedis, prefix, queuePartitions: options.queuePartitions });
+  const workerStore = createStore({ redis: workerRedis, prefix, queuePartitions: options.queuePartitions, secretBox: createSecretBox(keyring) });
   const workerQueues = createDeliveryQueues(workerRedis, store.keys);
   const classify = (address: string) => classifyAddress(address, allowList);
   const transport = createGotTransport({ allowList, classifyAddress: classify });

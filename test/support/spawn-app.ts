@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { TEST_SECRETS_ENV } from './test-secrets.js';
 import { waitUntil } from './wait-until.js';
 
 /** The repository root, where `apps/<name>/src/main.ts` lives. */
@@ -42,7 +43,8 @@ export function spawnApp(
   nodeArgs: readonly string[] = [],
   mode: AppMode = process.env.POSTERN_APP_MODE === 'compiled' ? 'compiled' : 'source',
 ): SpawnedApp {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: undefined, ...env };
+  // The tests' SECRETS_KEY unless `env` says otherwise (undefined removes it).
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: undefined, ...TEST_SECRETS_ENV, ...env };
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   const child = spawn(process.execPath, [...nodeArgs, ...appEntryArgs(app, mode)], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout: string[] = [];

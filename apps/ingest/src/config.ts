@@ -26,13 +26,18 @@ export const ingestConfigSchema = z.object({
     .refine((origins) => origins.every((o) => FRAME_ANCESTOR.test(o)), 'must be origins such as https://app.example.com or https://*.example.com, separated by commas or spaces'),
 });
 
-/** Parsed ingest settings, plus the allow-list as entries. */
-export type IngestConfig = z.infer<typeof ingestConfigSchema> & { allowList: string[] };
+/** Parsed ingest settings, plus the allow-list as entries and the secrets keyring. */
+export type IngestConfig = ReturnType<typeof parseEnvConfig<typeof ingestConfigSchema>>;
 
 /**
  * Parses the environment. Throws an Error whose message is one line naming the bad or missing
  * setting, e.g. `ADMIN_TOKEN: must be at least 16 characters`.
  */
 export function loadIngestConfig(env: NodeJS.ProcessEnv): IngestConfig {
-  return parseEnvConfig(ingestConfigSchema, env);
+  const config = parseEnvConfig(ingestConfigSchema, env);
+  // Links handed to customers (portal sessions) must not follow whatever Host a request named.
+  if (config.NODE_ENV === 'production' && !config.PUBLIC_URL) {
+    throw new Error('invalid configuration: PUBLIC_URL: is required when NODE_ENV=production (the origin customers reach Postern at, e.g. https://postern.example.com)');
+  }
+  return config;
 }

@@ -22,8 +22,8 @@ export const senderConfigSchema = z.object({
   PRE_ATTEMPT_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
 });
 
-/** Parsed sender settings, plus the allow-list as entries. */
-export type SenderConfig = z.infer<typeof senderConfigSchema> & { allowList: string[] };
+/** Parsed sender settings, plus the allow-list as entries and the secrets keyring. */
+export type SenderConfig = ReturnType<typeof parseEnvConfig<typeof senderConfigSchema>>;
 
 /**
  * Parses the environment. Throws an Error whose message is one line naming the bad setting,

@@ -9,14 +9,15 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export const DELETED_ENDPOINT_RETENTION_DAYS = 30;
 
-/** Removes finished deliveries past their endpoint's retention. */
+/** Removes finished deliveries past their endpoint's retention, and signing secrets past their grace. */
 export interface Janitor {
   /**
    * One bounded step of a sweep over every org's endpoints (live, then deleted ones): at most
    * `endpointBatch` endpoints (and as many org reads) and
-   * `perEndpointLimit` deliveries examined for each. Returns how many deliveries were removed.
+   * `perEndpointLimit` deliveries examined for each. Returns how many deliveries were removed, and
+   * how many rotated-out signing secrets whose grace had ended were deleted (`secretsDropped`).
    */
-  runOnce(opts?: { endpointBatch?: number; perEndpointLimit?: number }): Promise<{ endpoints: number; removed: number }>;
+  runOnce(opts?: { endpointBatch?: number; perEndpointLimit?: number }): Promise<{ endpoints: number; removed: number; secretsDropped: number }>;
 }
 
 /**
@@ -26,7 +27,9 @@ export interface Janitor {
  * deliveries not yet dropped by a read, records written without an expiry (before the org-tagged
  * layout, or whose endpoint's policy changed since), and deleted endpoints' logs. Its work per run
  * is bounded (`endpointBatch` endpoints × `perEndpointLimit` rows) and does not grow with traffic.
- * Queued and in-flight deliveries are never removed (jitter-45h).
+ * Queued and in-flight deliveries are never removed (jitter-45h). The same visit deletes an
+ * endpoint's rotated-out signing secrets once their grace has ended (the sender already stopped
+ * signing with them), so an old secret is not kept at rest until the next rotation.
  */
 export function createJanitor(deps: { store: Store; clock: { now(): number }; logger: Logger }): Janitor {
   // Where the sweep goes on from: the org it is in and the last endpoint (live, then deleted) done.
@@ -38,6 +41,7 @@ export function createJanitor(deps: { store: Store; clock: { now(): number }; lo
       const perEndpointLimit = opts.perEndpointLimit ?? 500;
       let removed = 0;
       let endpoints = 0;
+      let secretsDropped = 0;
       const now = deps.clock.now();
       // At most `endpointBatch` endpoints (live or deleted) and as many org reads per run.
       for (let steps = 0; endpoints < endpointBatch && steps < endpointBatch; steps += 1) {
@@ -57,6 +61,7 @@ export function createJanitor(deps: { store: Store; clock: { now(): number }; lo
           for (const id of ids) {
             const endpoint = await deps.store.endpoints.get(orgId, id);
             if (!endpoint) continue;
+            if (endpoint.secrets.some((s) => s.expiresAt !== null && s.expiresAt <= now)) secretsDropped += await deps.store.endpoints.dropExpiredSecrets(orgId, id, now);
             const retention = endpoint.policy.retention;
             const victims = 'days' in retention
               ? await expiredByAge(deps.store, orgId, id, now - retention.days * DAY_MS, perEndpointLimit)
@@ -76,7 +81,8 @@ export function createJanitor(deps: { store: Store; clock: { now(): number }; lo
         }
       }
       if (removed > 0) deps.logger.info({ removed, endpoints }, 'janitor removed deliveries past retention');
-      return { endpoints, removed };
+      if (secretsDropped > 0) deps.logger.info({ secretsDropped }, 'janitor deleted signing secrets past their grace');
+      return { endpoints, removed, secretsDropped };
     },
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseSecretKeyring, type SecretKeyring } from './secret-box.js';
 import { parseAllowList } from './url-rules.js';
 
 /**
@@ -25,7 +26,26 @@ export const commonConfigShape = {
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   /** How long an idle keep-alive connection stays open after an answer, ms. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  /** `production` makes `SECRETS_KEY` (and ingest's `PUBLIC_URL`) required. */
+  NODE_ENV: z.string().optional(),
+  /**
+   * 32 random bytes, base64 (`openssl rand -base64 32`): seals every stored secret (README,
+   * "Secrets at rest"). Required when NODE_ENV=production; unset elsewhere = secrets stored plain.
+   */
+  SECRETS_KEY: z.string().optional(),
+  /** The id stored with every value `SECRETS_KEY` seals; default `k1`. */
+  SECRETS_KEY_ID: z.string().optional(),
+  /** `id:key,id:key`: older keys, kept to open what they sealed until `npm run secrets:reencrypt` moved it. */
+  SECRETS_KEY_PREVIOUS: z.string().optional(),
 };
+
+/** The settings {@link parseEnvConfig} reads the secrets keyring from. */
+export interface SecretKeySettings {
+  NODE_ENV?: string;
+  SECRETS_KEY?: string;
+  SECRETS_KEY_ID?: string;
+  SECRETS_KEY_PREVIOUS?: string;
+}
 
 /** The HTTP server timeouts of {@link commonConfigShape}, as parsed. */
 export interface HttpTimeoutSettings {
@@ -68,10 +88,10 @@ export function httpServerOptions(config: HttpTimeoutSettings): HttpServerTimeou
  * @throws Error whose message is one line naming the bad or missing setting, e.g.
  *   `invalid configuration: ADMIN_TOKEN: is required`.
  */
-export function parseEnvConfig<S extends z.ZodType<{ ALLOWED_ADDRESSES: string } & HttpTimeoutSettings>>(
+export function parseEnvConfig<S extends z.ZodType<{ ALLOWED_ADDRESSES: string } & HttpTimeoutSettings & SecretKeySettings>>(
   schema: S,
   env: Record<string, string | undefined>,
-): z.infer<S> & { allowList: string[] } {
+): z.infer<S> & { allowList: string[]; secretKeyring: SecretKeyring } {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -89,5 +109,9 @@ export function parseEnvConfig<S extends z.ZodType<{ ALLOWED_ADDRESSES: string }
   } catch (err) {
     throw new Error(`invalid configuration: ALLOWED_ADDRESSES: ${(err as Error).message}`);
   }
-  return { ...parsed.data, allowList };
+  if (parsed.data.NODE_ENV === 'production' && !parsed.data.SECRETS_KEY) {
+    throw new Error('invalid configuration: SECRETS_KEY: is required when NODE_ENV=production (32 random bytes, base64: openssl rand -base64 32)');
+  }
+  const secretKeyring = parseSecretKeyring(parsed.data);
+  return { ...parsed.data, allowList, secretKeyring };
 }

@@ -109,3 +109,6 @@ export { logProcessOutput } from './console-logging.js';
 export type { ConsoleMethods, FieldLogger } from './console-logging.js';
 export { commonConfigShape, httpServerOptions, parseEnvConfig } from './env-config.js';
 export type { HttpServerTimeoutOptions, HttpTimeoutSettings } from './env-config.js';
+
+export { SecretUnreadableError, createSecretBox, isSealed, sealedKeyId, secretContext } from './secret-box.js';
+export type { SecretBox, SecretKey, SecretKeyring, SecretUnreadableReason } from './secret-box.js';

@@ -3,7 +3,7 @@ import type { DeliveryRepository } from './delivery-repository.js';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
-import { finishedExpiresAt, isEndpointFailure, isEventTypeDisabled, RATE_SEND_LAG_MS, rateIntervalMs, type Pace, type RateLimit, type Retention, type SentRequestFields } from '@postern/shared';
+import { finishedExpiresAt, isEndpointFailure, isEventTypeDisabled, RATE_SEND_LAG_MS, rateIntervalMs, type Pace, type RateLimit, type Retention, type SecretBox, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, parseOrgAttemptSettings, type OrgAttemptSettings, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 import { encodeAttempt } from './attempt-encoding.js';
 
@@ -146,6 +146,7 @@ export class AttemptRepository {
     private readonly redis: RedisClient,
     private readonly keys: KeySchema,
     private readonly deliveries: DeliveryRepository,
+    private readonly box: SecretBox,
   ) {}
 
   private leaseKeys(ids: AttemptIds): string[] {
@@ -191,9 +192,9 @@ export class AttemptRepository {
         return {
           kind: 'blocked',
           delivery,
-          endpoint: parseEndpoint(hashOf(r[2])),
+          endpoint: parseEndpoint(hashOf(r[2]), this.box),
           orgSuspended: orgStatus === 'suspended',
-          eventTypeDisabled: isEventTypeDisabled(parseOrgAttemptSettings(disabledEventTypes, null, null).disabledEventTypes, delivery.eventType),
+          eventTypeDisabled: isEventTypeDisabled(parseOrgAttemptSettings(ids.orgId, disabledEventTypes, null, null, this.box).disabledEventTypes, delivery.eventType),
           envelopeBytes: envelopeBytes < 0 ? null : envelopeBytes,
           woken: r.slice(5) as string[],
         };
@@ -205,10 +206,10 @@ export class AttemptRepository {
         return { kind: 'parked', limit: REFUSALS[String(r[1]) as keyof typeof REFUSALS] ?? 'endpoint' };
       case 'claimed': {
         const delivery = parseDelivery(hashOf(r[2]), ids.orgId, ids.deliveryId);
-        const endpoint = parseEndpoint(hashOf(r[3]));
+        const endpoint = parseEndpoint(hashOf(r[3]), this.box);
         if (!delivery || !endpoint) return { kind: 'missing' };
         const [, disabledEventTypes, checkUrl, checkSecret] = orgFields(r[5]);
-        const org = parseOrgAttemptSettings(disabledEventTypes, checkUrl, checkSecret);
+        const org = parseOrgAttemptSettings(ids.orgId, disabledEventTypes, checkUrl, checkSecret, this.box);
         return { kind: 'claimed', attemptNumber: Number(r[1]), delivery, endpoint, envelope: typeof r[4] === 'string' ? r[4] : null, org };
       }
       default:

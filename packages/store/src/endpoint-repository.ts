@@ -1,8 +1,10 @@
+import type { SecretBox } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { parseEndpoint, toHashFields, type EndpointRecord } from './records.js';
+import { endpointHashFields, parseEndpoint, toHashFields, type EndpointRecord } from './records.js';
+import { openSealedField, replaceFieldIfUnchanged, sealField } from './sealed-fields.js';
 import { endpointLogSize } from './endpoint-log.js';
 
 const updateEndpointScript = LuaScript.load('update-endpoint');
@@ -18,13 +20,13 @@ export type EndpointPatch = Partial<
  * the same step.
  */
 export class EndpointRepository {
-  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema, private readonly box: SecretBox) {}
 
   /** Stores a new endpoint and indexes it under its org. */
   async create(endpoint: EndpointRecord): Promise<void> {
     await this.redis
       .multi()
-      .hset(this.keys.endpoint(endpoint.orgId, endpoint.id), ...toHashFields(endpoint))
+      .hset(this.keys.endpoint(endpoint.orgId, endpoint.id), ...endpointHashFields(endpoint, this.box))
       .zadd(this.keys.orgEndpoints(endpoint.orgId), 0, endpoint.id)
       .incr(this.keys.orgVersion(endpoint.orgId))
       .exec()
@@ -33,7 +35,7 @@ export class EndpointRepository {
 
   /** The org's endpoint, or null when there is none (or it was deleted). */
   async get(orgId: string, endpointId: string): Promise<EndpointRecord | null> {
-    return parseEndpoint(await this.redis.hgetall(this.keys.endpoint(orgId, endpointId)));
+    return parseEndpoint(await this.redis.hgetall(this.keys.endpoint(orgId, endpointId)), this.box);
   }
 
   /**
@@ -59,7 +61,7 @@ export class EndpointRepository {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(this.keys.endpoint(orgId, id));
     const results = assertExec(await pipeline.exec());
-    return results.map(([, h]) => parseEndpoint(h as Record<string, string>)).filter((e): e is EndpointRecord => e !== null);
+    return results.map(([, h]) => parseEndpoint(h as Record<string, string>, this.box)).filter((e): e is EndpointRecord => e !== null);
   }
 
   /** A page of the org's endpoint ids, in id order, after `cursor`; for background sweeps. */
@@ -73,8 +75,33 @@ export class EndpointRepository {
    */
   async update(endpoint: Pick<EndpointRecord, 'id' | 'orgId'>, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
     const { id, orgId } = endpoint;
-    const updated = await updateEndpointScript.run(this.redis, [this.keys.endpoint(orgId, id), this.keys.orgVersion(orgId)], toHashFields({ ...patch, updatedAt: nowMs }));
+    const stored = patch.secrets === undefined ? patch : { ...patch, secrets: sealField(this.box, JSON.stringify(patch.secrets), orgId, id, 'secrets') };
+    const updated = await updateEndpointScript.run(this.redis, [this.keys.endpoint(orgId, id), this.keys.orgVersion(orgId)], toHashFields({ ...stored, updatedAt: nowMs }));
     return updated === 1 ? this.get(orgId, id) : null;
+  }
+
+  /**
+   * Deletes the endpoint's rotated-out signing secrets whose grace ended by `nowMs` (the janitor
+   * calls it; a rotation drops them too): a compare-and-set of the stored value, so a rotation in
+   * between is never overwritten (it is then left for the next sweep). Returns how many were
+   * dropped (0 when none had expired, the value does not open, or it changed meanwhile).
+   */
+  async dropExpiredSecrets(orgId: string, endpointId: string, nowMs: number): Promise<number> {
+    const key = this.keys.endpoint(orgId, endpointId);
+    const stored = await this.redis.hget(key, 'secrets');
+    const plain = stored === null ? null : openSealedField(this.box, stored, orgId, endpointId, 'secrets');
+    if (stored === null || plain === null) return 0;
+    let secrets: EndpointRecord['secrets'];
+    try {
+      secrets = JSON.parse(plain) as EndpointRecord['secrets'];
+    } catch {
+      return 0;
+    }
+    if (!Array.isArray(secrets)) return 0;
+    const kept = secrets.filter((s) => s.expiresAt === null || s.expiresAt > nowMs);
+    if (kept.length === secrets.length) return 0;
+    const next = sealField(this.box, JSON.stringify(kept), orgId, endpointId, 'secrets');
+    return (await replaceFieldIfUnchanged(this.redis, key, 'secrets', stored, next)) ? secrets.length - kept.length : 0;
   }
 
   /**

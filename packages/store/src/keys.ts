@@ -86,6 +86,11 @@ export interface KeySchema {
   actionIdempotency(orgId: string, route: string, keyHash: string): string;
   /** String (JSON `{id, createdAt}`): the instance marker, written once by the first process to start against this Redis and prefix (docs/architecture.md, "Data loss"). */
   instanceMarker(): string;
+  /**
+   * Hash (field `value`): a known text sealed with `SECRETS_KEY` by the first process to start with
+   * a key, which every start opens to prove its keys open what is stored (README, "Secrets at rest").
+   */
+  secretsCheck(): string;
   /** Hash: one delivery. */
   delivery(orgId: string, deliveryId: string): string;
   /** Hash: attempt number → JSON attempt record. */
@@ -208,6 +213,7 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     idempotency: (orgId, hash) => `${o(orgId)}:idem:${hash}`,
     actionIdempotency: (orgId, route, hash) => `${o(orgId)}:action-idem:${route}:${hash}`,
     instanceMarker: () => `${p}:instance`,
+    secretsCheck: () => `${p}:secrets-check`,
     delivery: (orgId, id) => `${o(orgId)}:delivery:${id}`,
     deliveryAttempts: (orgId, id) => `${o(orgId)}:delivery:${id}:attempts`,
     unfinishedDeliveries: (orgId) => `${o(orgId)}:deliveries:unfinished`,

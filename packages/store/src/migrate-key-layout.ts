@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { deliveryJobData, deliveryJobOptions } from './delivery-queue.js';
 import type { DeliveryJobEntry, DeliveryQueues } from './delivery-queues.js';
 import type { KeySchema } from './keys.js';
-import { parseDelivery, parseEndpoint } from './records.js';
+import { parseDelivery } from './records.js';
 
 /** What {@link migrateKeyLayout} did: keys renamed by kind, jobs queued, old queue keys removed. */
 export interface KeyLayoutMigration {
@@ -167,8 +167,9 @@ export async function migrateKeyLayout(redis: Redis, keys: KeySchema, queues: De
       const d = parseDelivery(await redis.hgetall(keys.delivery(orgId, id)), orgId, id);
       if (!d || d.status === 'succeeded' || d.status === 'failed' || d.status === 'cancelled') continue;
       if (!endpointActive.has(d.endpointId)) {
-        const endpoint = parseEndpoint(await redis.hgetall(keys.endpoint(orgId, d.endpointId)));
-        endpointActive.set(d.endpointId, endpoint === null || endpoint.status === 'active');
+        // Only its status is needed (its secrets are not read, so no SecretBox either).
+        const [endpointId, status] = await redis.hmget(keys.endpoint(orgId, d.endpointId), 'id', 'status');
+        endpointActive.set(d.endpointId, endpointId === null || (status ?? 'active') === 'active');
       }
       if (d.held && !endpointActive.get(d.endpointId)) continue;
       jobs.push({ name: 'deliver', data: deliveryJobData(d), opts: deliveryJobOptions(d.id, d.nextAttemptAt ? Math.max(0, d.nextAttemptAt - now) : 0) });

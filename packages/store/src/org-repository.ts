@@ -1,17 +1,20 @@
+import type { SecretBox } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { parseOrg, toHashFields, type OrgRecord } from './records.js';
+import { sealField } from './sealed-fields.js';
 
 /** Orgs and their API keys (stored as SHA-256 hex of the key, never the key itself). */
 export class OrgRepository {
-  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema, private readonly box: SecretBox) {}
 
   /**
    * Writes an org, adds it to the index of orgs, then its first API key hash: three single-slot
    * steps in this order, so a key never resolves to an org that is not written yet.
    */
   async create(org: OrgRecord, apiKeyHash: string): Promise<void> {
-    await this.redis.hset(this.keys.org(org.id), ...toHashFields(org));
+    const stored = org.preAttemptCheckSecret === undefined ? org : { ...org, preAttemptCheckSecret: sealField(this.box, org.preAttemptCheckSecret, org.id, org.id, 'preAttemptCheckSecret') };
+    await this.redis.hset(this.keys.org(org.id), ...toHashFields(stored));
     await this.redis.zadd(this.keys.orgs(), 0, org.id);
     await this.redis.set(this.keys.apiKey(apiKeyHash), org.id);
   }
@@ -23,7 +26,7 @@ export class OrgRepository {
 
   /** The org, or null when there is none. */
   async get(orgId: string): Promise<OrgRecord | null> {
-    return parseOrg(await this.redis.hgetall(this.keys.org(orgId)));
+    return parseOrg(await this.redis.hgetall(this.keys.org(orgId)), this.box);
   }
 
   /** The org id an API key hash belongs to, or null. */
@@ -47,7 +50,7 @@ export class OrgRepository {
     }
     if (patch.preAttemptCheckUrl === null) multi.hdel(key, 'preAttemptCheckUrl');
     else if (patch.preAttemptCheckUrl !== undefined) multi.hset(key, 'preAttemptCheckUrl', patch.preAttemptCheckUrl);
-    if (patch.checkSecret !== undefined) multi.hsetnx(key, 'preAttemptCheckSecret', patch.checkSecret);
+    if (patch.checkSecret !== undefined) multi.hsetnx(key, 'preAttemptCheckSecret', sealField(this.box, patch.checkSecret, orgId, orgId, 'preAttemptCheckSecret'));
     await multi.incr(this.keys.orgVersion(orgId)).exec().then(assertExec);
   }
 

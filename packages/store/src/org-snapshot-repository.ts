@@ -1,3 +1,4 @@
+import type { SecretBox } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import type { ApiKeyMatch } from './api-key-repository.js';
 import type { KeySchema } from './keys.js';
@@ -29,7 +30,7 @@ export interface OrgSnapshot {
  * older than that version.
  */
 export class OrgSnapshotRepository {
-  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}
+  constructor(private readonly redis: RedisClient, private readonly keys: KeySchema, private readonly box: SecretBox) {}
 
   /** The org an API key's SHA-256 (hex) belongs to, or null when unknown or revoked. */
   async orgIdOfApiKey(keyHash: string): Promise<string | null> {
@@ -74,8 +75,8 @@ export class OrgSnapshotRepository {
         apiKey = key && key.revokedAt === null && key.orgId === orgId ? { orgId, key } : null;
       }
     }
-    const endpoints = (readsKey ? hashes.slice(1) : hashes).map(parseEndpoint).filter((e): e is EndpointRecord => e !== null);
-    return { version: Number(version ?? 0), org: parseOrg(orgHash), apiKey, endpoints };
+    const endpoints = (readsKey ? hashes.slice(1) : hashes).map((h) => parseEndpoint(h, this.box)).filter((e): e is EndpointRecord => e !== null);
+    return { version: Number(version ?? 0), org: parseOrg(orgHash, this.box), apiKey, endpoints };
   }
 
   /**
@@ -91,9 +92,9 @@ export class OrgSnapshotRepository {
       const pipeline = this.redis.pipeline();
       for (const id of endpointIds) pipeline.hgetall(this.keys.endpoint(orgId, id));
       endpoints = assertExec(await pipeline.exec())
-        .map(([, h]) => parseEndpoint(h as Record<string, string>))
+        .map(([, h]) => parseEndpoint(h as Record<string, string>, this.box))
         .filter((e): e is EndpointRecord => e !== null);
     }
-    return { version: Number(version ?? 0), org: parseOrg(orgHash), apiKey: null, endpoints };
+    return { version: Number(version ?? 0), org: parseOrg(orgHash, this.box), apiKey: null, endpoints };
   }
 }

@@ -1,5 +1,6 @@
-import { isApiKeyScope, type ApiKeyScope, type Pace, type Policy, type SentRequestFields } from '@postern/shared';
+import { isApiKeyScope, type ApiKeyScope, type Pace, type Policy, type SecretBox, type SentRequestFields } from '@postern/shared';
 import { deliveryIdsOfEvent, eventIdOfDelivery, idTimeOf, storedDeliveryIds, storedEventId } from './derived-ids.js';
+import { openSealedField, sealField } from './sealed-fields.js';
 
 /** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
 export type DeliveryStatus = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
@@ -360,17 +361,28 @@ function latestFinishedAttempt(h: Record<string, string>, attempts: number): [nu
 }
 
 /**
- * Reads the stored secrets leniently: a value that is not a JSON array reads as no secrets, which
- * the sender records as `internal:secret_unreadable` (vestiarion) instead of every read of the
+ * Reads the stored secrets leniently: a value that does not open (sealed with a key this process
+ * lacks, or moved from another record) or is not a JSON array reads as no secrets, which the
+ * sender records as `internal:secret_unreadable` (vestiarion) instead of every read of the
  * endpoint, and so every event's fan-out to the org, throwing.
  */
-function parseSecrets(raw: string | undefined): EndpointSecret[] {
+function parseSecrets(raw: string | undefined, box: SecretBox, orgId: string, endpointId: string): EndpointSecret[] {
+  const plain = raw === undefined ? '[]' : openSealedField(box, raw, orgId, endpointId, 'secrets');
+  if (plain === null) return [];
   try {
-    const value: unknown = JSON.parse(raw ?? '[]');
+    const value: unknown = JSON.parse(plain);
     return Array.isArray(value) ? (value as EndpointSecret[]) : [];
   } catch {
     return [];
   }
+}
+
+/**
+ * An endpoint as its hash's fields, its `secrets` sealed by `box` (their context: org, endpoint,
+ * field), so no signing secret is stored in clear.
+ */
+export function endpointHashFields(endpoint: EndpointRecord, box: SecretBox): string[] {
+  return toHashFields({ ...endpoint, secrets: sealField(box, JSON.stringify(endpoint.secrets), endpoint.orgId, endpoint.id, 'secrets') });
 }
 
 /** Reads a stored pace leniently: absent or unreadable = none (the policy's limits). */
@@ -384,8 +396,8 @@ function parsePace(raw: string | undefined): Pace | null {
   }
 }
 
-/** Parses an endpoint hash; returns null for an empty hash. */
-export function parseEndpoint(h: Record<string, string>): EndpointRecord | null {
+/** Parses an endpoint hash, opening its sealed secrets with `box`; returns null for an empty hash. */
+export function parseEndpoint(h: Record<string, string>, box: SecretBox): EndpointRecord | null {
   if (!h.id) return null;
   return {
     id: h.id,
@@ -396,7 +408,7 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
     policyName: optionalString(h.policyName),
     policy: JSON.parse(h.policy ?? '{}') as Policy,
     status: (h.status ?? 'active') as EndpointStatus,
-    secrets: parseSecrets(h.secrets),
+    secrets: parseSecrets(h.secrets, box, h.orgId ?? '', h.id),
     createdAt: Number(h.createdAt ?? 0),
     updatedAt: Number(h.updatedAt ?? 0),
     consecutiveFailures: Number(h.consecutiveFailures ?? 0),
@@ -493,9 +505,13 @@ export function parseEvent(h: Record<string, string>, orgId = '', id = ''): Even
   };
 }
 
-/** Parses an org hash; returns null for an empty hash. */
-export function parseOrg(h: Record<string, string>): OrgRecord | null {
+/**
+ * Parses an org hash, opening its sealed check secret with `box` (one that does not open reads as
+ * absent); returns null for an empty hash.
+ */
+export function parseOrg(h: Record<string, string>, box: SecretBox): OrgRecord | null {
   if (!h.id) return null;
+  const checkSecret = h.preAttemptCheckSecret ? openSealedField(box, h.preAttemptCheckSecret, h.id, h.id, 'preAttemptCheckSecret') : null;
   return {
     id: h.id,
     name: h.name ?? '',
@@ -503,7 +519,7 @@ export function parseOrg(h: Record<string, string>): OrgRecord | null {
     createdAt: Number(h.createdAt ?? 0),
     ...(h.disabledEventTypes ? { disabledEventTypes: parseStringList(h.disabledEventTypes) } : {}),
     ...(h.preAttemptCheckUrl ? { preAttemptCheckUrl: h.preAttemptCheckUrl } : {}),
-    ...(h.preAttemptCheckSecret ? { preAttemptCheckSecret: h.preAttemptCheckSecret } : {}),
+    ...(checkSecret ? { preAttemptCheckSecret: checkSecret } : {}),
   };
 }
 
@@ -520,11 +536,19 @@ function parseStringList(raw: string): string[] {
 /**
  * The org settings an attempt needs, from the org hash fields the claim reads
  * (`disabledEventTypes`, `preAttemptCheckUrl`, `preAttemptCheckSecret`; absent fields as null).
+ * The check secret is opened with `box`; one that does not open becomes '' (never a skipped
+ * check), which signing refuses: the attempt records `internal:secret_unreadable`.
  */
-export function parseOrgAttemptSettings(disabledEventTypes: string | null, checkUrl: string | null, checkSecret: string | null): OrgAttemptSettings {
+export function parseOrgAttemptSettings(
+  orgId: string,
+  disabledEventTypes: string | null,
+  checkUrl: string | null,
+  checkSecret: string | null,
+  box: SecretBox,
+): OrgAttemptSettings {
   return {
     disabledEventTypes: disabledEventTypes ? parseStringList(disabledEventTypes) : [],
-    check: checkUrl && checkSecret ? { url: checkUrl, secret: checkSecret } : null,
+    check: checkUrl && checkSecret ? { url: checkUrl, secret: openSealedField(box, checkSecret, orgId, orgId, 'preAttemptCheckSecret') ?? '' } : null,
   };
 }
 

@@ -79,3 +79,25 @@ export async function redisAnswers(redis: RedisClient, timeoutMs: number): Promi
 export function redisTargetOf(config: { REDIS_URL: string; REDIS_CLUSTER_NODES: string }): RedisTarget {
   return config.REDIS_CLUSTER_NODES ? { clusterNodes: parseClusterNodes(config.REDIS_CLUSTER_NODES) } : { url: config.REDIS_URL };
 }
+
+/**
+ * Resolves true once the connection is `ready`, false at its first error (Redis unreachable) or
+ * after `timeoutMs` (default 5000): for start-up steps worth waiting for only while Redis answers.
+ */
+export function redisReady(redis: RedisClient, timeoutMs = 5000): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('error', onError);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const onError = () => done(false);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    timer.unref();
+    redis.on('ready', onReady);
+    redis.on('error', onError);
+  });
+}

@@ -1,3 +1,4 @@
+import { createSecretBox, type SecretBox } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import { ActionIdempotencyRepository } from './action-idempotency-repository.js';
 import { ApiKeyRepository } from './api-key-repository.js';
@@ -41,28 +42,35 @@ export interface Store {
   readonly actionIdempotency: ActionIdempotencyRepository;
   /** The senders' heartbeats and records, for taking over a sender that died. */
   readonly senders: SenderRegistry;
+  /** Seals and opens the secrets of stored records (the one given to {@link createStore}). */
+  readonly secretBox: SecretBox;
 }
 
 /**
  * Builds the store. `prefix` is `REDIS_PREFIX`; `queuePartitions` is `QUEUE_PARTITIONS` (default
- * 1); the connection (standalone or cluster) is owned (and closed) by the caller.
+ * 1); the connection (standalone or cluster) is owned (and closed) by the caller. `secretBox` seals
+ * every stored secret (`SECRETS_KEY`, README "Secrets at rest"); absent = a box without a key, which
+ * stores secrets in plain text and cannot open sealed ones (tools and tests only: both apps'
+ * `main.ts` always pass theirs).
  */
-export function createStore(deps: { redis: RedisClient; prefix: string; queuePartitions?: number }): Store {
+export function createStore(deps: { redis: RedisClient; prefix: string; queuePartitions?: number; secretBox?: SecretBox }): Store {
   const keys = createKeySchema(deps.prefix, { queuePartitions: deps.queuePartitions });
   const deliveries = new DeliveryRepository(deps.redis, keys);
+  const box = deps.secretBox ?? createSecretBox({ current: null, previous: [] });
   return {
     keys,
-    orgs: new OrgRepository(deps.redis, keys),
-    orgSnapshots: new OrgSnapshotRepository(deps.redis, keys),
+    secretBox: box,
+    orgs: new OrgRepository(deps.redis, keys, box),
+    orgSnapshots: new OrgSnapshotRepository(deps.redis, keys, box),
     apiKeys: new ApiKeyRepository(deps.redis, keys),
     portalSessions: new PortalSessionRepository(deps.redis, keys),
     platformKeys: new PlatformKeyRepository(deps.redis, keys),
-    endpoints: new EndpointRepository(deps.redis, keys),
+    endpoints: new EndpointRepository(deps.redis, keys, box),
     events: new EventRepository(deps.redis, keys),
     eventIndex: new EventIndexRepository(deps.redis, keys),
     stats: new StatsRepository(deps.redis, keys),
     deliveries,
-    attempts: new AttemptRepository(deps.redis, keys, deliveries),
+    attempts: new AttemptRepository(deps.redis, keys, deliveries, box),
     notifications: new NotificationRepository(deps.redis, keys),
     leases: new LeaseRepository(deps.redis, keys),
     actionIdempotency: new ActionIdempotencyRepository(deps.redis, keys),

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Queue } from 'bullmq';
-import { TEST_ADMIN_TOKEN } from '../../support/postern.js';
+import { TEST_ADMIN_TOKEN, TEST_SECRETS_ENV } from '../../support/postern.js';
 import { waitUntil } from '../../support/wait-until.js';
 import { freePort } from './free-port.js';
 
@@ -42,7 +42,7 @@ process.once('exit', () => {
 function spawnApp(app: keyof typeof ENTRY, name: string, env: Record<string, string>): AppProcess {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   delete childEnv.NODE_OPTIONS; // jest's --experimental-vm-modules is not for the apps
-  Object.assign(childEnv, { LOG_LEVEL: 'warn', ALLOWED_ADDRESSES: '127.0.0.1,::1', ADMIN_TOKEN: TEST_ADMIN_TOKEN }, env);
+  Object.assign(childEnv, { LOG_LEVEL: 'warn', ALLOWED_ADDRESSES: '127.0.0.1,::1', ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...TEST_SECRETS_ENV }, env);
   const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', ENTRY[app]], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
@@ -84,8 +84,8 @@ function spawnApp(app: keyof typeof ENTRY, name: string, env: Record<string, str
 let senderCount = 0;
 
 /**
- * Starts a sender child. `env` adds to (or overrides) LOG_LEVEL=warn, ALLOWED_ADDRESSES=127.0.0.1,::1
- * and ADMIN_TOKEN; pass at least REDIS_URL and REDIS_PREFIX. Returns at once: wait for it with
+ * Starts a sender child. `env` adds to (or overrides) LOG_LEVEL=warn, ALLOWED_ADDRESSES=127.0.0.1,::1,
+ * ADMIN_TOKEN and the tests' SECRETS_KEY / SECRETS_KEY_ID; pass at least REDIS_URL and REDIS_PREFIX. Returns at once: wait for it with
  * {@link waitForSenders}.
  */
 export function spawnSender(env: Record<string, string>): AppProcess {
