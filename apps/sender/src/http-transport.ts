@@ -5,6 +5,14 @@ import { createGuardedAgents } from './address-guard.js';
 import { createDnsCache } from './dns-cache.js';
 import type { LookupAll } from './destination-check.js';
 import { classifyNetworkError } from './network-errors.js';
+import { ProxyAgentCache } from './proxy-agents.js';
+
+/** A client certificate presented on the TLS handshake (mTLS), PEM; `ca` replaces the default roots for the receiver's certificate. */
+export interface ClientCertificate {
+  certificate: string;
+  privateKey: string;
+  ca: string | null;
+}
 
 /** One signed POST to an endpoint, with the policy rules that shape it. */
 export interface OutboundRequest {
@@ -20,6 +28,10 @@ export interface OutboundRequest {
    * `failed` = any non-2xx. Default `none`: status only.
    */
   keepResponseBody?: Policy['keepResponseBody'];
+  /** Send through this egress proxy (`proxy-agents.ts`); absent or null = direct. */
+  proxyUrl?: string | null;
+  /** Present this client certificate to an https:// receiver; absent or null = none. */
+  clientCertificate?: ClientCertificate | null;
 }
 
 /** What the transport kept of an answer: bounded headers and the body's first bytes as UTF-8 text. */
@@ -124,19 +136,21 @@ export function createGotTransport(opts: GotTransportOptions): DeliveryTransport
       beforeRedirect: [(options, response) => void Object.assign(options, { method: 'POST', body: response.request.options.body })],
     },
   });
-  const onNewSocket = client.extend({ agent: fresh });
+  const proxies = new ProxyAgentCache({ classifyAddress: opts.classifyAddress, lookupAll, idleSocketTimeoutMs: opts.idleSocketTimeoutMs ?? IDLE_SOCKET_TIMEOUT_MS });
+  const agentsOf = (request: OutboundRequest, newSocket: boolean) => (request.proxyUrl ? proxies.get(request.proxyUrl) : newSocket ? fresh : pooled);
 
   return {
     close() {
       for (const agent of [pooled.http, pooled.https, fresh.http, fresh.https]) agent.destroy();
+      proxies.close();
     },
     async send(request) {
       const startedAt = performance.now();
-      const first = await sendOnce(client, request, request.timeout.ms, opts.classifyAddress);
+      const first = await sendOnce(client, request, request.timeout.ms, opts.classifyAddress, agentsOf(request, false));
       if (first.kind !== 'stale_socket') return first;
       const leftMs = request.timeout.measures === 'whole-response' ? request.timeout.ms - Math.ceil(performance.now() - startedAt) : request.timeout.ms;
       if (leftMs <= 0) return { kind: 'error', code: 'timeout' };
-      const second = await sendOnce(onNewSocket, request, leftMs, opts.classifyAddress);
+      const second = await sendOnce(client, request, leftMs, opts.classifyAddress, agentsOf(request, true));
       return second.kind === 'stale_socket' ? second.result : second;
     },
   };
@@ -145,7 +159,7 @@ export function createGotTransport(opts: GotTransportOptions): DeliveryTransport
 /** A failure on a reused socket before any answer: safe to send again on a new socket. */
 type StaleSocket = { kind: 'stale_socket'; result: TransportResult };
 
-function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, classifyAddress: (address: string) => string | null): Promise<TransportResult | StaleSocket> {
+function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, classifyAddress: (address: string) => string | null, agent: { http: import('node:http').Agent; https: import('node:https').Agent }): Promise<TransportResult | StaleSocket> {
   const wholeResponse = request.timeout.measures === 'whole-response';
   // Without redirects `timeout.request` is already the whole exchange; across hops it restarts.
   const deadline = wholeResponse && request.redirects.follow ? AbortSignal.timeout(timeoutMs) : undefined;
@@ -164,6 +178,9 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
       maxRedirects: request.redirects.follow ? request.redirects.maxHops : 0,
       timeout: wholeResponse ? { request: timeoutMs } : phaseTimeouts(timeoutMs),
       signal: deadline,
+      agent,
+      // The agents pool sockets per certificate and CA (Node's agent name includes them).
+      ...(request.clientCertificate ? { https: { certificate: request.clientCertificate.certificate, key: request.clientCertificate.privateKey, ...(request.clientCertificate.ca ? { certificateAuthority: request.clientCertificate.ca } : {}) } } : {}),
     });
     // The first hop's request, and how much its socket had read before it: a reused socket that
     // failed having read nothing more never delivered the request.

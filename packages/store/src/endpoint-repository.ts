@@ -4,12 +4,19 @@ import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
 import { parseEndpoint, toHashFields, type EndpointRecord } from './records.js';
 import { endpointLogSize } from './endpoint-log.js';
+import { encodeRequestSecrets } from './request-secrets.js';
+
+/** An endpoint's fields as stored: its request secrets through the sealing seam (`request-secrets.ts`). */
+function endpointHashFields(fields: Partial<EndpointRecord>): string[] {
+  const { requestSecrets, ...rest } = fields;
+  return [...toHashFields(rest), ...(requestSecrets !== undefined ? ['requestSecrets', encodeRequestSecrets(requestSecrets)] : [])];
+}
 
 const updateEndpointScript = LuaScript.load('update-endpoint');
 
 /** Fields of an endpoint that the API may change. */
 export type EndpointPatch = Partial<
-  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt'>
+  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt' | 'request' | 'requestSecrets'>
 >;
 
 /**
@@ -24,7 +31,7 @@ export class EndpointRepository {
   async create(endpoint: EndpointRecord): Promise<void> {
     await this.redis
       .multi()
-      .hset(this.keys.endpoint(endpoint.orgId, endpoint.id), ...toHashFields(endpoint))
+      .hset(this.keys.endpoint(endpoint.orgId, endpoint.id), ...endpointHashFields(endpoint))
       .zadd(this.keys.orgEndpoints(endpoint.orgId), 0, endpoint.id)
       .incr(this.keys.orgVersion(endpoint.orgId))
       .exec()
@@ -73,7 +80,7 @@ export class EndpointRepository {
    */
   async update(endpoint: Pick<EndpointRecord, 'id' | 'orgId'>, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
     const { id, orgId } = endpoint;
-    const updated = await updateEndpointScript.run(this.redis, [this.keys.endpoint(orgId, id), this.keys.orgVersion(orgId)], toHashFields({ ...patch, updatedAt: nowMs }));
+    const updated = await updateEndpointScript.run(this.redis, [this.keys.endpoint(orgId, id), this.keys.orgVersion(orgId)], endpointHashFields({ ...patch, updatedAt: nowMs }));
     return updated === 1 ? this.get(orgId, id) : null;
   }
 
@@ -109,7 +116,7 @@ export class EndpointRepository {
     await this.redis
       .multi()
       .zrem(k.deletedEndpoints(orgId), endpointId)
-      .del(k.endpointHeld(orgId, endpointId), k.endpointBulkRedelivered(orgId, endpointId), k.endpointLeases(orgId, endpointId), k.endpointParked(orgId, endpointId), k.endpointKeyLines(orgId, endpointId), k.endpointRate(orgId, endpointId))
+      .del(k.endpointHeld(orgId, endpointId), k.endpointBulkRedelivered(orgId, endpointId), k.endpointLeases(orgId, endpointId), k.endpointParked(orgId, endpointId), k.endpointKeyLines(orgId, endpointId), k.endpointRate(orgId, endpointId), k.endpointOauthToken(orgId, endpointId), k.endpointOauthLock(orgId, endpointId))
       .exec()
       .then(assertExec);
     return true;

@@ -1,4 +1,5 @@
-import { isApiKeyScope, type ApiKeyScope, type Pace, type Policy, type SentRequestFields } from '@postern/shared';
+import { isApiKeyScope, NO_REQUEST_SETTINGS, type ApiKeyScope, type Pace, type Policy, type RequestSecrets, type RequestSettings, type SentRequestFields } from '@postern/shared';
+import { decodeRequestSecrets, parseRequestSettings } from './request-secrets.js';
 import { deliveryIdsOfEvent, eventIdOfDelivery, idTimeOf, storedDeliveryIds, storedEventId } from './derived-ids.js';
 
 /** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
@@ -66,6 +67,16 @@ export interface EndpointRecord {
    * policy's limits. Written by the finish script, applied by the claim script.
    */
   pace?: Pace | null;
+  /**
+   * Static headers, auth and proxy without their secrets (stored field `request`, JSON); absent
+   * = none ({@link NO_REQUEST_SETTINGS} when read).
+   */
+  request?: RequestSettings;
+  /**
+   * Their secrets (stored field `requestSecrets`, written and read only through
+   * `request-secrets.ts`, the seam for sealing); `{}` when none. Never shown by the API.
+   */
+  requestSecrets?: RequestSecrets;
 }
 
 /** An accepted event. `envelope` is the exact body every delivery of it sends. */
@@ -409,6 +420,8 @@ export function parseEndpoint(h: Record<string, string>): EndpointRecord | null 
     disabledReason: optionalString(h.disabledReason),
     recreateRequired: h.recreateRequired === '1',
     pace: parsePace(h.pace),
+    request: parseRequestSettings(h.request) ?? NO_REQUEST_SETTINGS,
+    requestSecrets: decodeRequestSecrets(h.requestSecrets),
   };
 }
 

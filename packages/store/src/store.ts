@@ -9,6 +9,7 @@ import { EventRepository } from './event-repository.js';
 import { createKeySchema, type KeySchema } from './keys.js';
 import { NotificationRepository } from './notification-repository.js';
 import { LeaseRepository } from './lease-repository.js';
+import { OauthTokenRepository } from './oauth-token-repository.js';
 import { OrgRepository } from './org-repository.js';
 import { OrgSnapshotRepository } from './org-snapshot-repository.js';
 import { PortalSessionRepository } from './portal-session-repository.js';
@@ -41,6 +42,8 @@ export interface Store {
   readonly actionIdempotency: ActionIdempotencyRepository;
   /** The senders' heartbeats and records, for taking over a sender that died. */
   readonly senders: SenderRegistry;
+  /** Each endpoint's OAuth 2.0 token, cached for every sender, and the lock of its fetch. */
+  readonly oauthTokens: OauthTokenRepository;
 }
 
 /**
@@ -58,6 +61,7 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     portalSessions: new PortalSessionRepository(deps.redis, keys),
     platformKeys: new PlatformKeyRepository(deps.redis, keys),
     endpoints: new EndpointRepository(deps.redis, keys),
+    oauthTokens: new OauthTokenRepository(deps.redis, keys),
     events: new EventRepository(deps.redis, keys),
     eventIndex: new EventIndexRepository(deps.redis, keys),
     stats: new StatsRepository(deps.redis, keys),
