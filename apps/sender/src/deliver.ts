@@ -304,7 +304,8 @@ async function send(deps: DeliverDeps, ids: AttemptIds, delivery: DeliveryRecord
   const requestSecrets = endpoint.requestSecrets ?? {};
   const authIds = { orgId: ids.orgId, endpointId: ids.endpointId };
   const auth = await attemptAuth(deps.oauthTokens, authIds, settings, requestSecrets);
-  if (auth.kind === 'failed') return fault(`auth_failed:${auth.reason}`);
+  // A secret Postern cannot read is its own fault (never held against the endpoint), like a signing secret.
+  if (auth.kind === 'failed') return fault(auth.reason === 'secret_missing' ? 'internal:secret_unreadable' : `auth_failed:${auth.reason}`);
 
   const timestampS = Math.floor(startedAt / 1000);
   const signed: SentRequestFields = {

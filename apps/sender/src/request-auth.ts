@@ -15,7 +15,8 @@ export type AttemptAuth =
  * The auth of one attempt. Only OAuth 2.0 does I/O (the token, cached for every sender); its
  * failures are `failed` with the token reason (`token_http_<status>`, `token_timeout`,
  * `token_bad_answer`, …), recorded as `auth_failed:<reason>`. A secret missing from the store
- * (never written, or unreadable) is `failed` too, with `secret_missing`.
+ * (never written, or unreadable) is `failed` too, with `secret_missing` (recorded as
+ * `internal:secret_unreadable`: Postern's fault, never held against the endpoint).
  *
  * @param refused the stored form of a token the receiver just refused (401): dropped and refetched
  */
