@@ -160,6 +160,10 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
   const signal = paceSignalOf(result);
   const pace = nextPace(claimedUnder, { signal, retryAfterMs: result.retryAfterMs }, finishedAt, policy);
   const durationMs = Math.max(0, finishedAt - startedAt);
+  // A 410 Gone may disable the endpoint at once (`goneDisables`): before this attempt gives its
+  // slot back, so no delivery waiting for the slot is sent to a receiver that said it is gone.
+  const gone = planGoneTrip(policy, result.error);
+  if (gone) await tripBreaker(deps, endpoint, gone, endpoint.consecutiveFailures + 1, finishedAt);
   const finished = await store.attempts.finish({
     ids,
     attemptNumber,
@@ -197,8 +201,7 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
 
   if (plan.next.status === 'succeeded') observer.deliveryFinished({ outcome: 'succeeded', error: null, latencyMs: finishedAt - delivery.createdAt });
   else if (plan.next.status === 'failed') observer.deliveryFinished({ outcome: 'failed', error: result.error });
-  // A 410 Gone may disable the endpoint at once (`goneDisables`), else the breaker's streak decides.
-  const trip = planGoneTrip(policy, result.error) ?? planBreakerTrip(policy, plan.health, finished, finishedAt);
+  const trip = gone ? null : planBreakerTrip(policy, plan.health, finished, finishedAt);
   if (trip) await tripBreaker(deps, endpoint, trip, finished.consecutiveFailures, finishedAt);
   return plan.next.status === 'pending' ? { kind: 'retry', nextAttemptAt: plan.next.nextAttemptAt } : { kind: 'done', status: plan.next.status };
 }
