@@ -31,7 +31,7 @@ test('standard: the first 410 disables the endpoint, notifies once, holds its qu
   // One at a time: the others wait for the slot the 410's attempt holds until the endpoint is off.
   const endpoint = await postern.createEndpoint(apiKey, { url: gone.url, eventTypes: ['invoice.paid'], policy: { ...fastPolicy(3, 20), concurrency: { perEndpoint: 1, perOrg: 20 } } });
   expect(endpoint.policy.goneDisables).toBe(true);
-  const posted = [];
+  const posted: string[] = [];
   for (let i = 0; i < 3; i++) posted.push((await postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'invoice.paid', data: { i } } })).body.deliveries[0].id as string);
 
   const disabled = await waitUntil('the endpoint disabled', async () => {
