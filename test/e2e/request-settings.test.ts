@@ -140,3 +140,32 @@ describe('bad input is a 400 naming the field, and nothing is written', () => {
     expect(res.body.error.message).toMatch(/^proxy:/);
   });
 });
+
+test("a followed redirect to another origin carries none of the endpoint's headers or credentials", async () => {
+  const elsewhere = await startReceiver();
+  const redirecting = await startReceiver((_req, _n, res) => {
+    res.writeHead(307, { location: elsewhere.url });
+    res.end();
+    return 'handled';
+  });
+  try {
+    const created = await postern.createEndpoint(apiKey, {
+      url: redirecting.url,
+      eventTypes: ['invoice.paid'],
+      policy: { preset: 'tourical', ...fastPolicy(1) },
+      headers: [{ name: 'X-Api-Key', value: 'k-secret', secret: true }, { name: 'X-Plain', value: 'p' }],
+      auth: { type: 'bearer', token: 'tok-secret' },
+    });
+    await deliveredOnce(created.id);
+    expect(redirecting.requests[0]!.headers).toMatchObject({ 'x-api-key': 'k-secret', authorization: 'Bearer tok-secret' });
+    const hop = elsewhere.requests[0]!;
+    expect(hop.headers['x-api-key']).toBeUndefined();
+    expect(hop.headers['x-plain']).toBeUndefined();
+    expect(hop.headers.authorization).toBeUndefined();
+    expect(hop.headers['webhook-id']).toBeDefined();
+    await postern.api('DELETE', `/v1/endpoints/${created.id}`, { key: apiKey });
+  } finally {
+    await redirecting.close();
+    await elsewhere.close();
+  }
+});

@@ -333,6 +333,7 @@ async function send(deps: DeliverDeps, ids: AttemptIds, delivery: DeliveryRecord
     keepResponseBody: endpoint.policy.keepResponseBody ?? 'failed',
     proxyUrl: proxyForRequest({ targetHost: parsed.url.hostname, endpointProxy: settings.proxy, proxyPassword: requestSecrets.proxyPassword, globalProxyUrl: deps.egress?.proxyUrl ?? null, bypass: deps.egress?.bypass ?? [] }),
     clientCertificate: auth.clientCertificate,
+    originOnlyHeaders: [...settings.headers.map((h) => h.name), ...(auth.authorization !== null ? ['authorization'] : [])],
   };
   let result = await deps.transport.send(request);
   if (result.kind === 'response' && result.status === 401 && auth.oauth && !auth.oauth.fetched) {

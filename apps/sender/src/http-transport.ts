@@ -28,6 +28,8 @@ export interface OutboundRequest {
    * `failed` = any non-2xx. Default `none`: status only.
    */
   keepResponseBody?: Policy['keepResponseBody'];
+  /** Headers (the endpoint's own and `authorization`) never sent to another origin a redirect points at. */
+  originOnlyHeaders?: readonly string[];
   /** Send through this egress proxy (`proxy-agents.ts`); absent or null = direct. */
   proxyUrl?: string | null;
   /** Present this client certificate to an https:// receiver; absent or null = none. */
@@ -133,7 +135,16 @@ export function createGotTransport(opts: GotTransportOptions): DeliveryTransport
       // Every hop is the same signed POST: got turns a 303 into a body-less GET, which a receiver
       // could answer 2xx without ever seeing the event (tourical follows 3xx). The body is the
       // one the previous hop sent (`response.request.options`, not yet replaced by `options`).
-      beforeRedirect: [(options, response) => void Object.assign(options, { method: 'POST', body: response.request.options.body })],
+      beforeRedirect: [
+        (options, response) => {
+          Object.assign(options, { method: 'POST', body: response.request.options.body });
+          // The endpoint's own headers and credentials go only to its own origin, never to where a redirect points elsewhere.
+          const own = (options.context as { originOnlyHeaders?: readonly string[] }).originOnlyHeaders ?? [];
+          if (own.length > 0 && new URL(String(options.url)).origin !== new URL(response.url).origin) {
+            for (const name of own) delete options.headers[name.toLowerCase()];
+          }
+        },
+      ],
     },
   });
   const proxies = new ProxyAgentCache({ classifyAddress: opts.classifyAddress, lookupAll, idleSocketTimeoutMs: opts.idleSocketTimeoutMs ?? IDLE_SOCKET_TIMEOUT_MS });
@@ -179,6 +190,7 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
       timeout: wholeResponse ? { request: timeoutMs } : phaseTimeouts(timeoutMs),
       signal: deadline,
       agent,
+      context: { originOnlyHeaders: request.originOnlyHeaders ?? [] },
       // The agents pool sockets per certificate and CA (Node's agent name includes them).
       ...(request.clientCertificate ? { https: { certificate: request.clientCertificate.certificate, key: request.clientCertificate.privateKey, ...(request.clientCertificate.ca ? { certificateAuthority: request.clientCertificate.ca } : {}) } } : {}),
     });
