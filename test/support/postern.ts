@@ -73,6 +73,10 @@ export interface PosternOptions {
   ingestClock?: { now(): number };
   /** Origins that may frame the customer portal (`PORTAL_FRAME_ANCESTORS`); default none. */
   portalFrameAncestors?: string[];
+  /** The sender's `EGRESS_PROXY_URL` (default none). */
+  egressProxyUrl?: string;
+  /** The sender's `EGRESS_PROXY_BYPASS` entries (default none). */
+  egressProxyBypass?: string[];
   /** Ingest's and the sender's OpenTelemetry tracers (`startTracing`); default none (tracing off). */
   tracers?: { ingest?: Tracer; sender?: Tracer };
   /** The keys both apps seal and open stored secrets with; default {@link testSecretKeyring}. */
@@ -209,6 +213,9 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
         reconcileGraceMs: options.reconcileGraceMs ?? 300_000,
         userAgent: 'Postern/test',
         checkTimeoutMs: options.checkTimeoutMs,
+        allowList,
+        egressProxyUrl: options.egressProxyUrl ?? null,
+        egressProxyBypass: options.egressProxyBypass ?? [],
       },
     });
   if (options.sender !== false) sender = makeSender(options.senderConcurrency ?? 20);

@@ -41,6 +41,36 @@ export const policyResponse = policySchema;
 /** One attempt time of a policy timeline, ms after the first attempt. */
 export const timelineEntryResponse = z.object({ attempt: z.number().int().min(1), earliestMs: z.number(), latestMs: z.number() });
 
+const masked = z.literal('••••').describe('a secret: written once, never shown');
+/** An endpoint's `auth` as shown: its type and non-secret fields, each secret as `"••••"`. */
+const authResponse = z
+  .discriminatedUnion('type', [
+    z.object({ type: z.literal('basic'), username: z.string(), password: masked }),
+    z.object({ type: z.literal('bearer'), token: masked }),
+    z.object({
+      type: z.literal('oauth2_client_credentials'),
+      tokenUrl: z.string(),
+      clientId: z.string(),
+      clientSecret: masked,
+      scope: z.string().nullable(),
+      audience: z.string().nullable(),
+      extraParams: z.record(z.string(), z.string()),
+      clientAuthentication: z.enum(['client_secret_basic', 'client_secret_post']),
+    }),
+    z.object({ type: z.literal('mtls'), certificate: z.string().describe('PEM'), privateKey: masked, ca: z.string().nullable().describe('PEM; the CAs trusted for the receiver\'s certificate instead of the default ones') }),
+  ])
+  .nullable()
+  .describe('how each attempt authenticates to the receiver; null = not at all');
+/** The request settings of an endpoint as every answer shows them. */
+const requestSettings = {
+  headers: z.array(z.object({ name: z.string(), value: z.string().describe('`"••••"` for a secret header'), secret: z.boolean() })).describe('static headers sent with every attempt'),
+  auth: authResponse,
+  proxy: z
+    .object({ url: z.string().describe('`http://host:port` or `https://host:port`'), username: z.string().nullable(), password: masked.nullable() })
+    .nullable()
+    .describe("the endpoint's egress proxy; null = the sender's EGRESS_PROXY_URL, if any"),
+};
+
 /** An endpoint (no secrets): its settings and health. */
 export const endpointResponse = z.object({
   id: id('ep'),
@@ -51,6 +81,7 @@ export const endpointResponse = z.object({
   policyName: z.string().nullable().describe('the preset the policy came from, or null for a custom policy'),
   policy: policyResponse,
   ...signing,
+  ...requestSettings,
   createdAt: isoTime,
   updatedAt: isoTime,
   consecutiveFailures: z.number().int(),

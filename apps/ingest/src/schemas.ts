@@ -2,6 +2,7 @@ import { API_KEY_SCOPES, SIGNATURE_SCHEMES, eventTypeFilterSchema, eventTypeSche
 import { DELIVERY_STATUSES } from '@postern/store';
 import { z } from 'zod';
 import { ApiError, invalidRequest } from './api-error.js';
+import { authField, headersField, proxyField } from './request-settings-input.js';
 
 /** A zod error message that says `<field> is required` when the field is absent, else `otherwise`. */
 function requiredOr(field: string, otherwise: string) {
@@ -42,6 +43,9 @@ export const createEndpointBody = z.strictObject({
   description: descriptionField.optional(),
   secret: z.string({ error: 'secret must be a string' }).optional(),
   signatureScheme: signatureSchemeField.optional(),
+  headers: headersField.optional(),
+  auth: authField.optional(),
+  proxy: proxyField.optional(),
 });
 
 /** `POST /v1/endpoints/:id/rotate-secret` body: none, `{}`, or the scheme of the new key (default: the current one's). */
@@ -55,6 +59,9 @@ export const updateEndpointBody = z.strictObject({
   eventTypes: eventTypeFilterSchema.optional(),
   policy: z.unknown().optional(),
   description: descriptionField.optional(),
+  headers: headersField.optional(),
+  auth: authField.optional(),
+  proxy: proxyField.optional(),
 });
 
 /** `POST /v1/events` body. `data` is any JSON value and is kept byte for byte. */

@@ -1,5 +1,6 @@
 import { DEFAULT_SIGNATURE_SCHEME, extractRawField, fullPace, publicKeyOf, signatureSchemeOf, type SignatureScheme } from '@postern/shared';
 import type { apiKeyResponse, attemptResponse, deliveryResponse, endpointResponse, eventSummaryResponse, Json, notificationResponse, platformKeyResponse } from './response-schemas.js';
+import { requestSettingsJson } from './request-settings-input.js';
 import { isWaitingForNextAttempt, type ApiKeyRecord, type PlatformKeyRecord, type NotificationRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 
 /** Epoch ms → ISO 8601 string; null stays null. */
@@ -31,6 +32,7 @@ export function endpointJson(e: EndpointRecord): Json<typeof endpointResponse> {
     policyName: e.policyName,
     policy: e.policy,
     ...signingJson(e),
+    ...requestSettingsJson(e.request),
     createdAt: iso(e.createdAt),
     updatedAt: iso(e.updatedAt),
     consecutiveFailures: e.consecutiveFailures,

@@ -20,7 +20,31 @@ export const senderConfigSchema = z.object({
   TAKEOVER_AFTER_MS: z.coerce.number().int().min(1000).default(5000),
   /** An org's pre-attempt check URL must answer within this, ms (issue 16). */
   PRE_ATTEMPT_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
+  /**
+   * An egress proxy every request goes through (`http://` or `https://`, optional `user:password@`),
+   * unless its endpoint has its own `proxy` or its host is in EGRESS_PROXY_BYPASS; empty = none.
+   */
+  EGRESS_PROXY_URL: z
+    .string()
+    .default('')
+    .refine((raw) => raw === '' || isProxyUrl(raw), 'must be an http:// or https:// URL of a proxy (scheme://[user:password@]host[:port]), or empty'),
+  /** Hosts reached directly despite EGRESS_PROXY_URL: comma-separated names (subdomains included), addresses, or `*`. */
+  EGRESS_PROXY_BYPASS: z.string().default(''),
 });
+
+function isProxyUrl(raw: string): boolean {
+  try {
+    const url = new URL(raw);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && (url.pathname === '/' || url.pathname === '') && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+}
+
+/** The proxy bypass list of EGRESS_PROXY_BYPASS: trimmed, empty entries dropped. */
+export function proxyBypassList(raw: string): string[] {
+  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}
 
 /** Parsed sender settings, plus the allow-list as entries and the secrets keyring. */
 export type SenderConfig = ReturnType<typeof parseEnvConfig<typeof senderConfigSchema>>;

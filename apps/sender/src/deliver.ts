@@ -18,6 +18,11 @@ import {
   planAfterAttempt,
   planBeforeAttempt,
   planBreakerTrip,
+  planGoneTrip,
+  addedRequestHeaders,
+  proxyForRequest,
+  shownRequestHeaders,
+  NO_REQUEST_SETTINGS,
   signatureHeader,
   validateEndpointUrl,
   type AttemptOutcome,
@@ -32,6 +37,8 @@ import { checkDestination, type LookupAll } from './destination-check.js';
 import type { DeliveryTransport } from './http-transport.js';
 import { DELETED_ENDPOINT_RETENTION_DAYS } from './janitor.js';
 import { askPreAttemptCheck } from './pre-attempt-check.js';
+import type { OauthTokens } from './oauth-tokens.js';
+import { attemptAuth } from './request-auth.js';
 import { NO_DELIVERY_OBSERVER, type DeliveryObserver } from './sender-metrics.js';
 
 /** Everything one attempt needs; built once per sender by `createSender`. */
@@ -61,6 +68,10 @@ export interface DeliverDeps {
   metrics?: DeliveryObserver;
   /** The org's pre-attempt check must answer within this, ms (`PRE_ATTEMPT_CHECK_TIMEOUT_MS`); default 3000. */
   checkTimeoutMs?: number;
+  /** OAuth 2.0 tokens of endpoints with `oauth2_client_credentials` auth (shared through Redis); absent = such endpoints fail `auth_failed:secret_missing`. */
+  oauthTokens?: OauthTokens;
+  /** The global egress proxy (`EGRESS_PROXY_URL`) and the hosts that bypass it (`EGRESS_PROXY_BYPASS`); absent = none. */
+  egress?: { proxyUrl: string | null; bypass: readonly string[] };
   /** Makes one span per attempt when tracing is on; absent = no span, no cost. */
   tracer?: Tracer;
   /** Told when an attempt holds a concurrency slot and when it gives it back (for shutdown). */
@@ -152,6 +163,10 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
   // A cut is the one that records this answer's time; a slow-down the last cut accounts for only extends a pause.
   const cut = signal === 'slow-down' && pace?.cutAt === finishedAt;
   const durationMs = Math.max(0, finishedAt - startedAt);
+  // A 410 Gone may disable the endpoint at once (`goneDisables`): before this attempt gives its
+  // slot back, so no delivery waiting for the slot is sent to a receiver that said it is gone.
+  const gone = planGoneTrip(policy, result.error);
+  if (gone) await tripBreaker(deps, endpoint, gone, endpoint.consecutiveFailures + 1, finishedAt);
   const finished = await store.attempts.finish({
     ids,
     attemptNumber,
@@ -189,7 +204,7 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
 
   if (plan.next.status === 'succeeded') observer.deliveryFinished({ outcome: 'succeeded', error: null, latencyMs: finishedAt - delivery.createdAt });
   else if (plan.next.status === 'failed') observer.deliveryFinished({ outcome: 'failed', error: result.error });
-  const trip = planBreakerTrip(policy, plan.health, finished, finishedAt);
+  const trip = gone ? null : planBreakerTrip(policy, plan.health, finished, finishedAt);
   if (trip) await tripBreaker(deps, endpoint, trip, finished.consecutiveFailures, finishedAt);
   return plan.next.status === 'pending' ? { kind: 'retry', nextAttemptAt: plan.next.nextAttemptAt } : { kind: 'done', status: plan.next.status };
 }
@@ -291,25 +306,46 @@ async function send(deps: DeliverDeps, ids: AttemptIds, delivery: DeliveryRecord
   const refused = await checkDestination(parsed.url, deps.classifyAddress, deps.lookupAll);
   if (refused) return fault(refused);
 
+  const settings = endpoint.request ?? NO_REQUEST_SETTINGS;
+  const requestSecrets = endpoint.requestSecrets ?? {};
+  const authIds = { orgId: ids.orgId, endpointId: ids.endpointId };
+  const auth = await attemptAuth(deps.oauthTokens, authIds, settings, requestSecrets);
+  // A secret Postern cannot read is its own fault (never held against the endpoint), like a signing secret.
+  if (auth.kind === 'failed') return fault(auth.reason === 'secret_missing' ? 'internal:secret_unreadable' : `auth_failed:${auth.reason}`);
+
   const timestampS = Math.floor(startedAt / 1000);
-  const sent: SentRequestFields = {
+  const signed: SentRequestFields = {
     userAgent: deps.userAgent,
     timestampS,
     signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope, keyOf: deps.signingKeys.get }),
     ...(delivery.orderingKey !== undefined ? { orderingKey: delivery.orderingKey } : {}),
     ...(delivery.sequence !== undefined ? { sequence: delivery.sequence } : {}),
   };
-  const headers = webhookRequestHeaders({ eventId: delivery.eventId, deliveryId: delivery.id, attemptNumber }, sent);
+  const webhookHeaders = webhookRequestHeaders({ eventId: delivery.eventId, deliveryId: delivery.id, attemptNumber }, signed);
+  // The log keeps the endpoint's own headers as shown (secrets and authorization as ••••), never their values.
+  const shown = shownRequestHeaders(settings);
+  const sent: SentRequestFields = Object.keys(shown).length > 0 ? { ...signed, addedHeaders: shown } : signed;
   await keepRateTurn(deps, ids, endpoint, turnAt);
-  const result = await deps.transport.send({
+  const request = {
     url: parsed.url.toString(),
     body: envelope,
-    headers,
+    headers: { ...webhookHeaders, ...addedRequestHeaders(settings, requestSecrets, auth.authorization) },
     timeout: endpoint.policy.timeout,
     redirects: endpoint.policy.redirects,
     maxResponseBytesRead: endpoint.policy.maxResponseBytesRead,
     keepResponseBody: endpoint.policy.keepResponseBody ?? 'failed',
-  });
+    proxyUrl: proxyForRequest({ targetHost: parsed.url.hostname, endpointProxy: settings.proxy, proxyPassword: requestSecrets.proxyPassword, globalProxyUrl: deps.egress?.proxyUrl ?? null, bypass: deps.egress?.bypass ?? [] }),
+    clientCertificate: auth.clientCertificate,
+    originOnlyHeaders: [...settings.headers.map((h) => h.name), ...(auth.authorization !== null ? ['authorization'] : [])],
+  };
+  let result = await deps.transport.send(request);
+  if (result.kind === 'response' && result.status === 401 && auth.oauth && !auth.oauth.fetched) {
+    // The receiver refused a cached token (revoked, or expired early): one new token, and the
+    // same attempt sent again under the same number.
+    const renewed = await attemptAuth(deps.oauthTokens, authIds, settings, requestSecrets, auth.oauth.stored);
+    if (renewed.kind === 'failed') return fault(`auth_failed:${renewed.reason}`, sent);
+    result = await deps.transport.send({ ...request, headers: { ...webhookHeaders, ...addedRequestHeaders(settings, requestSecrets, renewed.authorization) } });
+  }
   if (result.kind === 'error') return fault(result.code, sent);
   const outcome = outcomeOfResponse(result.status, result.retryAfter, endpoint.policy, deps.clock.now());
   // The transport judged `failed` by status (non-2xx); the attempt's outcome has the last word.

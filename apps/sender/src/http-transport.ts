@@ -5,6 +5,14 @@ import { createGuardedAgents } from './address-guard.js';
 import { createDnsCache } from './dns-cache.js';
 import type { LookupAll } from './destination-check.js';
 import { classifyNetworkError } from './network-errors.js';
+import { ProxyAgentCache } from './proxy-agents.js';
+
+/** A client certificate presented on the TLS handshake (mTLS), PEM; `ca` replaces the default roots for the receiver's certificate. */
+export interface ClientCertificate {
+  certificate: string;
+  privateKey: string;
+  ca: string | null;
+}
 
 /** One signed POST to an endpoint, with the policy rules that shape it. */
 export interface OutboundRequest {
@@ -20,6 +28,12 @@ export interface OutboundRequest {
    * `failed` = any non-2xx. Default `none`: status only.
    */
   keepResponseBody?: Policy['keepResponseBody'];
+  /** Headers (the endpoint's own and `authorization`) never sent to another origin a redirect points at. */
+  originOnlyHeaders?: readonly string[];
+  /** Send through this egress proxy (`proxy-agents.ts`); absent or null = direct. */
+  proxyUrl?: string | null;
+  /** Present this client certificate to an https:// receiver; absent or null = none. */
+  clientCertificate?: ClientCertificate | null;
 }
 
 /** What the transport kept of an answer: bounded headers and the body's first bytes as UTF-8 text. */
@@ -121,22 +135,33 @@ export function createGotTransport(opts: GotTransportOptions): DeliveryTransport
       // Every hop is the same signed POST: got turns a 303 into a body-less GET, which a receiver
       // could answer 2xx without ever seeing the event (tourical follows 3xx). The body is the
       // one the previous hop sent (`response.request.options`, not yet replaced by `options`).
-      beforeRedirect: [(options, response) => void Object.assign(options, { method: 'POST', body: response.request.options.body })],
+      beforeRedirect: [
+        (options, response) => {
+          Object.assign(options, { method: 'POST', body: response.request.options.body });
+          // The endpoint's own headers and credentials go only to its own origin, never to where a redirect points elsewhere.
+          const own = (options.context as { originOnlyHeaders?: readonly string[] }).originOnlyHeaders ?? [];
+          if (own.length > 0 && new URL(String(options.url)).origin !== new URL(response.url).origin) {
+            for (const name of own) delete options.headers[name.toLowerCase()];
+          }
+        },
+      ],
     },
   });
-  const onNewSocket = client.extend({ agent: fresh });
+  const proxies = new ProxyAgentCache({ classifyAddress: opts.classifyAddress, lookupAll, idleSocketTimeoutMs: opts.idleSocketTimeoutMs ?? IDLE_SOCKET_TIMEOUT_MS });
+  const agentsOf = (request: OutboundRequest, newSocket: boolean) => (request.proxyUrl ? proxies.get(request.proxyUrl) : newSocket ? fresh : pooled);
 
   return {
     close() {
       for (const agent of [pooled.http, pooled.https, fresh.http, fresh.https]) agent.destroy();
+      proxies.close();
     },
     async send(request) {
       const startedAt = performance.now();
-      const first = await sendOnce(client, request, request.timeout.ms, opts.classifyAddress);
+      const first = await sendOnce(client, request, request.timeout.ms, opts.classifyAddress, agentsOf(request, false));
       if (first.kind !== 'stale_socket') return first;
       const leftMs = request.timeout.measures === 'whole-response' ? request.timeout.ms - Math.ceil(performance.now() - startedAt) : request.timeout.ms;
       if (leftMs <= 0) return { kind: 'error', code: 'timeout' };
-      const second = await sendOnce(onNewSocket, request, leftMs, opts.classifyAddress);
+      const second = await sendOnce(client, request, leftMs, opts.classifyAddress, agentsOf(request, true));
       return second.kind === 'stale_socket' ? second.result : second;
     },
   };
@@ -145,7 +170,7 @@ export function createGotTransport(opts: GotTransportOptions): DeliveryTransport
 /** A failure on a reused socket before any answer: safe to send again on a new socket. */
 type StaleSocket = { kind: 'stale_socket'; result: TransportResult };
 
-function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, classifyAddress: (address: string) => string | null): Promise<TransportResult | StaleSocket> {
+function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, classifyAddress: (address: string) => string | null, agent: { http: import('node:http').Agent; https: import('node:https').Agent }): Promise<TransportResult | StaleSocket> {
   const wholeResponse = request.timeout.measures === 'whole-response';
   // Without redirects `timeout.request` is already the whole exchange; across hops it restarts.
   const deadline = wholeResponse && request.redirects.follow ? AbortSignal.timeout(timeoutMs) : undefined;
@@ -164,6 +189,10 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
       maxRedirects: request.redirects.follow ? request.redirects.maxHops : 0,
       timeout: wholeResponse ? { request: timeoutMs } : phaseTimeouts(timeoutMs),
       signal: deadline,
+      agent,
+      context: { originOnlyHeaders: request.originOnlyHeaders ?? [] },
+      // The agents pool sockets per certificate and CA (Node's agent name includes them).
+      ...(request.clientCertificate ? { https: { certificate: request.clientCertificate.certificate, key: request.clientCertificate.privateKey, ...(request.clientCertificate.ca ? { certificateAuthority: request.clientCertificate.ca } : {}) } } : {}),
     });
     // The first hop's request, and how much its socket had read before it: a reused socket that
     // failed having read nothing more never delivered the request.

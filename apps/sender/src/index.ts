@@ -6,7 +6,8 @@ export { createGuardedAgents, guardedLookup, unsafeAddressReason, UNSAFE_ADDRESS
 export { checkDestination, systemLookupAll, type LookupAll } from './destination-check.js';
 export { classifyNetworkError } from './network-errors.js';
 export { createReconciler, type Reconciler } from './reconciler.js';
-export { loadSenderConfig, senderConfigSchema, type SenderConfig } from './config.js';
+export { loadSenderConfig, proxyBypassList, senderConfigSchema, type SenderConfig } from './config.js';
+export { createOauthTokens, TOKEN_FAILURE_TTL_MS, TOKEN_REQUEST_TIMEOUT_MS, type OauthTokens, type OauthTokenDeps } from './oauth-tokens.js';
 export { SENDER_USER_AGENT } from './user-agent.js';
 export { createJanitor, type Janitor } from './janitor.js';
 export { createSenderMetrics, errorLabel, NO_DELIVERY_OBSERVER, QUEUE_STATES, type DeliveryObserver, type SenderMetrics } from './sender-metrics.js';

@@ -2,7 +2,7 @@ import { classifyAddress, createSecretBox, httpServerOptions, loggerOptions, log
 import { connectRedis, redisReady, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf, SecretsKeyError, verifySecretsKey } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { loadSenderConfig, type SenderConfig } from './config.js';
+import { loadSenderConfig, proxyBypassList, type SenderConfig } from './config.js';
 import { createDnsCache } from './dns-cache.js';
 import { createGotTransport } from './http-transport.js';
 import { createSender } from './sender.js';
@@ -89,9 +89,12 @@ const sender = createSender({
     takeoverAfterMs: config.TAKEOVER_AFTER_MS,
     checkTimeoutMs: config.PRE_ATTEMPT_CHECK_TIMEOUT_MS,
     userAgent: SENDER_USER_AGENT,
+    allowList,
+    egressProxyUrl: config.EGRESS_PROXY_URL || null,
+    egressProxyBypass: proxyBypassList(config.EGRESS_PROXY_BYPASS),
   },
 });
-logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS, tracing: tracing ? tracing.url : 'off' }, 'sender started');
+logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS, tracing: tracing ? tracing.url : 'off', egressProxy: config.EGRESS_PROXY_URL ? new URL(config.EGRESS_PROXY_URL).host : 'none' }, 'sender started');
 
 // Redis losing its data while the sender runs fails /readyz, logs at error level and sets a gauge.
 const dataLossMonitor = new DataLossMonitor({

@@ -1,4 +1,5 @@
 import { unsafeAddressReason } from './address-guard.js';
+import { proxyErrorCode } from './proxy-agents.js';
 
 /**
  * Maps a failed HTTP request to Postern's closed set of error codes, never to a message: a
@@ -21,6 +22,7 @@ interface ErrorLike {
 
 /**
  * The error code for a request that produced no usable response.
+ * - A failure on the way through the egress proxy (`proxy-agents.ts`) → `proxy_error:<code>`.
  * - The connect-time guard's refusal (`address-guard.ts`) → `unsafe_url:<its reason>`, the same
  *   reason the pre-send check gives for that address.
  * - request-filtering-agent's own refusal (its second line, reported only in a message) →
@@ -37,6 +39,8 @@ export function classifyNetworkError(err: unknown, blockedAddressReason: (addres
   const code = e.code && e.code !== 'ERR_GOT_REQUEST_ERROR' ? e.code : (cause.code ?? e.code ?? '');
   const message = `${e.message ?? ''} ${cause.message ?? ''}`;
 
+  const proxy = proxyErrorCode(err);
+  if (proxy) return `proxy_error:${proxy}`;
   const refused = unsafeAddressReason(err);
   if (refused) return `unsafe_url:${refused}`;
   const blocked = /DNS lookup (\S+?)\(family:[^)]*\) is not allowed/.exec(message);

@@ -4,6 +4,7 @@ import { createIdFactory, createSigningKeyCache } from '@postern/shared';
 import type { Logger } from 'pino';
 import type { Tracer } from '@postern/telemetry';
 import { runAttempt, type DeliverDeps } from './deliver.js';
+import { createOauthTokens, type OauthTokens } from './oauth-tokens.js';
 import type { DeliveryTransport } from './http-transport.js';
 import type { LookupAll } from './destination-check.js';
 import { createReconciler, type Reconciler } from './reconciler.js';
@@ -44,7 +45,15 @@ export interface SenderDeps {
   metrics?: DeliveryObserver;
   /** OpenTelemetry tracer (`OTEL_*` set: see `startTracing`): one span per attempt; absent = tracing off. */
   tracer?: Tracer;
+  /** OAuth 2.0 tokens (`createOauthTokens`); default one over `store.oauthTokens` with `config.allowList`. */
+  oauthTokens?: OauthTokens;
   config: {
+    /** Addresses allowed although not public (`ALLOWED_ADDRESSES`): for the token requests of OAuth 2.0 endpoints. Default none. */
+    allowList?: readonly string[];
+    /** The global egress proxy (`EGRESS_PROXY_URL`), null or absent = none; endpoints' own `proxy` overrides it. */
+    egressProxyUrl?: string | null;
+    /** Hosts that bypass {@link egressProxyUrl} (`EGRESS_PROXY_BYPASS`, NO_PROXY style). */
+    egressProxyBypass?: readonly string[];
     /**
      * Attempts run at once by this process (`SENDER_CONCURRENCY`), split evenly over the queue
      * partitions (each partition's worker runs `ceil(concurrency / partitions)`), so a process never
@@ -112,7 +121,10 @@ export function createSender(deps: SenderDeps): Sender {
   const held = new Map<string, { ids: AttemptIds; concurrency: EndpointRecord['policy']['concurrency'] }>();
   // Started once the workers exist (their ids go into every beat); slots are taken only after that.
   let heartbeat: SenderHeartbeat | null = null;
+  const ownTokens = deps.oauthTokens ? null : createOauthTokens({ tokens: deps.store.oauthTokens, classifyAddress: deps.classifyAddress, allowList: deps.config.allowList ?? [], lookupAll: deps.lookupAll });
   const deliverDeps: DeliverDeps = {
+    oauthTokens: deps.oauthTokens ?? ownTokens ?? undefined,
+    egress: { proxyUrl: deps.config.egressProxyUrl ?? null, bypass: deps.config.egressProxyBypass ?? [] },
     store: deps.store,
     transport: deps.transport,
     clock: deps.clock,
@@ -288,6 +300,7 @@ export function createSender(deps: SenderDeps): Sender {
     janitor,
     heartbeat,
     async close(opts = {}) {
+      ownTokens?.close();
       if (timer) clearInterval(timer);
       if (janitorTimer) clearInterval(janitorTimer);
       const closed = Promise.all(workers.map((w) => w.close())).then(() => true);

@@ -55,6 +55,7 @@ export interface Policy {
     countTestEvents: boolean;
   } | null;
   retryTestEvents: boolean;
+  goneDisables: boolean;
   retention: {
     days: number;
   } | {
@@ -122,6 +123,7 @@ export type PolicyInput = ("standard" | "custral" | "jitter-45h" | "tourical" | 
     countTestEvents: boolean;
   } | null;
   retryTestEvents?: boolean;
+  goneDisables?: boolean;
   retention?: {
     days: number;
   } | {
@@ -165,6 +167,49 @@ export interface Endpoint {
   signatureScheme: "hmac-sha256" | "ed25519";
   /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
   publicKey: string | null;
+  /** static headers sent with every attempt */
+  headers: {
+    name: string;
+    /** `"••••"` for a secret header */
+    value: string;
+    secret: boolean;
+  }[];
+  /** how each attempt authenticates to the receiver; null = not at all */
+  auth: {
+    type: "basic";
+    username: string;
+    /** a secret: written once, never shown */
+    password: "••••";
+  } | {
+    type: "bearer";
+    /** a secret: written once, never shown */
+    token: "••••";
+  } | {
+    type: "oauth2_client_credentials";
+    tokenUrl: string;
+    clientId: string;
+    /** a secret: written once, never shown */
+    clientSecret: "••••";
+    scope: string | null;
+    audience: string | null;
+    extraParams: Record<string, string>;
+    clientAuthentication: "client_secret_basic" | "client_secret_post";
+  } | {
+    type: "mtls";
+    /** PEM */
+    certificate: string;
+    /** a secret: written once, never shown */
+    privateKey: "••••";
+    /** PEM; the CAs trusted for the receiver's certificate instead of the default ones */
+    ca: string | null;
+  } | null;
+  /** the endpoint's egress proxy; null = the sender's EGRESS_PROXY_URL, if any */
+  proxy: {
+    /** `http://host:port` or `https://host:port` */
+    url: string;
+    username: string | null;
+    password: "••••" | null;
+  } | null;
   /** ISO 8601 date-time, UTC */
   createdAt: string;
   /** ISO 8601 date-time, UTC */
@@ -201,6 +246,49 @@ export interface CreatedEndpoint {
   signatureScheme: "hmac-sha256" | "ed25519";
   /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
   publicKey: string | null;
+  /** static headers sent with every attempt */
+  headers: {
+    name: string;
+    /** `"••••"` for a secret header */
+    value: string;
+    secret: boolean;
+  }[];
+  /** how each attempt authenticates to the receiver; null = not at all */
+  auth: {
+    type: "basic";
+    username: string;
+    /** a secret: written once, never shown */
+    password: "••••";
+  } | {
+    type: "bearer";
+    /** a secret: written once, never shown */
+    token: "••••";
+  } | {
+    type: "oauth2_client_credentials";
+    tokenUrl: string;
+    clientId: string;
+    /** a secret: written once, never shown */
+    clientSecret: "••••";
+    scope: string | null;
+    audience: string | null;
+    extraParams: Record<string, string>;
+    clientAuthentication: "client_secret_basic" | "client_secret_post";
+  } | {
+    type: "mtls";
+    /** PEM */
+    certificate: string;
+    /** a secret: written once, never shown */
+    privateKey: "••••";
+    /** PEM; the CAs trusted for the receiver's certificate instead of the default ones */
+    ca: string | null;
+  } | null;
+  /** the endpoint's egress proxy; null = the sender's EGRESS_PROXY_URL, if any */
+  proxy: {
+    /** `http://host:port` or `https://host:port` */
+    url: string;
+    username: string | null;
+    password: "••••" | null;
+  } | null;
   /** ISO 8601 date-time, UTC */
   createdAt: string;
   /** ISO 8601 date-time, UTC */
@@ -240,6 +328,49 @@ export interface UpdatedEndpoint {
   signatureScheme: "hmac-sha256" | "ed25519";
   /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
   publicKey: string | null;
+  /** static headers sent with every attempt */
+  headers: {
+    name: string;
+    /** `"••••"` for a secret header */
+    value: string;
+    secret: boolean;
+  }[];
+  /** how each attempt authenticates to the receiver; null = not at all */
+  auth: {
+    type: "basic";
+    username: string;
+    /** a secret: written once, never shown */
+    password: "••••";
+  } | {
+    type: "bearer";
+    /** a secret: written once, never shown */
+    token: "••••";
+  } | {
+    type: "oauth2_client_credentials";
+    tokenUrl: string;
+    clientId: string;
+    /** a secret: written once, never shown */
+    clientSecret: "••••";
+    scope: string | null;
+    audience: string | null;
+    extraParams: Record<string, string>;
+    clientAuthentication: "client_secret_basic" | "client_secret_post";
+  } | {
+    type: "mtls";
+    /** PEM */
+    certificate: string;
+    /** a secret: written once, never shown */
+    privateKey: "••••";
+    /** PEM; the CAs trusted for the receiver's certificate instead of the default ones */
+    ca: string | null;
+  } | null;
+  /** the endpoint's egress proxy; null = the sender's EGRESS_PROXY_URL, if any */
+  proxy: {
+    /** `http://host:port` or `https://host:port` */
+    url: string;
+    username: string | null;
+    password: "••••" | null;
+  } | null;
   /** ISO 8601 date-time, UTC */
   createdAt: string;
   /** ISO 8601 date-time, UTC */
@@ -277,6 +408,49 @@ export interface ResumedEndpoint {
   signatureScheme: "hmac-sha256" | "ed25519";
   /** `whpk_…` for `ed25519`; null for `hmac-sha256` */
   publicKey: string | null;
+  /** static headers sent with every attempt */
+  headers: {
+    name: string;
+    /** `"••••"` for a secret header */
+    value: string;
+    secret: boolean;
+  }[];
+  /** how each attempt authenticates to the receiver; null = not at all */
+  auth: {
+    type: "basic";
+    username: string;
+    /** a secret: written once, never shown */
+    password: "••••";
+  } | {
+    type: "bearer";
+    /** a secret: written once, never shown */
+    token: "••••";
+  } | {
+    type: "oauth2_client_credentials";
+    tokenUrl: string;
+    clientId: string;
+    /** a secret: written once, never shown */
+    clientSecret: "••••";
+    scope: string | null;
+    audience: string | null;
+    extraParams: Record<string, string>;
+    clientAuthentication: "client_secret_basic" | "client_secret_post";
+  } | {
+    type: "mtls";
+    /** PEM */
+    certificate: string;
+    /** a secret: written once, never shown */
+    privateKey: "••••";
+    /** PEM; the CAs trusted for the receiver's certificate instead of the default ones */
+    ca: string | null;
+  } | null;
+  /** the endpoint's egress proxy; null = the sender's EGRESS_PROXY_URL, if any */
+  proxy: {
+    /** `http://host:port` or `https://host:port` */
+    url: string;
+    username: string | null;
+    password: "••••" | null;
+  } | null;
   /** ISO 8601 date-time, UTC */
   createdAt: string;
   /** ISO 8601 date-time, UTC */
@@ -656,6 +830,34 @@ export interface CreateEndpointBody {
   description?: string;
   secret?: string;
   signatureScheme?: "hmac-sha256" | "ed25519";
+  headers?: {
+    name: string;
+    value?: string;
+    secret?: boolean;
+  }[];
+  auth?: {
+    type: "basic";
+    username: string;
+    password?: string;
+  } | {
+    type: "bearer";
+    token?: string;
+  } | {
+    type: "oauth2_client_credentials";
+    tokenUrl: string;
+    clientId: string;
+    clientSecret?: string;
+    scope?: string | null;
+    audience?: string | null;
+    extraParams?: Record<string, string>;
+    clientAuthentication?: "client_secret_basic" | "client_secret_post";
+  } | {
+    type: "mtls";
+    certificate: string;
+    privateKey?: string;
+    ca?: string | null;
+  } | null;
+  proxy?: string | null;
 }
 
 /** `PATCH /v1/endpoints/:id` body. */
@@ -665,6 +867,34 @@ export interface UpdateEndpointBody {
   /** A preset name, a preset plus overrides (`{"preset": "tourical", "maxAttempts": 3}`), or a custom policy whose missing fields come from `standard`. */
   policy?: PolicyInput;
   description?: string;
+  headers?: {
+    name: string;
+    value?: string;
+    secret?: boolean;
+  }[];
+  auth?: {
+    type: "basic";
+    username: string;
+    password?: string;
+  } | {
+    type: "bearer";
+    token?: string;
+  } | {
+    type: "oauth2_client_credentials";
+    tokenUrl: string;
+    clientId: string;
+    clientSecret?: string;
+    scope?: string | null;
+    audience?: string | null;
+    extraParams?: Record<string, string>;
+    clientAuthentication?: "client_secret_basic" | "client_secret_post";
+  } | {
+    type: "mtls";
+    certificate: string;
+    privateKey?: string;
+    ca?: string | null;
+  } | null;
+  proxy?: string | null;
 }
 
 /** `POST /v1/events` body. */

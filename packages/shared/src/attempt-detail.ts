@@ -18,6 +18,11 @@ export interface SentRequestFields {
   orderingKey?: string;
   /** `webhook-sequence`: the delivery's number in its ordering key's line at the endpoint (`per-key` policies); absent otherwise. */
   sequence?: number;
+  /**
+   * The endpoint's own headers as the log shows them (`shownRequestHeaders`: static headers, secret
+   * values and `authorization` as `••••`); absent when it has none.
+   */
+  addedHeaders?: Record<string, string>;
 }
 
 /**
@@ -39,6 +44,7 @@ export function webhookRequestHeaders(ids: { eventId: string; deliveryId: string
     'webhook-request-id': `${ids.deliveryId}.${ids.attemptNumber}`,
     ...(sent.orderingKey !== undefined ? { 'webhook-ordering-key': sent.orderingKey } : {}),
     ...(sent.sequence !== undefined ? { 'webhook-sequence': String(sent.sequence) } : {}),
+    ...sent.addedHeaders,
   };
 }
 

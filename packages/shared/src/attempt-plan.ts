@@ -163,3 +163,20 @@ export function planBreakerTrip(policy: Policy, health: HealthEffect, streak: Fa
     reason: `${streak.consecutiveFailures} consecutive ${unit}`,
   };
 }
+
+/**
+ * Whether an answer of `410 Gone` switches the endpoint off at once (the policy's `goneDisables`):
+ * disabled, its pending deliveries settled as `onEndpointInactive` says (cancel, hold or fail),
+ * re-enabled as the breaker says (`recreate` only where the breaker's `reenable` is `recreate`).
+ * Returns null for any other error, or when the policy does not disable on 410 (every seed preset:
+ * their rules retry a 4xx like any failure).
+ */
+export function planGoneTrip(policy: Policy, error: string | null): BreakerTripPlan | null {
+  if (error !== 'http_410' || policy.goneDisables !== true) return null;
+  return {
+    status: 'disabled',
+    pendingOnTrip: policy.onEndpointInactive,
+    recreateRequired: policy.breaker?.reenable === 'recreate',
+    reason: 'the endpoint answered 410 Gone',
+  };
+}

@@ -25,6 +25,8 @@ describe('ERROR_CODES', () => {
     'tls_error[:<CODE>]',
     'dns_lookup_failed[:<ECODE>]',
     'unsafe_url:<reason>',
+    'auth_failed:<reason>',
+    'proxy_error:<code>',
     'payload_too_large',
     'endpoint_inactive',
     'endpoint_deleted',
@@ -52,6 +54,8 @@ describe('ERROR_CODES', () => {
     const example: Record<string, string> = {
       http: 'http_500',
       unsafe_url: 'unsafe_url:private',
+      auth_failed: 'auth_failed:token_http_500',
+      proxy_error: 'proxy_error:ECONNREFUSED',
       internal: 'internal:secret_unreadable',
     };
     for (const entry of ERROR_CODES) {

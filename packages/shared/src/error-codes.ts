@@ -5,7 +5,8 @@ import type { Policy } from './policy.js';
  * or an address (docs/architecture.md, "Error codes"). Shapes:
  * `http_<status>` · `redirect_not_followed` · `too_many_redirects` · `timeout` ·
  * `connection_failed[:<ECODE>]` · `tls_error[:<CODE>]` ·
- * `dns_lookup_failed[:<ECODE>]` · `unsafe_url:<reason>` · `payload_too_large` ·
+ * `dns_lookup_failed[:<ECODE>]` · `unsafe_url:<reason>` · `auth_failed:<reason>` ·
+ * `proxy_error:<code>` · `payload_too_large` ·
  * `endpoint_inactive` · `endpoint_deleted` · `org_suspended` ·
  * `internal:<reason>` · `delivery_failed`.
  * Details after the colon match `[A-Za-z0-9_]+`.
@@ -22,6 +23,8 @@ export type ErrorFamily =
   | 'tls_error'
   | 'dns_lookup_failed'
   | 'unsafe_url'
+  | 'auth_failed'
+  | 'proxy_error'
   | 'payload_too_large'
   | 'endpoint_inactive'
   | 'endpoint_deleted'
@@ -67,6 +70,8 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = Object.freeze(
       ['tls_error[:<CODE>]', 'tls_error', 'TLS could not be negotiated, or the certificate was not trusted; the OpenSSL or Node code follows the colon.', 'yes', 'policy'],
       ['dns_lookup_failed[:<ECODE>]', 'dns_lookup_failed', 'DNS gave no usable address for the endpoint\'s host name; the resolver code follows the colon.', 'yes', 'policy'],
       ['unsafe_url:<reason>', 'unsafe_url', 'The URL, or an address its hostname resolved to, is not a public destination.', 'policy', 'policy'],
+      ['auth_failed:<reason>', 'auth_failed', 'The endpoint\'s OAuth 2.0 token endpoint gave no token, so nothing was sent: `token_http_<status>` (it answered that status), `token_timeout` (no answer in time), `token_bad_answer` (no usable token in the answer), `token_<code>` for a connection, TLS, DNS or address failure (e.g. `token_connection_failed_ECONNREFUSED`).', 'yes', 'policy'],
+      ['proxy_error:<code>', 'proxy_error', 'The egress proxy could not be used: unreachable, refused the tunnel (`status_<status>`, e.g. `status_407` for bad proxy credentials), timed out, or its address is not allowed; the code follows the colon.', 'yes', 'policy'],
       ['payload_too_large', 'payload_too_large', 'The envelope is larger than the policy allows, so it was never sent.', 'no', 'no'],
       ['endpoint_inactive', 'endpoint_inactive', 'The endpoint was paused or disabled before the attempt.', 'no', 'no'],
       ['endpoint_deleted', 'endpoint_deleted', 'The endpoint was deleted before the attempt.', 'no', 'no'],
@@ -85,13 +90,13 @@ const VALID = new RegExp(
     '|redirect_not_followed|too_many_redirects|timeout|payload_too_large' +
     '|endpoint_inactive|endpoint_deleted|org_suspended|delivery_failed' +
     `|(?:connection_failed|tls_error|dns_lookup_failed)(?::${DETAIL})?` +
-    `|(?:unsafe_url|internal):${DETAIL})$`,
+    `|(?:unsafe_url|internal|auth_failed|proxy_error):${DETAIL})$`,
 );
 
 /**
  * Whether `code` belongs to the closed set: `http_` takes a 3-digit status
- * 100..999, details are `[A-Za-z0-9_]+`, and `unsafe_url` and `internal`
- * require one.
+ * 100..999, details are `[A-Za-z0-9_]+`, and `unsafe_url`, `internal`,
+ * `auth_failed` and `proxy_error` require one.
  */
 export function isValidErrorCode(code: string): boolean {
   return typeof code === 'string' && VALID.test(code);

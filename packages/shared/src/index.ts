@@ -94,12 +94,30 @@ export {
 } from './pre-attempt-check.js';
 export type { AttemptBodyPlan, CheckPlan, CheckRequest, CheckResponse, PreAttemptCheckMode } from './pre-attempt-check.js';
 
-export { outcomeOfResponse, planAfterAttempt, planBeforeAttempt, planBreakerTrip } from './attempt-plan.js';
+export { outcomeOfResponse, planAfterAttempt, planBeforeAttempt, planBreakerTrip, planGoneTrip } from './attempt-plan.js';
 export type { AfterAttemptInput, AfterAttemptPlan, AttemptOutcome, BeforeAttemptPlan, BreakerTripPlan, ClaimBlockers } from './attempt-plan.js';
 export type { FailureStreak, HealthEffect } from './breaker.js';
 
 export { RESPONSE_HEADER_LIMITS, boundHeaders, isEndpointFailure, keepsResponse, webhookRequestHeaders } from './attempt-detail.js';
 export type { KeptHeaders, SentRequestFields } from './attempt-detail.js';
+
+export {
+  MASKED,
+  MAX_HEADER_VALUE_BYTES,
+  MAX_STATIC_HEADERS,
+  NO_REQUEST_SETTINGS,
+  addedRequestHeaders,
+  basicAuthorization,
+  clientSecretBasic,
+  headerNameProblem,
+  isValidHeaderValue,
+  parseTokenAnswer,
+  proxyForRequest,
+  shownRequestHeaders,
+  tokenCacheTtlMs,
+  tokenRequestForm,
+} from './request-settings.js';
+export type { AuthSettings, ClientAuthentication, ProxySettings, RequestSecrets, RequestSettings, StaticHeader } from './request-settings.js';
 
 export { API_KEY_SCOPES, isApiKeyScope } from './api-key-scopes.js';
 export type { ApiKeyScope } from './api-key-scopes.js';

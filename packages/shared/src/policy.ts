@@ -84,6 +84,14 @@ export interface Policy {
   breaker: BreakerRule | null;
   /** Whether failed `webhook.test` deliveries are retried (vestiarion: never). */
   retryTestEvents: boolean;
+  /**
+   * Whether the first `410 Gone` answer disables the endpoint at once, like a breaker trip (a
+   * notification and the `endpoint.disabled` operational webhook); its pending deliveries then
+   * follow `onEndpointInactive`, and resume brings it back (`recreate` where the breaker says so).
+   * `standard`: true. Every seed preset: false (each of their rules treats a 4xx, 410 included,
+   * as an ordinary failure that is retried). Absent in policies stored before it existed: false.
+   */
+  goneDisables: boolean;
   /** How long finished deliveries are kept: `days` 1..3650, or the newest `lastPerEndpoint` 1..100000. */
   retention: { days: number } | { lastPerEndpoint: number };
   /** Attempts in flight at once: `perEndpoint` 1..1000, `perOrg` 1..10000 (jitter-45h: 4 and 20). */
@@ -232,6 +240,7 @@ const policyObjectSchema = z.strictObject(
     onEndpointInactive: oneOf('onEndpointInactive', ['cancel', 'hold', 'fail']),
     breaker: breakerSchema,
     retryTestEvents: flag('retryTestEvents'),
+    goneDisables: flag('goneDisables'),
     retention: z.union(
       [
         z.strictObject({ days: intIn('retention.days', 1, 3650) }),

@@ -50,6 +50,7 @@ const standard: Policy = {
     countTestEvents: false,
   },
   retryTestEvents: true,
+  goneDisables: true,
   retention: { days: 30 },
   concurrency: { perEndpoint: 4, perOrg: 20 },
   redelivery: { allowed: true, whilePending: false },
@@ -86,6 +87,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
     assumptions: ['Concurrency is not stated in the rules custral reproduces: standard 4 per endpoint, 20 per org.'],
     policy: {
       ...standard,
+      // Its rules treat a 4xx, 410 included, as an ordinary failure: retried, never an instant disable.
+      goneDisables: false,
       schedule: { kind: 'fixed', waitsMs: [5 * SECOND, 30 * SECOND, 2 * MINUTE, 10 * MINUTE, HOUR, 5 * HOUR, 18 * HOUR] },
       jitterRatio: 0,
       retryAfter: 'ignore',
@@ -110,6 +113,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
     ],
     policy: {
       ...standard,
+      // Its rules treat a 4xx, 410 included, as an ordinary failure: retried, never an instant disable.
+      goneDisables: false,
       schedule: {
         kind: 'random-up-to',
         floorMs: 30 * SECOND,
@@ -148,6 +153,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
     ],
     policy: {
       ...standard,
+      // Its rules treat a 4xx, 410 included, as an ordinary failure: retried, never an instant disable.
+      goneDisables: false,
       maxAttempts: 6,
       schedule: { kind: 'fixed', waitsMs: [MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 12 * HOUR] },
       jitterRatio: 0,
@@ -183,6 +190,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
     ],
     policy: {
       ...standard,
+      // Its rules treat a 4xx, 410 included, as an ordinary failure: retried, never an instant disable.
+      goneDisables: false,
       maxAttempts: 6,
       schedule: { kind: 'exponential-full-jitter', baseMs: 2 * SECOND, capMs: 32 * SECOND },
       jitterRatio: 0,
@@ -215,6 +224,8 @@ export const PRESETS: Readonly<Record<PresetName, PresetInfo>> = deepFreeze({
     ],
     policy: {
       ...standard,
+      // Its rules treat a 4xx, 410 included, as an ordinary failure: retried, never an instant disable.
+      goneDisables: false,
       maxAttempts: 7,
       schedule: { kind: 'fixed', waitsMs: [MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 6 * HOUR, 12 * HOUR] },
       jitterRatio: 0,

@@ -11,7 +11,9 @@ import type { AttemptResponseRecord, StoredAttempt } from './records.js';
  *
  * The core: `[startedAt, durationMs, responseStatus, error, userAgent, timestampS - floor(startedAt / 1000), signature]`,
  * trailing nulls left out (claim-attempt.lua writes `[startedAt]` when the attempt begins); an
- * attempt the org's pre-attempt check cancelled (issue 16) has its `cancelReason` eighth.
+ * attempt the org's pre-attempt check cancelled (issue 16) has its `cancelReason` eighth, and an
+ * attempt of an endpoint with its own headers or auth has them ninth, as the log shows them
+ * (`addedHeaders`: secret values already `••••`).
  */
 
 /** The delivery hash field of attempt `n`'s core. */
@@ -25,10 +27,11 @@ const ATTEMPT_FIELD = /^a(\d+)$/;
 export function encodeAttempt(a: StoredAttempt): string {
   const core: unknown[] = [a.startedAt, a.durationMs ?? null, a.responseStatus ?? null, a.error ?? null];
   if (a.sent) core.push(a.sent.userAgent, a.sent.timestampS - Math.floor(a.startedAt / 1000), a.sent.signature);
-  if (a.cancelReason) {
+  if (a.cancelReason || a.sent?.addedHeaders) {
     while (core.length < 7) core.push(null);
-    core.push(a.cancelReason);
+    core.push(a.cancelReason ?? null);
   }
+  if (a.sent?.addedHeaders) core.push(a.sent.addedHeaders);
   while (core.length > 1 && core[core.length - 1] === null) core.pop();
   const head = JSON.stringify(core);
   return a.response ? `${head}\n${JSON.stringify(a.response)}` : head;
@@ -36,11 +39,12 @@ export function encodeAttempt(a: StoredAttempt): string {
 
 /** One attempt's core as stored in the delivery hash (see {@link encodeAttempt}). */
 export function decodeAttemptCore(number: number, raw: string): StoredAttempt {
-  const c = JSON.parse(raw) as [number, number?, number?, string?, string?, number?, string?, string?];
+  const c = JSON.parse(raw) as [number, number?, number?, string?, string?, number?, string?, (string | null)?, Record<string, string>?];
   const startedAt = c[0];
   const attempt: StoredAttempt = { number, startedAt, durationMs: c[1] ?? null, responseStatus: c[2] ?? null, error: c[3] ?? null };
   if (typeof c[4] === 'string') attempt.sent = { userAgent: c[4], timestampS: Math.floor(startedAt / 1000) + (c[5] ?? 0), signature: c[6] ?? '' };
   if (typeof c[7] === 'string') attempt.cancelReason = c[7];
+  if (attempt.sent && c[8] && typeof c[8] === 'object') attempt.sent.addedHeaders = c[8];
   return attempt;
 }
 

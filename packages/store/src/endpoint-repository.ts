@@ -3,15 +3,26 @@ import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { endpointHashFields, parseEndpoint, toHashFields, type EndpointRecord } from './records.js';
+import { parseEndpoint, toHashFields, type EndpointRecord } from './records.js';
 import { openSealedField, replaceFieldIfUnchanged, sealField } from './sealed-fields.js';
 import { endpointLogSize } from './endpoint-log.js';
+import { encodeRequestSecrets } from './request-secrets.js';
+
+/** An endpoint's fields as stored: its request secrets through the sealing seam (`request-secrets.ts`). */
+function endpointHashFields(fields: Partial<EndpointRecord>, box: SecretBox, orgId: string, endpointId: string): string[] {
+  const { requestSecrets, secrets, ...rest } = fields;
+  return [
+    ...toHashFields(rest),
+    ...(secrets !== undefined ? ['secrets', sealField(box, JSON.stringify(secrets), orgId, endpointId, 'secrets')] : []),
+    ...(requestSecrets !== undefined ? ['requestSecrets', encodeRequestSecrets(requestSecrets, box, orgId, endpointId)] : []),
+  ];
+}
 
 const updateEndpointScript = LuaScript.load('update-endpoint');
 
 /** Fields of an endpoint that the API may change. */
 export type EndpointPatch = Partial<
-  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt'>
+  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt' | 'request' | 'requestSecrets'>
 >;
 
 /**
@@ -26,7 +37,7 @@ export class EndpointRepository {
   async create(endpoint: EndpointRecord): Promise<void> {
     await this.redis
       .multi()
-      .hset(this.keys.endpoint(endpoint.orgId, endpoint.id), ...endpointHashFields(endpoint, this.box))
+      .hset(this.keys.endpoint(endpoint.orgId, endpoint.id), ...endpointHashFields(endpoint, this.box, endpoint.orgId, endpoint.id))
       .zadd(this.keys.orgEndpoints(endpoint.orgId), 0, endpoint.id)
       .incr(this.keys.orgVersion(endpoint.orgId))
       .exec()
@@ -75,8 +86,8 @@ export class EndpointRepository {
    */
   async update(endpoint: Pick<EndpointRecord, 'id' | 'orgId'>, patch: EndpointPatch, nowMs: number): Promise<EndpointRecord | null> {
     const { id, orgId } = endpoint;
-    const stored = patch.secrets === undefined ? patch : { ...patch, secrets: sealField(this.box, JSON.stringify(patch.secrets), orgId, id, 'secrets') };
-    const updated = await updateEndpointScript.run(this.redis, [this.keys.endpoint(orgId, id), this.keys.orgVersion(orgId)], toHashFields({ ...stored, updatedAt: nowMs }));
+    const fields = endpointHashFields({ ...patch, updatedAt: nowMs }, this.box, orgId, id);
+    const updated = await updateEndpointScript.run(this.redis, [this.keys.endpoint(orgId, id), this.keys.orgVersion(orgId)], fields);
     return updated === 1 ? this.get(orgId, id) : null;
   }
 
@@ -136,7 +147,7 @@ export class EndpointRepository {
     await this.redis
       .multi()
       .zrem(k.deletedEndpoints(orgId), endpointId)
-      .del(k.endpointHeld(orgId, endpointId), k.endpointBulkRedelivered(orgId, endpointId), k.endpointLeases(orgId, endpointId), k.endpointParked(orgId, endpointId), k.endpointKeyLines(orgId, endpointId), k.endpointRate(orgId, endpointId))
+      .del(k.endpointHeld(orgId, endpointId), k.endpointBulkRedelivered(orgId, endpointId), k.endpointLeases(orgId, endpointId), k.endpointParked(orgId, endpointId), k.endpointKeyLines(orgId, endpointId), k.endpointRate(orgId, endpointId), k.endpointOauthToken(orgId, endpointId), k.endpointOauthLock(orgId, endpointId))
       .exec()
       .then(assertExec);
     return true;

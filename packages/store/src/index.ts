@@ -55,6 +55,8 @@ export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { PORTAL_SESSION_KEEP_MS, PortalSessionRepository, type PortalSessionMatch, type PortalSessionRecord } from './portal-session-repository.js';
 export { PlatformKeyRepository, type PlatformKeyRecord } from './platform-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
+export { OauthTokenRepository, type CachedToken, type CachedTokenRead } from './oauth-token-repository.js';
+export { decodeRequestSecrets, decodeSecretValue, encodeRequestSecrets, encodeSecretValue } from './request-secrets.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult } from './event-repository.js';
 export { DeliveryRepository, TRIM_BATCH, TRIM_WORK_MS } from './delivery-repository.js';
 export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';

@@ -124,6 +124,10 @@ export interface KeySchema {
   orderingKeySequence(orgId: string, endpointId: string, keyHash: string): string;
   /** String (PX): the endpoint's rate limit state, the GCRA's theoretical arrival time (epoch ms). */
   endpointRate(orgId: string, endpointId: string): string;
+  /** String (PX = the token's lifetime less a margin): the endpoint's cached OAuth 2.0 token, through `request-secrets.ts`. */
+  endpointOauthToken(orgId: string, endpointId: string): string;
+  /** String (PX, short): the sender process fetching the endpoint's OAuth 2.0 token now; the others wait for it. */
+  endpointOauthLock(orgId: string, endpointId: string): string;
   /** String (PX = lease): the delivery whose attempt of this event to this endpoint is in flight (tourical: one claim at a time). */
   eventClaim(orgId: string, endpointId: string, eventId: string): string;
   /** Set: deliveries of this event to this endpoint waiting for {@link eventClaim}'s holder to finish. */
@@ -229,6 +233,8 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     endpointKeyLines: (orgId, id) => `${o(orgId)}:endpoint:${id}:key-lines`,
     orderingKeySequence: (orgId, id, keyHash) => `${o(orgId)}:endpoint:${id}:okey:${keyHash}:seq`,
     endpointRate: (orgId, id) => `${o(orgId)}:endpoint:${id}:rate`,
+    endpointOauthToken: (orgId, id) => `${o(orgId)}:endpoint:${id}:oauth-token`,
+    endpointOauthLock: (orgId, id) => `${o(orgId)}:endpoint:${id}:oauth-lock`,
     eventClaim: (orgId, endpointId, eventId) => `${o(orgId)}:endpoint:${endpointId}:claim:${eventId}`,
     eventClaimWaiters: (orgId, endpointId, eventId) => `${o(orgId)}:endpoint:${endpointId}:claim:${eventId}:waiters`,
     orgEvents: (id) => `${o(id)}:events`,

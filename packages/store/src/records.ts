@@ -1,6 +1,7 @@
-import { isApiKeyScope, type ApiKeyScope, type Pace, type Policy, type SecretBox, type SentRequestFields } from '@postern/shared';
+import { isApiKeyScope, NO_REQUEST_SETTINGS, type ApiKeyScope, type Pace, type Policy, type RequestSecrets, type RequestSettings, type SecretBox, type SentRequestFields } from '@postern/shared';
 import { deliveryIdsOfEvent, eventIdOfDelivery, idTimeOf, storedDeliveryIds, storedEventId } from './derived-ids.js';
 import { openSealedField, sealField } from './sealed-fields.js';
+import { decodeRequestSecrets, parseRequestSettings } from './request-secrets.js';
 
 /** Status of a delivery. `pending` covers queued, retry-scheduled and held deliveries. */
 export type DeliveryStatus = 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
@@ -67,6 +68,16 @@ export interface EndpointRecord {
    * policy's limits. Written by the finish script, applied by the claim script.
    */
   pace?: Pace | null;
+  /**
+   * Static headers, auth and proxy without their secrets (stored field `request`, JSON); absent
+   * = none ({@link NO_REQUEST_SETTINGS} when read).
+   */
+  request?: RequestSettings;
+  /**
+   * Their secrets (stored field `requestSecrets`, written and read only through
+   * `request-secrets.ts`, the seam for sealing); `{}` when none. Never shown by the API.
+   */
+  requestSecrets?: RequestSecrets;
 }
 
 /** An accepted event. `envelope` is the exact body every delivery of it sends. */
@@ -377,14 +388,6 @@ function parseSecrets(raw: string | undefined, box: SecretBox, orgId: string, en
   }
 }
 
-/**
- * An endpoint as its hash's fields, its `secrets` sealed by `box` (their context: org, endpoint,
- * field), so no signing secret is stored in clear.
- */
-export function endpointHashFields(endpoint: EndpointRecord, box: SecretBox): string[] {
-  return toHashFields({ ...endpoint, secrets: sealField(box, JSON.stringify(endpoint.secrets), endpoint.orgId, endpoint.id, 'secrets') });
-}
-
 /** Reads a stored pace leniently: absent or unreadable = none (the policy's limits). */
 function parsePace(raw: string | undefined): Pace | null {
   if (!raw) return null;
@@ -421,6 +424,8 @@ export function parseEndpoint(h: Record<string, string>, box: SecretBox): Endpoi
     disabledReason: optionalString(h.disabledReason),
     recreateRequired: h.recreateRequired === '1',
     pace: parsePace(h.pace),
+    request: parseRequestSettings(h.request) ?? NO_REQUEST_SETTINGS,
+    requestSecrets: decodeRequestSecrets(h.requestSecrets, box, h.orgId ?? '', h.id),
   };
 }
 

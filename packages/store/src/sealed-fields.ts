@@ -12,7 +12,7 @@ const replaceFieldScript = LuaScript.load('replace-field-if-unchanged');
  * {@link openSealedField}, and listed here.
  */
 export const SEALED_FIELDS = {
-  endpoint: ['secrets'],
+  endpoint: ['secrets', 'requestSecrets'],
   org: ['preAttemptCheckSecret'],
 } as const satisfies Record<'endpoint' | 'org', readonly string[]>;
 

@@ -10,6 +10,7 @@ import { EventRepository } from './event-repository.js';
 import { createKeySchema, type KeySchema } from './keys.js';
 import { NotificationRepository } from './notification-repository.js';
 import { LeaseRepository } from './lease-repository.js';
+import { OauthTokenRepository } from './oauth-token-repository.js';
 import { OrgRepository } from './org-repository.js';
 import { OrgSnapshotRepository } from './org-snapshot-repository.js';
 import { PortalSessionRepository } from './portal-session-repository.js';
@@ -44,6 +45,8 @@ export interface Store {
   readonly senders: SenderRegistry;
   /** Seals and opens the secrets of stored records (the one given to {@link createStore}). */
   readonly secretBox: SecretBox;
+  /** Each endpoint's OAuth 2.0 token, cached for every sender, and the lock of its fetch. */
+  readonly oauthTokens: OauthTokenRepository;
 }
 
 /**
@@ -66,6 +69,7 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     portalSessions: new PortalSessionRepository(deps.redis, keys),
     platformKeys: new PlatformKeyRepository(deps.redis, keys),
     endpoints: new EndpointRepository(deps.redis, keys, box),
+    oauthTokens: new OauthTokenRepository(deps.redis, keys, box),
     events: new EventRepository(deps.redis, keys),
     eventIndex: new EventIndexRepository(deps.redis, keys),
     stats: new StatsRepository(deps.redis, keys),

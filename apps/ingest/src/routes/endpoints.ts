@@ -5,6 +5,7 @@ import {
   generateSigningSecret,
   hostAddress,
   isValidSigningSecret,
+  NO_REQUEST_SETTINGS,
   planPolicyChange,
   policyTimeline,
   resolvePolicy,
@@ -20,6 +21,7 @@ import type { AppDeps } from '../app-deps.js';
 import { endpointJson, signingJson } from '../serializers.js';
 import { createEndpointBody, pageQuery, parseListQuery, rotateSecretBody, updateEndpointBody } from '../schemas.js';
 import { requireEmptyBody } from '../empty-body.js';
+import { resolveRequestSettings } from '../request-settings-input.js';
 import { requireScope } from '../auth.js';
 import { actionIdempotency } from '../action-idempotency.js';
 import { createdEndpointResponse, endpointSecretResponse, endpointTimelineResponse, resumedEndpointResponse, rotatedSecretResponse, updatedEndpointResponse, type Json } from '../response-schemas.js';
@@ -147,6 +149,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     const scheme = (body.data.signatureScheme as SignatureScheme | undefined) ?? (given === undefined ? null : signatureSchemeOf(given)) ?? DEFAULT_SIGNATURE_SCHEME;
     if (given !== undefined) checkGivenSecret(given, scheme);
     const secret = given ?? generateSigningSecret(scheme);
+    const settings = resolveRequestSettings(body.data, null, { allowList: deps.config.allowList, checkUrl, targetUrl: url });
     const now = deps.clock.now();
     const endpoint: EndpointRecord = {
       id: deps.ids('ep', now),
@@ -168,6 +171,7 @@ export function endpointRoutes(deps: AppDeps): Router {
       consecutiveFailedAttempts: 0,
       disabledAt: null,
       disabledReason: null,
+      ...(settings ? { request: settings.request, requestSecrets: settings.requestSecrets } : {}),
     };
     await deps.store.endpoints.create(endpoint);
     // The resolved policy is in the answer (`policy`), with what an override left surprising.
@@ -206,6 +210,11 @@ export function endpointRoutes(deps: AppDeps): Router {
     if (body.data.url !== undefined) patch.url = checkUrl(body.data.url, deps.config.allowList);
     if (body.data.eventTypes !== undefined) patch.eventTypes = body.data.eventTypes;
     if (body.data.description !== undefined) patch.description = body.data.description;
+    const settings = resolveRequestSettings(body.data, { request: endpoint.request ?? NO_REQUEST_SETTINGS, requestSecrets: endpoint.requestSecrets ?? {} }, { allowList: deps.config.allowList, checkUrl, targetUrl: patch.url ?? endpoint.url });
+    if (settings) {
+      patch.request = settings.request;
+      patch.requestSecrets = settings.requestSecrets;
+    }
     if (body.data.policy !== undefined) {
       const resolved = policyOrThrow(body.data.policy);
       patch.policy = resolved.policy;
