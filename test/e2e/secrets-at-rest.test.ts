@@ -5,10 +5,12 @@ import { resealSecrets, type RedisClient } from '@postern/store';
 import { fastPolicy, startPostern, testSecretKeyring, type TestPostern } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
+import { startTokenServer } from '../support/oauth-server.js';
 
 /**
  * Secrets at rest (README): every secret Postern stores — endpoint signing secrets (HMAC and
- * Ed25519, rotated-out ones included) and the org's pre-attempt check secret — is sealed in Redis;
+ * Ed25519, rotated-out ones included), request settings' secrets (secret headers, auth
+ * credentials, cached OAuth tokens) and the org's pre-attempt check secret — is sealed in Redis;
  * a key rotation with `secrets:reencrypt` keeps every endpoint delivering; legacy plain values are
  * read and sealed by the re-encrypt; the janitor deletes signing secrets past their grace.
  */
@@ -114,6 +116,31 @@ test('after deliveries, no signing secret, rotated-out secret or check secret is
   await expectNothingInClear(p, [hmac.secret, rotated.body.secret, ed.secret, checkSecret]);
   const stored = await p.redis.hget(p.store.keys.endpoint(org.id, hmac.id), 'secrets');
   expect(stored).toMatch(/^sealed:v1:test1:/);
+});
+
+test('request settings too: secret header values, auth credentials and cached OAuth tokens are never stored in clear', async () => {
+  const p = await start();
+  const org = await p.createOrg('sealed-requests');
+  const clientSecret = `cs-${randomBytes(12).toString('hex')}`;
+  const tokens = await startTokenServer({ clientId: 'postern', clientSecret });
+  try {
+    const headerValue = `hv-${randomBytes(12).toString('hex')}`;
+    const password = `pw-${randomBytes(12).toString('hex')}`;
+    const bearer = `bt-${randomBytes(12).toString('hex')}`;
+    const policy = fastPolicy(2);
+    await p.createEndpoint(org.apiKey, { url: `${receiver.url}?r=basic`, policy, headers: [{ name: 'x-api-key', value: headerValue, secret: true }], auth: { type: 'basic', username: 'postern', password } });
+    await p.createEndpoint(org.apiKey, { url: `${receiver.url}?r=bearer`, policy, auth: { type: 'bearer', token: bearer } });
+    await p.createEndpoint(org.apiKey, { url: `${receiver.url}?r=oauth`, policy, auth: { type: 'oauth2_client_credentials', tokenUrl: tokens.tokenUrl, clientId: 'postern', clientSecret } });
+    const eventId = await deliverOne(p, org.apiKey);
+    const sent = receiver.requests.filter((r) => r.headers['webhook-id'] === eventId);
+    expect(sent).toHaveLength(3);
+    expect(sent.find((r) => r.path.endsWith('r=basic'))!.headers['x-api-key']).toBe(headerValue);
+    expect(tokens.issued).toHaveLength(1);
+    expect(sent.find((r) => r.path.endsWith('r=oauth'))!.headers.authorization).toBe(`Bearer ${tokens.issued[0]}`);
+    await expectNothingInClear(p, [headerValue, password, bearer, clientSecret, tokens.issued[0]!]);
+  } finally {
+    await tokens.close();
+  }
 });
 
 test('a key rotation with secrets:reencrypt keeps every endpoint delivering; a second run changes nothing', async () => {
