@@ -1,0 +1,61 @@
+/** The soak's printed summary and its JSON report. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { IDS_PER_KIND, RATE_SLACK, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, VIOLATION_KINDS } from './check.js';
+import type { SoakRun } from './run-soak.js';
+
+/** The summary of `run` as lines: seed, duration, counts, faults, peaks, violations by kind with ids. */
+export function summaryLines(run: SoakRun): string[] {
+  const { options: o, result } = run;
+  const m = result.metrics;
+  const lines = [
+    `soak ${o.target}: seed ${o.seed}, ${o.seconds} s of production + ${Math.round(run.drainMs / 1000)} s drain${run.drained ? '' : ' (drain deadline reached)'}, ${Math.round((run.endedAtMs - run.startedAtMs) / 1000)} s in all, ${o.senders} senders`,
+    `  events accepted ${m.acceptedEvents} (producer answers ${JSON.stringify(run.producerAnswers)}), deliveries ${m.deliveries} ${JSON.stringify(m.statuses)}, attempts ${m.attempts}, requests at receivers ${m.requests}`,
+    `  faults: ${Object.entries(run.faultsByKind).map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}`,
+    `  peaks in flight per endpoint: ${Object.entries(m.endpointPeaks).map(([k, p]) => `${k} ${p.peak}/${p.limit}`).join(', ')}`,
+    `  peaks in flight per org: ${Object.entries(m.orgPeaks).map(([k, p]) => `${k} ${p.peak}/${p.limit}`).join(', ')}`,
+    `  rate (most in any 1 s, limit perSecond+burst, slack ${RATE_SLACK}): ${Object.entries(m.ratePeaks).map(([k, p]) => `${k} arrivals ${p.arrivals} starts ${p.starts} / ${p.limit}`).join(', ') || 'no rate-limited endpoint'}`,
+    `  duplicates (2xx twice): ${m.duplicates.total} (${m.duplicates.excused} across a killed process, ${m.duplicates.unexcused} not); repeated attempt numbers ${m.repeatedAttemptNumbers}`,
+    `  resume after SIGKILL (endpoints with waiting deliveries): max ${m.maxResumeMs === null ? 'n/a' : m.maxResumeMs === 'never' ? 'never resumed' : `${m.maxResumeMs} ms`} (limit ${SOAK_MAX_RESUME_MS} ms); ${m.resume
+      .filter((r) => r.hadWaitingDeliveries)
+      .map((r) => `${r.endpointKey} ${r.resumeMs ?? '∞'}`)
+      .join(', ') || 'none measured'}`,
+    `  adaptive: longest acceptance → first attempt ${JSON.stringify(m.adaptiveMaxFirstAttemptDelayMs)}; at the end ${JSON.stringify(run.paces)}`,
+  ];
+  const kinds = VIOLATION_KINDS.filter((k) => result.byKind[k]);
+  if (kinds.length === 0) lines.push(`  violations: none (schedule tolerance ${SCHEDULE_TOLERANCE_MS} ms)`);
+  else {
+    lines.push(`  violations: ${result.violations.length} (schedule tolerance ${SCHEDULE_TOLERANCE_MS} ms)`);
+    for (const k of kinds) {
+      const entry = result.byKind[k]!;
+      const example = result.violations.find((v) => v.kind === k)!;
+      lines.push(`    ${k}: ${entry.count} — ${entry.ids.slice(0, IDS_PER_KIND).join(', ')}`);
+      lines.push(`      e.g. ${example.id}: ${example.detail.slice(0, 400)}`);
+    }
+  }
+  lines.push(`  replay: SOAK_SEED=${o.seed} SOAK_SECONDS=${o.seconds} SOAK_SENDERS=${o.senders} SOAK_TARGET=${o.target} npm run soak`);
+  return lines;
+}
+
+/** Writes `.data/soak-report-<target>.json` under `repoRoot`: options, metrics, faults, every violation. Returns its path. */
+export function writeReport(repoRoot: string, run: SoakRun): string {
+  const dir = path.join(repoRoot, '.data');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `soak-report-${run.options.target}.json`);
+  const report = {
+    options: run.options,
+    startedAt: new Date(run.startedAtMs).toISOString(),
+    endedAt: new Date(run.endedAtMs).toISOString(),
+    drained: run.drained,
+    drainMs: run.drainMs,
+    producerAnswers: run.producerAnswers,
+    faults: run.records.faults.map((f) => ({ ...f, at: new Date(f.atMs).toISOString() })),
+    faultsByKind: run.faultsByKind,
+    metrics: run.result.metrics,
+    paces: run.paces,
+    violationsByKind: run.result.byKind,
+    violations: run.result.violations,
+  };
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  return file;
+}
