@@ -20,6 +20,7 @@ export function summaryLines(run: SoakRun): string[] {
       .filter((r) => r.hadWaitingDeliveries)
       .map((r) => `${r.endpointKey} ${r.resumeMs ?? '∞'}`)
       .join(', ') || 'none measured'}`,
+    `  deliveries a SIGKILLed sender had in flight, kill → next request: ${m.stalledDeliveries.map((d) => `${d.deliveryId} (${d.endpointKey}) ${d.resumeMs ?? '∞'} ms`).join(', ') || 'none'}`,
     `  adaptive: longest acceptance → first attempt ${JSON.stringify(m.adaptiveMaxFirstAttemptDelayMs)}; at the end ${JSON.stringify(run.paces)}`,
   ];
   const kinds = VIOLATION_KINDS.filter((k) => result.byKind[k]);
