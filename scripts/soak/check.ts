@@ -194,8 +194,9 @@ export function checkSoak(records: SoakRecords): CheckResult {
   const violations: Violation[] = [];
   const add = (kind: ViolationKind, id: string, detail: string) => violations.push({ kind, id, detail });
   const endpoints = new Map(records.endpoints.map((e) => [e.key, e]));
+  // The earliest a first attempt may start: when its event was posted.
   const acceptedAt = new Map<string, number>();
-  for (const ev of records.accepted) for (const id of ev.deliveryIds) acceptedAt.set(id, ev.acceptedAtMs);
+  for (const ev of records.accepted) for (const id of ev.deliveryIds) acceptedAt.set(id, ev.postedAtMs);
   const deliveries = [...records.deliveries.values()];
   const byEndpoint = groupBy(records.receiver, (r) => r.endpointKey);
 

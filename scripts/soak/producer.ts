@@ -35,10 +35,11 @@ export function startProducer(api: SoakApi, plans: readonly EndpointPlan[], apiK
     const i = n++;
     const body: Record<string, unknown> = { type: `soak.${plan.spec.key}`, data: { n: i, endpoint: plan.spec.key } };
     if (plan.orderingKeys.length > 0) body.orderingKey = pick(random, plan.orderingKeys);
+    const postedAtMs = Date.now();
     const p = api('POST', '/v1/events', apiKeyOf(plan.spec.orgKey), body).then((r) => {
       answers[r.status] = (answers[r.status] ?? 0) + 1;
       if (r.status === 202) {
-        accepted.push({ eventId: r.body.id, endpointKey: plan.spec.key, deliveryIds: (r.body.deliveries as { id: string }[]).map((d) => d.id), acceptedAtMs: Date.now() });
+        accepted.push({ eventId: r.body.id, endpointKey: plan.spec.key, deliveryIds: (r.body.deliveries as { id: string }[]).map((d) => d.id), acceptedAtMs: Date.now(), postedAtMs });
       }
     });
     inFlight.add(p);

@@ -83,6 +83,8 @@ export interface AcceptedEvent {
   deliveryIds: string[];
   /** When the 202 arrived. */
   acceptedAtMs: number;
+  /** When the `POST /v1/events` was sent: no attempt of it can start before (a sender may start before the 202 is back). */
+  postedAtMs: number;
 }
 
 /** Every kind of fault the soak injects. */

@@ -183,9 +183,9 @@ export async function startClusterRedis(name: string): Promise<SoakRedis> {
       await waitFor('a replica to take over the stopped master', async () => (await topology()).some((n) => n.masterId === null && n.master && !n.failing && n.port !== victim.port) && (await clusterOk(witness)), 60_000, 200);
       await sleep(downMs);
       restartNode(victim.port);
-      const newPid = Number(readFileSync(path.join(dataDir, `redis-${victim.port}.pid`), 'utf8').trim() || 0) || null;
+      const newPid = await waitFor(`redis ${victim.port} to answer again`, async () => Number(/process_id:(\d+)/.exec(await withConn(victim.port, (c) => c.info('server')))?.[1]) || false, 30_000, 100);
       // So `redis-cluster.sh stop` stops the new process too.
-      if (newPid) appendFileSync(path.join(stateDir, 'pids'), `${newPid}\n`);
+      appendFileSync(path.join(stateDir, 'pids'), `${newPid}\n`);
       await waitFor(`redis ${victim.port} to rejoin in sync`, async () => {
         const info = await withConn(victim.port, (c) => c.info('replication')).catch(() => '');
         return /role:master/.test(info) || /master_link_status:up/.test(info);

@@ -38,6 +38,21 @@ export function summaryLines(run: SoakRun): string[] {
   return lines;
 }
 
+/** Evidence for up to 200 violating deliveries: what the receiver saw and what the delivery log says. */
+function evidence(run: SoakRun): Record<string, unknown> {
+  const ids = [...new Set(run.result.violations.flatMap((v) => [v.id, ...(v.detail.match(/dlv_[0-9A-Z]+/g) ?? [])]).filter((id) => id.startsWith('dlv_')))].slice(0, 200);
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const out: Record<string, unknown> = {};
+  for (const id of ids) {
+    const d = run.records.deliveries.get(id);
+    out[id] = {
+      receiver: run.records.receiver.filter((r) => r.deliveryId === id).sort((a, b) => a.arrivalMs - b.arrivalMs).map((r) => ({ attempt: r.attempt, arrival: iso(r.arrivalMs), answered: iso(r.answerMs), answer: r.answer, sequence: r.sequence, orderingKey: r.orderingKey })),
+      log: d ? { status: d.status, lastError: d.lastError, cancelReason: d.cancelReason, attempts: d.attempts.map((a) => ({ number: a.number, started: iso(a.startedAtMs), finished: iso(a.finishedAtMs), status: a.responseStatus, error: a.error })) } : null,
+    };
+  }
+  return out;
+}
+
 /** Writes `.data/soak-report-<target>.json` under `repoRoot`: options, metrics, faults, every violation. Returns its path. */
 export function writeReport(repoRoot: string, run: SoakRun): string {
   const dir = path.join(repoRoot, '.data');
@@ -56,6 +71,7 @@ export function writeReport(repoRoot: string, run: SoakRun): string {
     paces: run.paces,
     violationsByKind: run.result.byKind,
     violations: run.result.violations,
+    evidence: evidence(run),
   };
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   return file;

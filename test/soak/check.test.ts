@@ -31,7 +31,7 @@ function records(parts: Partial<SoakRecords> & { deliveriesList?: DeliveryLog[] 
   const list = parts.deliveriesList ?? [];
   return {
     endpoints: parts.endpoints ?? [endpoint('ep')],
-    accepted: parts.accepted ?? list.map((d) => ({ eventId: `evt_${d.id}`, endpointKey: d.endpointKey, deliveryIds: [d.id], acceptedAtMs: T0 - 5 })),
+    accepted: parts.accepted ?? list.map((d) => ({ eventId: `evt_${d.id}`, endpointKey: d.endpointKey, deliveryIds: [d.id], acceptedAtMs: T0 - 5, postedAtMs: T0 - 10 })),
     deliveries: parts.deliveries ?? new Map(list.map((d) => [d.id, d])),
     receiver: parts.receiver ?? [],
     faults: parts.faults ?? [],
@@ -116,10 +116,10 @@ test('per ordering key: two deliveries of a key at once, and a sequence going ba
 test('an accepted event with no delivery in the log is lost; pending at the end is not-terminal; failed without a reason is missing-reason', () => {
   const r = records({
     accepted: [
-      { eventId: 'evt_1', endpointKey: 'ep', deliveryIds: ['dlv_gone'], acceptedAtMs: T0 },
-      { eventId: 'evt_2', endpointKey: 'ep', deliveryIds: ['dlv_stuck'], acceptedAtMs: T0 },
-      { eventId: 'evt_3', endpointKey: 'ep', deliveryIds: ['dlv_mute'], acceptedAtMs: T0 },
-      { eventId: 'evt_4', endpointKey: 'ep', deliveryIds: [], acceptedAtMs: T0 },
+      { eventId: 'evt_1', endpointKey: 'ep', deliveryIds: ['dlv_gone'], acceptedAtMs: T0, postedAtMs: T0 },
+      { eventId: 'evt_2', endpointKey: 'ep', deliveryIds: ['dlv_stuck'], acceptedAtMs: T0, postedAtMs: T0 },
+      { eventId: 'evt_3', endpointKey: 'ep', deliveryIds: ['dlv_mute'], acceptedAtMs: T0, postedAtMs: T0 },
+      { eventId: 'evt_4', endpointKey: 'ep', deliveryIds: [], acceptedAtMs: T0, postedAtMs: T0 },
     ],
     deliveries: new Map([
       ['dlv_stuck', delivery('dlv_stuck', [attempt(1, 0)], 'pending')],
