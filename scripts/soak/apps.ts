@@ -3,7 +3,7 @@
  * apps/<app>/src/main.ts`), as production runs them: each sender can be SIGKILLed, SIGTERMed and
  * started again under its name.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './wait-for.js';
@@ -14,6 +14,8 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export interface SoakApp {
   readonly name: string;
   readonly running: boolean;
+  /** The current process id (null while stopped). */
+  readonly pid: number | null;
   /** The last lines it printed. */
   output(): string;
   /** Sends `signal` and resolves when the process has exited. */
@@ -72,6 +74,9 @@ export function startApp(app: 'ingest' | 'sender', name: string, env: Record<str
     get running() {
       return child !== null;
     },
+    get pid() {
+      return child?.pid ?? null;
+    },
     output: () => `${name} printed:\n  ${lines.join('\n  ')}`,
     async stop(signal) {
       const c = child;
@@ -85,6 +90,23 @@ export function startApp(app: 'ingest' | 'sender', name: string, env: Record<str
       launch();
     },
   };
+}
+
+/**
+ * Which of `apps` owns a client socket on local port `ports` (from `ss -tnp`): the soak SIGKILLs the
+ * sender that has a request in flight at a slow endpoint, so the kill always cuts an attempt off.
+ */
+export function appsOwningPorts(apps: readonly SoakApp[], ports: readonly number[]): SoakApp[] {
+  if (ports.length === 0) return [];
+  const r = spawnSync('ss', ['-tnpH', 'state', 'established'], { encoding: 'utf8' });
+  if (r.status !== 0) return [];
+  const wanted = new Set(ports);
+  const pids = new Set<number>();
+  for (const line of r.stdout.split('\n')) {
+    const m = /127\.0\.0\.1:(\d+)\s+\S+:\d+\s+users:\(\("[^"]*",pid=(\d+)/.exec(line);
+    if (m && wanted.has(Number(m[1]))) pids.add(Number(m[2]));
+  }
+  return apps.filter((a) => a.pid !== null && pids.has(a.pid));
 }
 
 /** Starts ingest on a free port and waits (with a deadline) until `/readyz` answers 200. */

@@ -27,6 +27,8 @@ export interface SoakReceiver {
   url: string;
   /** Requests still waiting for their answer. */
   open(): number;
+  /** The client-side ports of the requests waiting for their answer (to find which sender sent them). */
+  openRemotePorts(): number[];
   close(): Promise<void>;
 }
 
@@ -36,9 +38,12 @@ const header = (v: string | string[] | undefined): string | null => (Array.isArr
 export async function startSoakReceiver(endpointKey: string, behaviour: ReceiverBehaviour, records: ReceiverRecord[]): Promise<SoakReceiver> {
   const sockets = new Set<Socket>();
   let open = 0;
+  const openPorts = new Map<number, number>();
   const server: Server = createServer((req, res) => {
     const arrivalMs = Date.now();
     open++;
+    const remotePort = req.socket.remotePort ?? 0;
+    openPorts.set(remotePort, (openPorts.get(remotePort) ?? 0) + 1);
     const chunks: Buffer[] = [];
     let ended = false;
     let timer: NodeJS.Timeout | null = null;
@@ -58,6 +63,9 @@ export async function startSoakReceiver(endpointKey: string, behaviour: Receiver
       if (ended) return;
       ended = true;
       open--;
+      const left = (openPorts.get(remotePort) ?? 1) - 1;
+      if (left > 0) openPorts.set(remotePort, left);
+      else openPorts.delete(remotePort);
       if (timer) clearTimeout(timer);
       record.answerMs = Date.now();
       record.answer = answer;
@@ -101,6 +109,7 @@ export async function startSoakReceiver(endpointKey: string, behaviour: Receiver
   return {
     url: `http://127.0.0.1:${port}/hook/${endpointKey}`,
     open: () => open,
+    openRemotePorts: () => [...openPorts.keys()],
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

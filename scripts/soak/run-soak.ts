@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { connectRedis, createDeliveryQueues, createKeySchema, parseClusterNodes, type RedisTarget } from '@postern/store';
 import { apiExpect, soakApi, type SoakApi } from './api.js';
-import { startApp, startIngest, type SoakApp } from './apps.js';
+import { appsOwningPorts, startApp, startIngest, type SoakApp } from './apps.js';
 import { checkSoak, type CheckResult } from './check.js';
 import { planFaults, SENDER_FAULTS, type PlannedFault } from './faults.js';
 import { startProducer } from './producer.js';
@@ -14,7 +14,7 @@ import { mulberry32 } from './prng.js';
 import { startSoakReceiver, type SoakReceiver } from './receivers.js';
 import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, ReceiverRecord, SoakRecords } from './records.js';
 import { startClusterRedis, startStandaloneRedis, type SoakRedis } from './redis-target.js';
-import { soakTopology } from './topology.js';
+import { SLOW_SERIAL_ENDPOINT, soakTopology } from './topology.js';
 import { waitFor } from './wait-for.js';
 
 /** Options of {@link runSoak}. */
@@ -55,6 +55,9 @@ export interface SoakRun {
   /** Adaptive endpoints' `pace` and `pausedUntil` at the end. */
   paces: Record<string, unknown>;
 }
+
+/** How long a SIGKILL waits for a sender to have a request in flight at the slow endpoint before it hits the planned one. */
+const KILL_TARGET_WAIT_MS = 5000;
 
 const ISO = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
 
@@ -144,14 +147,21 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const faults: FaultRecord[] = [];
     const faultErrors: string[] = [];
     const soakRedis = redis;
+    const slowReceiver = receivers[plans.findIndex((p) => p.spec.key === SLOW_SERIAL_ENDPOINT)]!;
     const faultLoop = (async () => {
       for (const f of plan) {
         const wait = productionStart + f.atMs - Date.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        const atMs = Date.now();
         try {
           if (f.kind === 'sender-sigkill' || f.kind === 'sender-sigterm') {
-            const sender = senders[f.senderIndex]!;
+            let sender = senders[f.senderIndex]!;
+            if (f.kind === 'sender-sigkill') {
+              // The sender with a request in flight at the one-at-a-time slow endpoint, when one has
+              // it within a few seconds: the kill then cuts an attempt off and holds that endpoint's slot.
+              const holder = await waitFor('a sender with a request in flight at the slow endpoint', () => appsOwningPorts(senders, slowReceiver.openRemotePorts())[0], KILL_TARGET_WAIT_MS, 50).catch(() => null);
+              if (holder) sender = holder;
+            }
+            const atMs = Date.now();
             await sender.stop(f.kind === 'sender-sigkill' ? 'SIGKILL' : 'SIGTERM');
             const record: FaultRecord = { kind: f.kind, target: sender.name, atMs, restoredAtMs: null };
             faults.push(record);
@@ -159,13 +169,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
             sender.start();
             record.restoredAtMs = Date.now();
           } else {
-            const record: FaultRecord = { kind: f.kind, target: '', atMs, restoredAtMs: null };
+            const record: FaultRecord = { kind: f.kind, target: '', atMs: Date.now(), restoredAtMs: null };
             faults.push(record);
             const outcome = await soakRedis.inject(f.kind, random, f.downMs);
             record.target = outcome.target;
             record.restoredAtMs = outcome.restoredAtMs;
           }
-          log(`fault ${f.kind} at ${Math.round((atMs - productionStart) / 1000)} s on ${faults[faults.length - 1]!.target}`);
+          log(`fault ${f.kind} at ${Math.round((faults[faults.length - 1]!.atMs - productionStart) / 1000)} s on ${faults[faults.length - 1]!.target}`);
         } catch (err) {
           faultErrors.push(`${f.kind}: ${(err as Error).message}`);
           log(`fault ${f.kind} failed: ${(err as Error).message}`);

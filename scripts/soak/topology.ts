@@ -7,6 +7,9 @@ import { hashUnit, intBetween, mulberry32 } from './prng.js';
 import type { ReceiverBehaviour } from './receivers.js';
 import type { EndpointSpec, ScheduleSpec } from './records.js';
 
+/** The endpoint whose in-flight request decides which sender a SIGKILL hits (see `run-soak.ts`). */
+export const SLOW_SERIAL_ENDPOINT = 'slow-serial';
+
 /** One endpoint as the soak sets it up. */
 export interface EndpointPlan {
   spec: Omit<EndpointSpec, 'id'>;
@@ -123,9 +126,15 @@ export function soakTopology(opts: TopologyOptions): EndpointPlan[] {
       behaviour: ({ nowMs, n, attempt }) => ((nowMs - opts.startMs + burstPhaseMs) % 15_000 < 3000 ? answer(429, 2, 1) : answer(200, 5 + Math.floor(u('adaptive', n, attempt) * 20))),
     }),
     plan('burst-retry', 'main', { maxAttempts: 2, schedule: { kind: 'fixed', waitsMs: [opts.longWaitMs] }, perEndpoint: 4 }, {
-      weight: 0, orderingKeys: [], burst: { everyMs: 20_000, count: 8 },
+      // Bursts closer together than the wait: the next burst's releases run while retries wait.
+      weight: 0, orderingKeys: [], burst: { everyMs: Math.min(20_000, Math.max(3000, Math.round(opts.longWaitMs / 3))), count: 8 },
       // Known bug 1's shape: 500 to every attempt 1, 200 after.
-      behaviour: ({ attempt }) => answer(attempt === 1 ? 500 : 200, 5),
+      behaviour: ({ attempt }) => answer(attempt === 1 ? 500 : 200, attempt === 1 ? 0 : 5),
+    }),
+    // Slow answers, one at a time: a sender SIGKILLed while it sends here holds the endpoint's only slot.
+    plan(SLOW_SERIAL_ENDPOINT, 'main', { maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [1000, 2000] }, perEndpoint: 1 }, {
+      weight: 1, orderingKeys: [], burst: null,
+      behaviour: ({ n, attempt }) => answer(u(SLOW_SERIAL_ENDPOINT, n, attempt) < 0.1 ? 500 : 200, 300 + Math.floor(u(SLOW_SERIAL_ENDPOINT, n, attempt, 1) * 600)),
     }),
     plan('breaker', 'main', {
       maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [1000, 1000] }, perEndpoint: 2,

@@ -24,7 +24,7 @@ const OPTIONS: Omit<SoakOptions, 'target'> = {
   seed: SEED,
   senders: 3,
   ratePerSecond: 8,
-  longWaitMs: 15_000,
+  longWaitMs: 20_000,
   drainDeadlineMs: DRAIN_DEADLINE_MS,
   senderConcurrency: 10,
   log: (line) => process.stdout.write(`[soak] ${line}\n`),
