@@ -28,6 +28,15 @@ export const DUPLICATE_EXCUSING_FAULTS: readonly FaultKind[] = ['sender-sigkill'
 export const KILLED_REQUEST_CLOSE_MS = 1000;
 /** Faults that may hold deliveries back (a delivery waiting across one is not a pacing collapse). */
 const DELAYING_FAULTS: readonly FaultKind[] = ['sender-sigkill', 'sender-sigterm', 'redis-restart', 'redis-primary-stop', 'redis-failover', 'redis-client-kill'];
+/** A pace cut starts from this many requests a second per slot without a `rateLimit` (`PACE_ASSUMED_PER_SECOND_PER_SLOT`). */
+export const PACE_ASSUMED_PER_SECOND_PER_SLOT = 10;
+/** The floor of a cut rate, requests a second (`PACE_MIN_PER_SECOND`). */
+export const PACE_MIN_PER_SECOND = 0.5;
+/**
+ * A `429` this close to the end of a Retry-After pause (receiver's clock) may be seen by the sender
+ * after the pause ended, and cut again: counted as a new pause, so the allowed cuts are an upper bound.
+ */
+export const PAUSE_EDGE_MS = 250;
 /** How many ids each violation kind lists in the summary. */
 export const IDS_PER_KIND = 20;
 
@@ -44,6 +53,7 @@ export const VIOLATION_KINDS = [
   'ordering-sequence',
   'pause-ignored',
   'pacing-stall',
+  'pace-over-cut',
   'lost',
   'no-delivery',
   'not-terminal',
@@ -98,6 +108,10 @@ export interface CheckMetrics {
   stalledDeliveries: { faultAtMs: number; deliveryId: string; endpointKey: string; resumeMs: number | null }[];
   /** Adaptive endpoints: longest acceptance → first attempt, ms. */
   adaptiveMaxFirstAttemptDelayMs: Record<string, number>;
+  /** Adaptive endpoints: the lowest pace sampled (null: none sampled). */
+  lowestPace: Record<string, { perSecond: number | null; concurrency: number } | null>;
+  /** Adaptive endpoints: slow-down signals that may cut the pace (an upper bound). */
+  allowedCuts: Record<string, number>;
   statuses: Record<string, number>;
 }
 
@@ -334,6 +348,8 @@ export function checkSoak(records: SoakRecords): CheckResult {
 
   // 7. Adaptive pacing: a Retry-After pauses the endpoint; deliveries do not stall behind a collapsed pace.
   const adaptiveMaxFirstAttemptDelayMs: Record<string, number> = {};
+  const lowestPace: CheckMetrics['lowestPace'] = {};
+  const allowedCuts: Record<string, number> = {};
   for (const endpoint of records.endpoints) {
     if (endpoint.pacing !== 'adaptive') continue;
     const mine = deliveries.filter((d) => d.endpointKey === endpoint.key);
@@ -355,6 +371,40 @@ export function checkSoak(records: SoakRecords): CheckResult {
       if (delay > ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS && !faultBetween) add('pacing-stall', d.id, `first attempt ${delay} ms after acceptance (limit ${ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS} ms), no fault nearby`);
     }
     adaptiveMaxFirstAttemptDelayMs[endpoint.key] = worst;
+    // Pace: a 429/503 cuts (halves) only when no pause is on (README: answers to requests sent
+    // before the pause do not cut again), a timeout always. So after k such signals the rate is at
+    // least max(floor, start / 2^k) and the concurrency at least max(1, floor(perEndpoint / 2^k)).
+    const signals = (byEndpoint.get(endpoint.key) ?? [])
+      .filter((r) => r.answer === 429 || r.answer === 503 || r.answer === 'closed-by-client')
+      .sort((a, b) => a.answerMs - b.answerMs);
+    const cutTimes: number[] = [];
+    let pauseEnd = -Infinity;
+    for (const r of signals) {
+      if (r.answer === 'closed-by-client') {
+        cutTimes.push(r.answerMs);
+        continue;
+      }
+      if (r.answerMs < pauseEnd - PAUSE_EDGE_MS) continue;
+      cutTimes.push(r.answerMs);
+      pauseEnd = r.answerMs + (r.retryAfterS ?? 0) * 1000;
+    }
+    const start = endpoint.rateLimit?.perSecond ?? PACE_ASSUMED_PER_SECOND_PER_SLOT * endpoint.perEndpoint;
+    let lowest: { perSecond: number | null; concurrency: number } | null = null;
+    let reported = false;
+    for (const sample of records.paceSamples.filter((p) => p.endpointKey === endpoint.key)) {
+      const k = cutTimes.filter((t) => t <= sample.atMs).length;
+      const minRate = Math.max(PACE_MIN_PER_SECOND, start / 2 ** k);
+      const minConcurrency = Math.max(1, Math.floor(endpoint.perEndpoint / 2 ** k));
+      if (!lowest || (sample.perSecond ?? Infinity) < (lowest.perSecond ?? Infinity)) lowest = { perSecond: sample.perSecond, concurrency: sample.concurrency };
+      // 0.01: the API rounds the rate to two decimals.
+      const tooLow = (sample.perSecond !== null && sample.perSecond < minRate - 0.01) || sample.concurrency < minConcurrency;
+      if (tooLow && !reported) {
+        reported = true;
+        add('pace-over-cut', `endpoint:${endpoint.key}`, `pace ${sample.perSecond}/s × ${sample.concurrency} at ${new Date(sample.atMs).toISOString()} after ${k} slow-down signal(s) that may cut (429/503 outside a pause, timeouts): at least ${Math.round(minRate * 100) / 100}/s × ${minConcurrency} expected`);
+      }
+    }
+    lowestPace[endpoint.key] = lowest;
+    allowedCuts[endpoint.key] = cutTimes.length;
   }
 
   // 8. Every accepted event: a delivery per endpoint, terminal, with a reason when it did not succeed.
@@ -432,6 +482,8 @@ export function checkSoak(records: SoakRecords): CheckResult {
       maxResumeMs: maxResumeMs === Infinity ? 'never' : maxResumeMs,
       stalledDeliveries,
       adaptiveMaxFirstAttemptDelayMs,
+      lowestPace,
+      allowedCuts,
       statuses,
     },
   };

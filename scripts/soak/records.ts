@@ -103,6 +103,15 @@ export interface FaultRecord {
   restoredAtMs: number | null;
 }
 
+/** An adaptive endpoint's pace as `GET /v1/endpoints/:id` showed it at `atMs`. */
+export interface PaceSample {
+  endpointKey: string;
+  atMs: number;
+  /** Requests per second allowed (null: no rate bound). */
+  perSecond: number | null;
+  concurrency: number;
+}
+
 /** Everything one soak run recorded. */
 export interface SoakRecords {
   endpoints: EndpointSpec[];
@@ -111,6 +120,8 @@ export interface SoakRecords {
   deliveries: Map<string, DeliveryLog>;
   receiver: ReceiverRecord[];
   faults: FaultRecord[];
+  /** Adaptive endpoints' pace, sampled about once a second (empty: not sampled). */
+  paceSamples: PaceSample[];
   /** When production stopped (the drain began). */
   producedUntilMs: number;
 }

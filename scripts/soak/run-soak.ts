@@ -12,7 +12,7 @@ import { planFaults, SENDER_FAULTS, type PlannedFault } from './faults.js';
 import { startProducer } from './producer.js';
 import { mulberry32 } from './prng.js';
 import { startSoakReceiver, type SoakReceiver } from './receivers.js';
-import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, ReceiverRecord, SoakRecords } from './records.js';
+import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, PaceSample, ReceiverRecord, SoakRecords } from './records.js';
 import { startClusterRedis, startStandaloneRedis, type SoakRedis } from './redis-target.js';
 import { SLOW_SERIAL_ENDPOINT, soakTopology } from './topology.js';
 import { waitFor } from './wait-for.js';
@@ -58,6 +58,9 @@ export interface SoakRun {
 
 /** How long a SIGKILL waits for a sender to have a request in flight at the slow endpoint before it hits the planned one. */
 const KILL_TARGET_WAIT_MS = 5000;
+
+/** How often the adaptive endpoints' pace is read during the run. */
+const PACE_SAMPLE_INTERVAL_MS = 1000;
 
 const ISO = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
 
@@ -143,6 +146,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const plan: PlannedFault[] = planFaults(random, [...SENDER_FAULTS, ...redis.faultKinds], productionMs, options.senders);
     log(`faults planned: ${plan.map((f) => `${Math.round(f.atMs / 1000)}s ${f.kind}`).join(', ')}`);
     const producer = startProducer(api, plans, keyOf, options.ratePerSecond, random);
+    // The adaptive endpoints' pace, about once a second, until the drain ends.
+    const paceSamples: PaceSample[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        for (const ep of endpoints.filter((e) => e.pacing === 'adaptive')) {
+          const r = await api('GET', `/v1/endpoints/${ep.id}`, keyOf(ep.orgKey));
+          if (r.status === 200 && r.body.pace) paceSamples.push({ endpointKey: ep.key, atMs: Date.now(), perSecond: r.body.pace.perSecond, concurrency: r.body.pace.concurrency });
+        }
+        await new Promise((resolve) => setTimeout(resolve, PACE_SAMPLE_INTERVAL_MS));
+      }
+    })();
     const productionStart = Date.now();
     const faults: FaultRecord[] = [];
     const faultErrors: string[] = [];
@@ -205,6 +220,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       log(`drain: ${err.message}`);
     });
     const drainMs = Date.now() - drainStart;
+    sampling = false;
+    await sampler;
     log(`drain ${drained ? 'finished' : 'gave up'} after ${Math.round(drainMs / 1000)} s; reading the delivery log`);
 
     const endpointByKey = new Map(endpoints.map((e) => [e.key, e]));
@@ -227,7 +244,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       const r = await api('GET', `/v1/endpoints/${ep.id}`, keyOf(ep.orgKey));
       paces[ep.key] = { status: r.body?.status, pace: r.body?.pace, pausedUntil: r.body?.pausedUntil, disabledReason: r.body?.disabledReason };
     }
-    const records: SoakRecords = { endpoints, accepted: producer.accepted, deliveries, receiver: receiverRecords, faults, producedUntilMs };
+    const records: SoakRecords = { endpoints, accepted: producer.accepted, deliveries, receiver: receiverRecords, faults, paceSamples, producedUntilMs };
     const result = checkSoak(records);
     const faultsByKind: Partial<Record<FaultKind, number>> = {};
     for (const f of faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;

@@ -121,7 +121,8 @@ export function soakTopology(opts: TopologyOptions): EndpointPlan[] {
       },
     }),
     plan('adaptive', 'main', { maxAttempts: 8, schedule: { kind: 'fixed', waitsMs: [1000, 2000, 3000, 4000, 5000, 5000, 5000] }, perEndpoint: 4, pacing: 'adaptive' }, {
-      weight: 3, orderingKeys: [], burst: null,
+      // Bursts keep several requests in flight when a 429 storm begins (their answers must not each cut).
+      weight: 3, orderingKeys: [], burst: { everyMs: 5000, count: 6 },
       // 429 + Retry-After: 1 to everything during 3 s of every 15 s.
       behaviour: ({ nowMs, n, attempt }) => ((nowMs - opts.startMs + burstPhaseMs) % 15_000 < 3000 ? answer(429, 2, 1) : answer(200, 5 + Math.floor(u('adaptive', n, attempt) * 20))),
     }),

@@ -35,6 +35,7 @@ function records(parts: Partial<SoakRecords> & { deliveriesList?: DeliveryLog[] 
     deliveries: parts.deliveries ?? new Map(list.map((d) => [d.id, d])),
     receiver: parts.receiver ?? [],
     faults: parts.faults ?? [],
+    paceSamples: parts.paceSamples ?? [],
     producedUntilMs: T0 + 60_000,
   };
 }
@@ -168,4 +169,18 @@ test('adaptive pacing: a start inside a Retry-After pause is pause-ignored; a fi
   expect(idsOf(r, 'pause-ignored')).toEqual(['dlv_in']);
   const slow = records({ endpoints: [ep], deliveriesList: [delivery('dlv_slow', [attempt(1, 45_000, 10, 200)])] });
   expect(idsOf(slow, 'pacing-stall')).toEqual(['dlv_slow']);
+});
+
+test('adaptive pacing: a pace cut more often than the 429 pauses allow (known bug 3) is pace-over-cut; one cut per pause is not', () => {
+  const ep = endpoint('ep', { pacing: 'adaptive', perEndpoint: 4 });
+  // Four 429s with Retry-After: 1 answered within 30 ms: one pause, so one cut: 40/s → 20/s.
+  const storm = [0, 10, 20, 30].map((t, i) => req(`dlv_${i}`, 1, t, 429, { retryAfterS: 1, answerMs: T0 + t + 2 }));
+  const sample = (perSecond: number, concurrency: number) => [{ endpointKey: 'ep', atMs: T0 + 500, perSecond, concurrency }];
+  expect(kinds(records({ endpoints: [ep], receiver: storm, paceSamples: sample(20, 2) }))).toEqual([]);
+  const collapsed = checkSoak(records({ endpoints: [ep], receiver: storm, paceSamples: sample(2.5, 1) }));
+  expect(collapsed.violations.map((v) => v.kind)).toEqual(['pace-over-cut']);
+  expect(collapsed.metrics.allowedCuts.ep).toBe(1);
+  // A 429 after the pause ended may cut again.
+  const second = [...storm, req('dlv_late', 1, 1200, 429, { retryAfterS: 1 })];
+  expect(kinds(records({ endpoints: [ep], receiver: second, paceSamples: [{ endpointKey: 'ep', atMs: T0 + 1500, perSecond: 10, concurrency: 1 }] }))).toEqual([]);
 });
