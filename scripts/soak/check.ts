@@ -3,75 +3,19 @@
  * no clock, so `test/soak/check.test.ts` feeds it hand-made violating records. Every violation
  * names its delivery id (or, for a per-endpoint limit, the deliveries in flight at the peak).
  */
+import { checkPacing, type PacingMetrics } from './check-pacing.js';
+import { CLIENT_CLOSE_TOLERANCE_MS, effectiveEnd, groupBy, peakInFlight, peakInWindow, RATE_SLACK, RATE_WINDOW_MS, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, VIOLATION_KINDS, type Violation, type ViolationKind } from './check-support.js';
 import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, ReceiverRecord, SoakRecords } from './records.js';
 
-/** An attempt may start this much before its scheduled time (clock reads and rounding of `durationMs`). */
-export const SCHEDULE_TOLERANCE_MS = 50;
-/**
- * A request the client abandoned (a timeout: the sender closed the socket) counts as ended this
- * much earlier at the receiver, because the sender frees its slot before the receiver sees the close.
- */
-export const CLIENT_CLOSE_TOLERANCE_MS = 20;
-/** Arrivals allowed in any 1-s window above `perSecond + burst` (README: the limit is on starts; 0 = strict). */
-export const RATE_SLACK = 0;
-/** The sliding window of the rate checks. */
-export const RATE_WINDOW_MS = 1000;
-/** After a sender's SIGKILL, endpoints with waiting deliveries must get a request again within this (target 10 s). */
-export const SOAK_MAX_RESUME_MS = 10_000;
-/** Under adaptive pacing a delivery's first attempt may wait this long after acceptance, with no fault in between. */
-export const ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS = 30_000;
-/** Starts this soon after a `429` + `Retry-After` answer may have been claimed before the sender saw it. */
-export const PAUSE_GRACE_MS = 100;
+export { CLIENT_CLOSE_TOLERANCE_MS, RATE_SLACK, RATE_WINDOW_MS, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, VIOLATION_KINDS, type Violation, type ViolationKind };
+export { ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS, PACE_ASSUMED_PER_SECOND_PER_SLOT, PACE_MIN_PER_SECOND, PAUSE_EDGE_MS, PAUSE_GRACE_MS, type PacingMetrics } from './check-pacing.js';
+
 /** Faults that kill a process mid-attempt: a repeated 2xx (or a reused attempt number) spanning one of them is excused. */
 export const DUPLICATE_EXCUSING_FAULTS: readonly FaultKind[] = ['sender-sigkill', 'redis-restart', 'redis-primary-stop'];
 /** A request the SIGKILLed sender had in flight is seen closed by the client within this of the kill. */
 export const KILLED_REQUEST_CLOSE_MS = 1000;
-/** Faults that may hold deliveries back (a delivery waiting across one is not a pacing collapse). */
-const DELAYING_FAULTS: readonly FaultKind[] = ['sender-sigkill', 'sender-sigterm', 'redis-restart', 'redis-primary-stop', 'redis-failover', 'redis-client-kill'];
-/** A pace cut starts from this many requests a second per slot without a `rateLimit` (`PACE_ASSUMED_PER_SECOND_PER_SLOT`). */
-export const PACE_ASSUMED_PER_SECOND_PER_SLOT = 10;
-/** The floor of a cut rate, requests a second (`PACE_MIN_PER_SECOND`). */
-export const PACE_MIN_PER_SECOND = 0.5;
-/**
- * A `429` this close to the end of a Retry-After pause (receiver's clock) may be seen by the sender
- * after the pause ended, and cut again: counted as a new pause, so the allowed cuts are an upper bound.
- */
-export const PAUSE_EDGE_MS = 250;
 /** How many ids each violation kind lists in the summary. */
 export const IDS_PER_KIND = 20;
-
-/** Every kind of violation the checker reports. */
-export const VIOLATION_KINDS = [
-  'early-attempt',
-  'attempt-reused',
-  'delivery-overlap',
-  'endpoint-concurrency',
-  'org-concurrency',
-  'rate-limit-arrivals',
-  'rate-limit-starts',
-  'ordering-overlap',
-  'ordering-sequence',
-  'pause-ignored',
-  'pacing-stall',
-  'pace-over-cut',
-  'lost',
-  'no-delivery',
-  'not-terminal',
-  'missing-reason',
-  'duplicate',
-  'slow-resume',
-] as const;
-
-/** One of {@link VIOLATION_KINDS}. */
-export type ViolationKind = (typeof VIOLATION_KINDS)[number];
-
-/** One broken promise: its kind, the delivery (or endpoint) it is about, and what was seen. */
-export interface Violation {
-  kind: ViolationKind;
-  /** A delivery id, or `endpoint:<key>` when no single delivery is at fault. */
-  id: string;
-  detail: string;
-}
 
 /** How long an endpoint waited for its next request after a sender's SIGKILL. */
 export interface ResumeMeasure {
@@ -85,7 +29,7 @@ export interface ResumeMeasure {
 }
 
 /** Measurements beside the violations. */
-export interface CheckMetrics {
+export interface CheckMetrics extends PacingMetrics {
   deliveries: number;
   attempts: number;
   requests: number;
@@ -106,12 +50,6 @@ export interface CheckMetrics {
    * request of each came (null: none). Reported, not a violation (known bug 2: about a minute).
    */
   stalledDeliveries: { faultAtMs: number; deliveryId: string; endpointKey: string; resumeMs: number | null }[];
-  /** Adaptive endpoints: longest acceptance → first attempt, ms. */
-  adaptiveMaxFirstAttemptDelayMs: Record<string, number>;
-  /** Adaptive endpoints: the lowest pace sampled (null: none sampled). */
-  lowestPace: Record<string, { perSecond: number | null; concurrency: number } | null>;
-  /** Adaptive endpoints: slow-down signals that may cut the pace (an upper bound). */
-  allowedCuts: Record<string, number>;
   statuses: Record<string, number>;
 }
 
@@ -137,53 +75,6 @@ export function minimumWaitMs(endpoint: Pick<EndpointSpec, 'schedule' | 'jitterR
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 const is2xx = (a: ReceiverRecord['answer']) => typeof a === 'number' && a >= 200 && a < 300;
-
-/** When a request stops counting as in flight at the receiver. */
-function effectiveEnd(r: ReceiverRecord): number {
-  return r.answer === 'closed-by-client' ? r.answerMs - CLIENT_CLOSE_TOLERANCE_MS : r.answerMs;
-}
-
-/** Peak of overlapping [arrival, end) intervals; ends sort before starts at the same time. Returns the peak and who was in flight then. */
-function peakInFlight(requests: readonly ReceiverRecord[]): { peak: number; at: number; ids: string[] } {
-  const events: { t: number; d: 1 | -1; r: ReceiverRecord }[] = [];
-  for (const r of requests) {
-    const end = Math.max(r.arrivalMs, effectiveEnd(r));
-    if (end <= r.arrivalMs) continue;
-    events.push({ t: r.arrivalMs, d: 1, r }, { t: end, d: -1, r });
-  }
-  events.sort((a, b) => a.t - b.t || a.d - b.d);
-  const open = new Set<ReceiverRecord>();
-  let best = { peak: 0, at: 0, ids: [] as string[] };
-  for (const e of events) {
-    if (e.d === 1) open.add(e.r);
-    else open.delete(e.r);
-    if (open.size > best.peak) best = { peak: open.size, at: e.t, ids: [...open].map((r) => r.deliveryId) };
-  }
-  return best;
-}
-
-/** Most timestamps in any window [t, t + RATE_WINDOW_MS), and the indexes where that window starts and ends. */
-function peakInWindow(sortedTimes: readonly number[]): { count: number; from: number; to: number } {
-  let best = { count: 0, from: 0, to: 0 };
-  let j = 0;
-  for (let i = 0; i < sortedTimes.length; i++) {
-    if (j < i) j = i;
-    while (j < sortedTimes.length && (sortedTimes[j] as number) < (sortedTimes[i] as number) + RATE_WINDOW_MS) j++;
-    if (j - i > best.count) best = { count: j - i, from: i, to: j };
-  }
-  return best;
-}
-
-function groupBy<T, K>(items: readonly T[], key: (t: T) => K): Map<K, T[]> {
-  const out = new Map<K, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
-  }
-  return out;
-}
 
 /** Whether a fault that kills a process mid-attempt hit between `fromMs` and `toMs`. */
 function excusedByFault(faults: readonly FaultRecord[], fromMs: number, toMs: number): boolean {
@@ -346,66 +237,9 @@ export function checkSoak(records: SoakRecords): CheckResult {
     }
   }
 
-  // 7. Adaptive pacing: a Retry-After pauses the endpoint; deliveries do not stall behind a collapsed pace.
-  const adaptiveMaxFirstAttemptDelayMs: Record<string, number> = {};
-  const lowestPace: CheckMetrics['lowestPace'] = {};
-  const allowedCuts: Record<string, number> = {};
-  for (const endpoint of records.endpoints) {
-    if (endpoint.pacing !== 'adaptive') continue;
-    const mine = deliveries.filter((d) => d.endpointKey === endpoint.key);
-    const starts = mine.flatMap((d) => d.attempts.map((a) => ({ t: a.startedAtMs, id: d.id }))).sort((a, b) => a.t - b.t);
-    for (const r of byEndpoint.get(endpoint.key) ?? []) {
-      if (r.answer !== 429 || r.retryAfterS === null) continue;
-      const from = r.answerMs + PAUSE_GRACE_MS;
-      const until = r.answerMs + r.retryAfterS * 1000 - SCHEDULE_TOLERANCE_MS;
-      for (const s of starts) if (s.t >= from && s.t < until) add('pause-ignored', s.id, `started ${until + SCHEDULE_TOLERANCE_MS - s.t} ms before the end of the ${r.retryAfterS}-s Retry-After pause answered to ${r.deliveryId}`);
-    }
-    let worst = 0;
-    for (const d of mine) {
-      const first = d.attempts.find((a) => a.number === 1);
-      const accepted = acceptedAt.get(d.id);
-      if (!first || accepted === undefined) continue;
-      const delay = first.startedAtMs - accepted;
-      worst = Math.max(worst, delay);
-      const faultBetween = records.faults.some((f) => DELAYING_FAULTS.includes(f.kind) && f.atMs <= first.startedAtMs && (f.restoredAtMs ?? f.atMs) + SOAK_MAX_RESUME_MS * 6 >= accepted);
-      if (delay > ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS && !faultBetween) add('pacing-stall', d.id, `first attempt ${delay} ms after acceptance (limit ${ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS} ms), no fault nearby`);
-    }
-    adaptiveMaxFirstAttemptDelayMs[endpoint.key] = worst;
-    // Pace: a 429/503 cuts (halves) only when no pause is on (README: answers to requests sent
-    // before the pause do not cut again), a timeout always. So after k such signals the rate is at
-    // least max(floor, start / 2^k) and the concurrency at least max(1, floor(perEndpoint / 2^k)).
-    const signals = (byEndpoint.get(endpoint.key) ?? [])
-      .filter((r) => r.answer === 429 || r.answer === 503 || r.answer === 'closed-by-client')
-      .sort((a, b) => a.answerMs - b.answerMs);
-    const cutTimes: number[] = [];
-    let pauseEnd = -Infinity;
-    for (const r of signals) {
-      if (r.answer === 'closed-by-client') {
-        cutTimes.push(r.answerMs);
-        continue;
-      }
-      if (r.answerMs < pauseEnd - PAUSE_EDGE_MS) continue;
-      cutTimes.push(r.answerMs);
-      pauseEnd = r.answerMs + (r.retryAfterS ?? 0) * 1000;
-    }
-    const start = endpoint.rateLimit?.perSecond ?? PACE_ASSUMED_PER_SECOND_PER_SLOT * endpoint.perEndpoint;
-    let lowest: { perSecond: number | null; concurrency: number } | null = null;
-    let reported = false;
-    for (const sample of records.paceSamples.filter((p) => p.endpointKey === endpoint.key)) {
-      const k = cutTimes.filter((t) => t <= sample.atMs).length;
-      const minRate = Math.max(PACE_MIN_PER_SECOND, start / 2 ** k);
-      const minConcurrency = Math.max(1, Math.floor(endpoint.perEndpoint / 2 ** k));
-      if (!lowest || (sample.perSecond ?? Infinity) < (lowest.perSecond ?? Infinity)) lowest = { perSecond: sample.perSecond, concurrency: sample.concurrency };
-      // 0.01: the API rounds the rate to two decimals.
-      const tooLow = (sample.perSecond !== null && sample.perSecond < minRate - 0.01) || sample.concurrency < minConcurrency;
-      if (tooLow && !reported) {
-        reported = true;
-        add('pace-over-cut', `endpoint:${endpoint.key}`, `pace ${sample.perSecond}/s × ${sample.concurrency} at ${new Date(sample.atMs).toISOString()} after ${k} slow-down signal(s) that may cut (429/503 outside a pause, timeouts): at least ${Math.round(minRate * 100) / 100}/s × ${minConcurrency} expected`);
-      }
-    }
-    lowestPace[endpoint.key] = lowest;
-    allowedCuts[endpoint.key] = cutTimes.length;
-  }
+  // 7. Adaptive pacing: Retry-After pauses kept, no stall behind a collapsed pace, no cut too many.
+  const pacing = checkPacing(records, deliveries, byEndpoint, acceptedAt, add);
+
 
   // 8. Every accepted event: a delivery per endpoint, terminal, with a reason when it did not succeed.
   const statuses: Record<string, number> = {};
@@ -481,9 +315,7 @@ export function checkSoak(records: SoakRecords): CheckResult {
       resume,
       maxResumeMs: maxResumeMs === Infinity ? 'never' : maxResumeMs,
       stalledDeliveries,
-      adaptiveMaxFirstAttemptDelayMs,
-      lowestPace,
-      allowedCuts,
+      ...pacing,
       statuses,
     },
   };

@@ -120,7 +120,7 @@ export interface SoakRecords {
   deliveries: Map<string, DeliveryLog>;
   receiver: ReceiverRecord[];
   faults: FaultRecord[];
-  /** Adaptive endpoints' pace, sampled about once a second (empty: not sampled). */
+  /** Adaptive endpoints' pace, sampled every 200 ms (empty: not sampled). */
   paceSamples: PaceSample[];
   /** When production stopped (the drain began). */
   producedUntilMs: number;

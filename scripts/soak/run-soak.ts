@@ -60,7 +60,7 @@ export interface SoakRun {
 const KILL_TARGET_WAIT_MS = 5000;
 
 /** How often the adaptive endpoints' pace is read during the run. */
-const PACE_SAMPLE_INTERVAL_MS = 1000;
+const PACE_SAMPLE_INTERVAL_MS = 200;
 
 const ISO = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
 
@@ -146,7 +146,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const plan: PlannedFault[] = planFaults(random, [...SENDER_FAULTS, ...redis.faultKinds], productionMs, options.senders);
     log(`faults planned: ${plan.map((f) => `${Math.round(f.atMs / 1000)}s ${f.kind}`).join(', ')}`);
     const producer = startProducer(api, plans, keyOf, options.ratePerSecond, random);
-    // The adaptive endpoints' pace, about once a second, until the drain ends.
+    // The adaptive endpoints' pace, five times a second, until the drain ends.
     const paceSamples: PaceSample[] = [];
     let sampling = true;
     const sampler = (async () => {

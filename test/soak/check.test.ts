@@ -171,16 +171,18 @@ test('adaptive pacing: a start inside a Retry-After pause is pause-ignored; a fi
   expect(idsOf(slow, 'pacing-stall')).toEqual(['dlv_slow']);
 });
 
-test('adaptive pacing: a pace cut more often than the 429 pauses allow (known bug 3) is pace-over-cut; one cut per pause is not', () => {
+test('adaptive pacing: a pace cut again by answers inside a Retry-After pause (known bug 3) is pace-over-cut; one cut per pause is not', () => {
   const ep = endpoint('ep', { pacing: 'adaptive', perEndpoint: 4 });
-  // Four 429s with Retry-After: 1 answered within 30 ms: one pause, so one cut: 40/s → 20/s.
+  // Four 429s with Retry-After: 1 answered within 30 ms: one pause, so one cut: 40/s × 4 → 20/s × 2.
   const storm = [0, 10, 20, 30].map((t, i) => req(`dlv_${i}`, 1, t, 429, { retryAfterS: 1, answerMs: T0 + t + 2 }));
-  const sample = (perSecond: number, concurrency: number) => [{ endpointKey: 'ep', atMs: T0 + 500, perSecond, concurrency }];
-  expect(kinds(records({ endpoints: [ep], receiver: storm, paceSamples: sample(20, 2) }))).toEqual([]);
-  const collapsed = checkSoak(records({ endpoints: [ep], receiver: storm, paceSamples: sample(2.5, 1) }));
+  const full = { endpointKey: 'ep', atMs: T0 - 100, perSecond: null, concurrency: 4 };
+  const at = (ms: number, perSecond: number, concurrency: number) => ({ endpointKey: 'ep', atMs: T0 + ms, perSecond, concurrency });
+  expect(kinds(records({ endpoints: [ep], receiver: storm, paceSamples: [full, at(500, 20, 2)] }))).toEqual([]);
+  const collapsed = checkSoak(records({ endpoints: [ep], receiver: storm, paceSamples: [full, at(500, 2.5, 1)] }));
   expect(collapsed.violations.map((v) => v.kind)).toEqual(['pace-over-cut']);
   expect(collapsed.metrics.allowedCuts.ep).toBe(1);
-  // A 429 after the pause ended may cut again.
+  // A 429 after the pause ended starts a new pause, and may cut once more.
   const second = [...storm, req('dlv_late', 1, 1200, 429, { retryAfterS: 1 })];
-  expect(kinds(records({ endpoints: [ep], receiver: second, paceSamples: [{ endpointKey: 'ep', atMs: T0 + 1500, perSecond: 10, concurrency: 1 }] }))).toEqual([]);
+  expect(kinds(records({ endpoints: [ep], receiver: second, paceSamples: [full, at(500, 20, 2), at(800, 20, 2), at(1500, 10, 1)] }))).toEqual([]);
+  expect(kinds(records({ endpoints: [ep], receiver: second, paceSamples: [full, at(500, 20, 2), at(800, 20, 2), at(1500, 5, 1)] }))).toEqual(['pace-over-cut']);
 });
