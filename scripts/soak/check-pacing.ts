@@ -70,18 +70,23 @@ export function checkPacing(
       if (delay > ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS && !faultBetween) add('pacing-stall', d.id, `first attempt ${delay} ms after acceptance (limit ${ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS} ms), no fault nearby`);
     }
     adaptiveMaxFirstAttemptDelayMs[endpoint.key] = worst;
-    // Pace (README): a 429 or 503 halves rate and concurrency, and answers that come back during
-    // its Retry-After pause do not cut again; successes only raise it. So inside a pause the pace
-    // is at least half what it was just before the pause began (a timeout in between cuts too: not
-    // checked then). Pauses are taken greedily from the receiver's 429s; one that came within
-    // PAUSE_EDGE_MS of a pause's end starts a new one (the sender may have seen the pause over).
+    // Pace (README): a 429 or 503 halves rate and concurrency; answers to requests sent before the
+    // pause began, and answers that come back during it, do not cut again; successes only raise.
+    // So from the first 429 of a pause until it ends, the pace is at least half what it was just
+    // before (a timeout in between cuts too: not checked then). Pauses are grouped from the
+    // receiver's 429s: one joins the current pause when it was answered inside it or its request
+    // arrived before the pause's first 429 was answered; one answered within PAUSE_EDGE_MS of the
+    // end starts a new one (the sender may have seen the pause over).
     const answers = [...(byEndpoint.get(endpoint.key) ?? [])].sort((a, b) => a.answerMs - b.answerMs);
     const pauses: { startMs: number; endMs: number; answers: number }[] = [];
     for (const r of answers) {
       if (r.answer !== 429 && r.answer !== 503) continue;
       const last = pauses[pauses.length - 1];
-      if (last && r.answerMs < last.endMs - PAUSE_EDGE_MS) last.answers++;
-      else pauses.push({ startMs: r.answerMs, endMs: r.answerMs + (r.retryAfterS ?? 0) * 1000, answers: 1 });
+      const endMs = r.answerMs + (r.retryAfterS ?? 0) * 1000;
+      if (last && (r.answerMs < last.endMs - PAUSE_EDGE_MS || r.arrivalMs < last.startMs)) {
+        last.answers++;
+        last.endMs = Math.max(last.endMs, endMs);
+      } else pauses.push({ startMs: r.answerMs, endMs, answers: 1 });
     }
     const timeouts = answers.filter((r) => r.answer === 'closed-by-client').map((r) => r.answerMs);
     const samples = records.paceSamples.filter((s) => s.endpointKey === endpoint.key).sort((a, b) => a.atMs - b.atMs);

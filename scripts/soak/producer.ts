@@ -30,10 +30,10 @@ export function startProducer(api: SoakApi, plans: readonly EndpointPlan[], apiK
   const steady = plans.filter((p) => p.weight > 0);
   const weights = steady.map((p) => p.weight);
 
-  const post = (plan: EndpointPlan) => {
+  const post = (plan: EndpointPlan, burst = false) => {
     if (inFlight.size >= PRODUCER_MAX_IN_FLIGHT) return;
     const i = n++;
-    const body: Record<string, unknown> = { type: `soak.${plan.spec.key}`, data: { n: i, endpoint: plan.spec.key } };
+    const body: Record<string, unknown> = { type: `soak.${plan.spec.key}`, data: { n: i, endpoint: plan.spec.key, ...(burst ? { burst: true } : {}) } };
     if (plan.orderingKeys.length > 0) body.orderingKey = pick(random, plan.orderingKeys);
     const postedAtMs = Date.now();
     const p = api('POST', '/v1/events', apiKeyOf(plan.spec.orgKey), body).then((r) => {
@@ -60,7 +60,7 @@ export function startProducer(api: SoakApi, plans: readonly EndpointPlan[], apiK
     const now = Date.now();
     for (const [plan, at] of nextBurst) {
       if (now < at) continue;
-      for (let k = 0; k < plan.burst!.count; k++) post(plan);
+      for (let k = 0; k < plan.burst!.count; k++) post(plan, true);
       nextBurst.set(plan, at + plan.burst!.everyMs);
     }
   }, TICK_MS);

@@ -12,9 +12,10 @@ export type ReceiverDecision =
   /** Destroy the connection after `delayMs`, without an answer. */
   | { kind: 'close'; delayMs: number };
 
-/** What a behaviour is told about a request: the event's number in the run (`data.n`), its attempt and the time. */
+/** What a behaviour is told about a request: the event's number in the run (`data.n`), whether it came in a burst (`data.burst`), its attempt and the time. */
 export interface RequestFacts {
   n: number;
+  burst: boolean;
   attempt: number;
   nowMs: number;
 }
@@ -76,12 +77,15 @@ export async function startSoakReceiver(endpointKey: string, behaviour: Receiver
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       let n = -1;
+      let burst = false;
       try {
-        n = Number((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { n?: number } }).data?.n ?? -1);
+        const data = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { n?: number; burst?: boolean } }).data;
+        n = Number(data?.n ?? -1);
+        burst = data?.burst === true;
       } catch {
         // not a soak event: answer by attempt alone
       }
-      const decision = behaviour({ n, attempt: record.attempt, nowMs: Date.now() });
+      const decision = behaviour({ n, burst, attempt: record.attempt, nowMs: Date.now() });
       timer = setTimeout(() => {
         if (ended) return;
         if (decision.kind === 'close') {

@@ -104,7 +104,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     redis = options.target === 'standalone' ? await startStandaloneRedis() : await startClusterRedis(`soak-${process.pid}-${randomBytes(2).toString('hex')}`);
     log(`redis ${options.target}: ${JSON.stringify(redis.env)}`);
     const appEnv = { ...redis.env, REDIS_PREFIX: prefix, ALLOWED_ADDRESSES: '127.0.0.1,::1', ADMIN_TOKEN: adminToken };
-    const plans = soakTopology({ seed: options.seed, longWaitMs: options.longWaitMs, startMs: startedAtMs });
+    const plans = soakTopology({ seed: options.seed, longWaitMs: options.longWaitMs });
     for (const plan of plans) receivers.push(await startSoakReceiver(plan.spec.key, plan.behaviour, receiverRecords));
 
     const ingestApp = await startIngest(appEnv);

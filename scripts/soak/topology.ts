@@ -3,7 +3,7 @@
  * behaviour and its share of the producer's events. Two orgs: `main` (a high perOrg) and
  * `limited` (perOrg 3 over three endpoints of perEndpoint 2).
  */
-import { hashUnit, intBetween, mulberry32 } from './prng.js';
+import { hashUnit } from './prng.js';
 import type { ReceiverBehaviour } from './receivers.js';
 import type { EndpointSpec, ScheduleSpec } from './records.js';
 
@@ -29,8 +29,6 @@ export interface TopologyOptions {
   seed: number;
   /** The long fixed wait of the `burst-retry` endpoint (known bug 1 needs a wait well above the run's pace; 60 s in the full soak). */
   longWaitMs: number;
-  /** When the run started: the `adaptive` receiver's 429 bursts are timed from it. */
-  startMs: number;
 }
 
 interface PolicyShape {
@@ -83,8 +81,6 @@ const answer = (status: number, delayMs: number, retryAfterS?: number) => ({ kin
 export function soakTopology(opts: TopologyOptions): EndpointPlan[] {
   const { seed } = opts;
   const u = (key: string, n: number, attempt: number, salt = 0) => hashUnit(seed, key, n, attempt, salt);
-  const r = mulberry32(seed ^ 0x5eed);
-  const burstPhaseMs = intBetween(r, 0, 5000);
   return [
     plan('fixed-flaky', 'main', { maxAttempts: 5, schedule: { kind: 'fixed', waitsMs: [1000, 2000, 3000, 4000] }, perEndpoint: 4 }, {
       weight: 4, orderingKeys: [], burst: null,
@@ -121,10 +117,11 @@ export function soakTopology(opts: TopologyOptions): EndpointPlan[] {
       },
     }),
     plan('adaptive', 'main', { maxAttempts: 8, schedule: { kind: 'fixed', waitsMs: [1000, 2000, 3000, 4000, 5000, 5000, 5000] }, perEndpoint: 4, pacing: 'adaptive' }, {
-      // Bursts keep several requests in flight when a 429 storm begins (their answers must not each cut).
-      weight: 3, orderingKeys: [], burst: { everyMs: 5000, count: 6 },
-      // 429 + Retry-After: 1 to everything during 3 s of every 15 s.
-      behaviour: ({ nowMs, n, attempt }) => ((nowMs - opts.startMs + burstPhaseMs) % 15_000 < 3000 ? answer(429, 2, 1) : answer(200, 5 + Math.floor(u('adaptive', n, attempt) * 20))),
+      // A 429 burst: every 15 s, 8 events at once whose first attempts get 429 + Retry-After: 1,
+      // answered 0.2–2.5 s late: answers to requests sent together before the pause come back
+      // after it ended, and must not cut again (README).
+      weight: 3, orderingKeys: [], burst: { everyMs: 15_000, count: 8 },
+      behaviour: ({ n, burst, attempt }) => (burst && attempt === 1 ? answer(429, 200 + Math.floor(u('adaptive', n, attempt, 1) * 2300), 1) : answer(200, 5 + Math.floor(u('adaptive', n, attempt) * 20))),
     }),
     plan('burst-retry', 'main', { maxAttempts: 2, schedule: { kind: 'fixed', waitsMs: [opts.longWaitMs] }, perEndpoint: 4 }, {
       // Bursts closer together than the wait: the next burst's releases run while retries wait.

@@ -186,3 +186,13 @@ test('adaptive pacing: a pace cut again by answers inside a Retry-After pause (k
   expect(kinds(records({ endpoints: [ep], receiver: second, paceSamples: [full, at(500, 20, 2), at(800, 20, 2), at(1500, 10, 1)] }))).toEqual([]);
   expect(kinds(records({ endpoints: [ep], receiver: second, paceSamples: [full, at(500, 20, 2), at(800, 20, 2), at(1500, 5, 1)] }))).toEqual(['pace-over-cut']);
 });
+
+test('adaptive pacing: 429s to requests sent together, answered after the pause ended, allow one cut only', () => {
+  const ep = endpoint('ep', { pacing: 'adaptive', perEndpoint: 4 });
+  // Sent together at 0, answered at 300 ms and 1800 ms (after the 1-s pause of the first).
+  const batch = [req('dlv_a', 1, 0, 429, { retryAfterS: 1, answerMs: T0 + 300 }), req('dlv_b', 1, 5, 429, { retryAfterS: 1, answerMs: T0 + 1800 })];
+  const full = { endpointKey: 'ep', atMs: T0 - 100, perSecond: null, concurrency: 4 };
+  const at = (ms: number, perSecond: number, concurrency: number) => ({ endpointKey: 'ep', atMs: T0 + ms, perSecond, concurrency });
+  expect(kinds(records({ endpoints: [ep], receiver: batch, paceSamples: [full, at(2000, 20, 2)] }))).toEqual([]);
+  expect(kinds(records({ endpoints: [ep], receiver: batch, paceSamples: [full, at(2000, 10, 1)] }))).toEqual(['pace-over-cut']);
+});
