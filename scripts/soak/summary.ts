@@ -46,6 +46,7 @@ function evidence(run: SoakRun): Record<string, unknown> {
   for (const id of ids) {
     const d = run.records.deliveries.get(id);
     out[id] = {
+      endpoint: d?.endpointKey ?? run.records.receiver.find((r) => r.deliveryId === id)?.endpointKey ?? null,
       receiver: run.records.receiver.filter((r) => r.deliveryId === id).sort((a, b) => a.arrivalMs - b.arrivalMs).map((r) => ({ attempt: r.attempt, arrival: iso(r.arrivalMs), answered: iso(r.answerMs), answer: r.answer, sequence: r.sequence, orderingKey: r.orderingKey })),
       log: d ? { status: d.status, lastError: d.lastError, cancelReason: d.cancelReason, attempts: d.attempts.map((a) => ({ number: a.number, started: iso(a.startedAtMs), finished: iso(a.finishedAtMs), status: a.responseStatus, error: a.error })) } : null,
     };
