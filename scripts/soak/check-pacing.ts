@@ -23,6 +23,8 @@ export const PACE_MIN_PER_SECOND = 0.5;
 export const PAUSE_EDGE_MS = 250;
 /** The pace read before a pause counts only this long after the previous pause began (its own cut is in by then). */
 export const PACE_SETTLE_MS = 500;
+/** The pace before a pause is the lowest read in this long before it. */
+export const PACE_BEFORE_WINDOW_MS = 1000;
 
 /** What {@link checkPacing} measures, per adaptive endpoint. */
 export interface PacingMetrics {
@@ -95,9 +97,15 @@ export function checkPacing(
     for (const s of samples) if (!lowest || (s.perSecond ?? Infinity) < (lowest.perSecond ?? Infinity)) lowest = { perSecond: s.perSecond, concurrency: s.concurrency };
     for (const [i, pause] of pauses.entries()) {
       const settledFrom = i > 0 ? pauses[i - 1]!.startMs + PACE_SETTLE_MS : -Infinity;
-      const before = samples.filter((s) => s.atMs < pause.startMs && s.atMs > settledFrom).pop();
+      // The lowest pace of the last second before the pause: a raise that a sender's cut overwrote
+      // (two senders updating the pace at once) is not counted as a second cut.
+      const window = samples.filter((s) => s.atMs < pause.startMs && s.atMs > Math.max(settledFrom, pause.startMs - PACE_BEFORE_WINDOW_MS));
+      const before = window[window.length - 1];
       if (!before) continue;
-      const from = { perSecond: before.perSecond ?? start.perSecond, concurrency: before.concurrency };
+      const from = {
+        perSecond: Math.min(...window.map((s) => s.perSecond ?? start.perSecond)),
+        concurrency: Math.min(...window.map((s) => s.concurrency)),
+      };
       const minRate = Math.max(PACE_MIN_PER_SECOND, from.perSecond / 2);
       const minConcurrency = Math.max(1, Math.floor(from.concurrency / 2));
       const inside = samples.filter((s) => s.atMs > pause.startMs && s.atMs < pause.endMs - PAUSE_EDGE_MS);

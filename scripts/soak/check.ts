@@ -10,8 +10,13 @@ import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, Rec
 export { CLIENT_CLOSE_TOLERANCE_MS, RATE_SLACK, RATE_WINDOW_MS, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, VIOLATION_KINDS, type Violation, type ViolationKind };
 export { ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS, PACE_ASSUMED_PER_SECOND_PER_SLOT, PACE_MIN_PER_SECOND, PAUSE_EDGE_MS, PAUSE_GRACE_MS, type PacingMetrics } from './check-pacing.js';
 
-/** Faults that kill a process mid-attempt: a repeated 2xx (or a reused attempt number) spanning one of them is excused. */
-export const DUPLICATE_EXCUSING_FAULTS: readonly FaultKind[] = ['sender-sigkill', 'redis-restart', 'redis-primary-stop'];
+/**
+ * Faults that leave an attempt's outcome unrecorded: a repeated 2xx (or a reused attempt number)
+ * spanning one is excused. A SIGKILLed sender dies mid-attempt; a Redis restart, failover or killed
+ * connection makes the sender's finish fail, and the same attempt runs again (Postern's own faults
+ * spend no attempt). Counted apart in the metrics; drop kinds here to make them violations.
+ */
+export const DUPLICATE_EXCUSING_FAULTS: readonly FaultKind[] = ['sender-sigkill', 'redis-restart', 'redis-primary-stop', 'redis-failover', 'redis-client-kill'];
 /** A request the SIGKILLed sender had in flight is seen closed by the client within this of the kill. */
 export const KILLED_REQUEST_CLOSE_MS = 1000;
 /** How many ids each violation kind lists in the summary. */
@@ -39,7 +44,8 @@ export interface CheckMetrics extends PacingMetrics {
   orgPeaks: Record<string, { peak: number; limit: number }>;
   /** Rate-limited endpoints: most arrivals (receiver) and starts (delivery log) in any 1-s window, and perSecond + burst. */
   ratePeaks: Record<string, { arrivals: number; starts: number; limit: number }>;
-  duplicates: { total: number; excused: number; unexcused: number };
+  /** 2xx answered twice for one event at one endpoint; `excusedBy`: how many each fault kind excused. */
+  duplicates: { total: number; excused: number; unexcused: number; excusedBy: Partial<Record<FaultKind, number>> };
   /** Requests with an attempt number seen before for the same delivery (any answer). */
   repeatedAttemptNumbers: number;
   resume: ResumeMeasure[];
@@ -76,9 +82,9 @@ export function minimumWaitMs(endpoint: Pick<EndpointSpec, 'schedule' | 'jitterR
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 const is2xx = (a: ReceiverRecord['answer']) => typeof a === 'number' && a >= 200 && a < 300;
 
-/** Whether a fault that kills a process mid-attempt hit between `fromMs` and `toMs`. */
-function excusedByFault(faults: readonly FaultRecord[], fromMs: number, toMs: number): boolean {
-  return faults.some((f) => DUPLICATE_EXCUSING_FAULTS.includes(f.kind) && f.atMs >= fromMs - SCHEDULE_TOLERANCE_MS && f.atMs <= toMs);
+/** The fault (one of {@link DUPLICATE_EXCUSING_FAULTS}) that hit between `fromMs` and `toMs`, if any. */
+function excusedByFault(faults: readonly FaultRecord[], fromMs: number, toMs: number): FaultRecord | undefined {
+  return faults.find((f) => DUPLICATE_EXCUSING_FAULTS.includes(f.kind) && f.atMs >= fromMs - SCHEDULE_TOLERANCE_MS && f.atMs <= toMs);
 }
 
 /** The earliest time `attempt` may start: acceptance for the first, else the previous finish plus the shortest wait. */
@@ -152,21 +158,24 @@ export function checkSoak(records: SoakRecords): CheckResult {
       const sorted = [...same].sort((a, b) => a.arrivalMs - b.arrivalMs);
       const answers = new Set(sorted.map((r) => String(r.answer)));
       if (answers.size > 1 && !excusedByFault(records.faults, sorted[0]!.arrivalMs, sorted[sorted.length - 1]!.arrivalMs)) {
-        add('attempt-reused', deliveryId, `attempt ${attempt} sent ${same.length} times with answers ${[...answers].join(', ')}, no process killed in between`);
+        add('attempt-reused', deliveryId, `attempt ${attempt} sent ${same.length} times with answers ${[...answers].join(', ')}, no sender or Redis fault in between`);
       }
     }
   }
-  const duplicates = { total: 0, excused: 0, unexcused: 0 };
+  const duplicates: CheckMetrics['duplicates'] = { total: 0, excused: 0, unexcused: 0, excusedBy: {} };
   for (const requests of byEndpoint.values()) {
     for (const [webhookId, same] of groupBy(requests.filter((r) => is2xx(r.answer)), (r) => r.webhookId)) {
       if (same.length < 2) continue;
       const sorted = [...same].sort((a, b) => a.arrivalMs - b.arrivalMs);
       for (let i = 1; i < sorted.length; i++) {
         duplicates.total++;
-        if (excusedByFault(records.faults, (sorted[i - 1] as ReceiverRecord).arrivalMs, (sorted[i] as ReceiverRecord).arrivalMs)) duplicates.excused++;
-        else {
+        const excuse = excusedByFault(records.faults, (sorted[i - 1] as ReceiverRecord).arrivalMs, (sorted[i] as ReceiverRecord).arrivalMs);
+        if (excuse) {
+          duplicates.excused++;
+          duplicates.excusedBy[excuse.kind] = (duplicates.excusedBy[excuse.kind] ?? 0) + 1;
+        } else {
           duplicates.unexcused++;
-          add('duplicate', sorted[i]!.deliveryId, `event ${webhookId} answered 2xx ${sorted.length} times (attempts ${sorted.map((r) => r.attempt).join(', ')}) with no process killed in between`);
+          add('duplicate', sorted[i]!.deliveryId, `event ${webhookId} answered 2xx ${sorted.length} times (attempts ${sorted.map((r) => r.attempt).join(', ')}) with no sender or Redis fault in between`);
         }
       }
     }

@@ -138,10 +138,10 @@ test('an event answered 2xx twice is a duplicate unless a sender was SIGKILLed b
   const d = delivery('dlv_d', [attempt(1, 0, 10, 200)]);
   const plain = checkSoak(records({ deliveriesList: [d], receiver }));
   expect(plain.violations.filter((v) => v.kind === 'duplicate').map((v) => v.id)).toEqual(['dlv_d']);
-  expect(plain.metrics.duplicates).toEqual({ total: 1, excused: 0, unexcused: 1 });
+  expect(plain.metrics.duplicates).toEqual({ total: 1, excused: 0, unexcused: 1, excusedBy: {} });
   const killed = checkSoak(records({ deliveriesList: [d], receiver, faults: [{ kind: 'sender-sigkill', target: 'sender-2', atMs: T0 + 5, restoredAtMs: T0 + 2000 }] }));
   expect(killed.violations.filter((v) => v.kind === 'duplicate')).toEqual([]);
-  expect(killed.metrics.duplicates).toEqual({ total: 1, excused: 1, unexcused: 0 });
+  expect(killed.metrics.duplicates).toEqual({ total: 1, excused: 1, unexcused: 0, excusedBy: { 'sender-sigkill': 1 } });
 });
 
 test('after a SIGKILL, an endpoint with a delivery waiting gets no request for 60 s (known bug 2): slow-resume; the stall is reported', () => {
