@@ -23,6 +23,11 @@ export const PACE_MIN_PER_SECOND = 0.5;
 export const PAUSE_EDGE_MS = 250;
 /** The pace read before a pause counts only this long after the previous pause began (its own cut is in by then). */
 export const PACE_SETTLE_MS = 500;
+/**
+ * A rate inside a pause counts as cut twice only below this fraction of one cut (a second cut
+ * gives half): a cut computed from a pace read a little stale (a raise lost) is not one.
+ */
+export const PACE_OVERCUT_FACTOR = 0.75;
 /** The pace before a pause is the lowest read in this long before it. */
 export const PACE_BEFORE_WINDOW_MS = 1000;
 
@@ -110,9 +115,9 @@ export function checkPacing(
       const minConcurrency = Math.max(1, Math.floor(from.concurrency / 2));
       const inside = samples.filter((s) => s.atMs > pause.startMs && s.atMs < pause.endMs - PAUSE_EDGE_MS);
       // 0.01: the API rounds the rate to two decimals.
-      const bad = inside.find((s) => !timeouts.some((t) => t > before.atMs && t <= s.atMs) && ((s.perSecond !== null && s.perSecond < minRate - 0.01) || s.concurrency < minConcurrency));
+      const bad = inside.find((s) => !timeouts.some((t) => t > before.atMs && t <= s.atMs) && ((s.perSecond !== null && s.perSecond < minRate * PACE_OVERCUT_FACTOR - 0.01) || s.concurrency < minConcurrency));
       if (!bad) continue;
-      add('pace-over-cut', `endpoint:${endpoint.key}`, `pace ${bad.perSecond}/s × ${bad.concurrency} at ${new Date(bad.atMs).toISOString()}, inside the Retry-After pause that began ${bad.atMs - pause.startMs} ms before (${pause.answers} answer(s) 429/503 in it): one cut from ${from.perSecond}/s × ${from.concurrency} allows ${Math.round(minRate * 100) / 100}/s × ${minConcurrency}`);
+      add('pace-over-cut', `endpoint:${endpoint.key}`, `pace ${bad.perSecond}/s × ${bad.concurrency} at ${new Date(bad.atMs).toISOString()}, inside the Retry-After pause that began ${bad.atMs - pause.startMs} ms before (${pause.answers} answer(s) 429/503 in it): one cut from ${from.perSecond}/s × ${from.concurrency} allows ${Math.round(minRate * 100) / 100}/s × ${minConcurrency} (rate slack ×${PACE_OVERCUT_FACTOR})`);
     }
     lowestPace[endpoint.key] = lowest;
     allowedCuts[endpoint.key] = pauses.length + timeouts.length;

@@ -54,6 +54,8 @@ export interface SoakRun {
   drainMs: number;
   /** Adaptive endpoints' `pace` and `pausedUntil` at the end. */
   paces: Record<string, unknown>;
+  /** Faults whose injection failed part way (`<kind>: <error>`); they still count in {@link faultsByKind}. */
+  faultErrors: string[];
 }
 
 /** How long a SIGKILL waits for a sender to have a request in flight at the slow endpoint before it hits the planned one. */
@@ -249,7 +251,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const faultsByKind: Partial<Record<FaultKind, number>> = {};
     for (const f of faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;
     if (faultErrors.length > 0) log(`faults that failed to run: ${faultErrors.join('; ')}`);
-    return { options, startedAtMs, endedAtMs: Date.now(), records, result, faultsByKind, producerAnswers: producer.answers, drained, drainMs, paces };
+    return { options, startedAtMs, endedAtMs: Date.now(), records, result, faultsByKind, producerAnswers: producer.answers, drained, drainMs, paces, faultErrors };
   } finally {
     await Promise.all(senders.map((s) => s.stop('SIGKILL')));
     await ingest?.stop('SIGKILL');

@@ -11,7 +11,7 @@ export function summaryLines(run: SoakRun): string[] {
   const lines = [
     `soak ${o.target}: seed ${o.seed}, ${o.seconds} s of production + ${Math.round(run.drainMs / 1000)} s drain${run.drained ? '' : ' (drain deadline reached)'}, ${Math.round((run.endedAtMs - run.startedAtMs) / 1000)} s in all, ${o.senders} senders`,
     `  events accepted ${m.acceptedEvents} (producer answers ${JSON.stringify(run.producerAnswers)}), deliveries ${m.deliveries} ${JSON.stringify(m.statuses)}, attempts ${m.attempts}, requests at receivers ${m.requests}`,
-    `  faults: ${Object.entries(run.faultsByKind).map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}`,
+    `  faults: ${Object.entries(run.faultsByKind).map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}${run.faultErrors.length > 0 ? `; failed to inject: ${run.faultErrors.join('; ')}` : ''}`,
     `  peaks in flight per endpoint: ${Object.entries(m.endpointPeaks).map(([k, p]) => `${k} ${p.peak}/${p.limit}`).join(', ')}`,
     `  peaks in flight per org: ${Object.entries(m.orgPeaks).map(([k, p]) => `${k} ${p.peak}/${p.limit}`).join(', ')}`,
     `  rate (most in any 1 s, limit perSecond+burst, slack ${RATE_SLACK}): ${Object.entries(m.ratePeaks).map(([k, p]) => `${k} arrivals ${p.arrivals} starts ${p.starts} / ${p.limit}`).join(', ') || 'no rate-limited endpoint'}`,
@@ -68,6 +68,7 @@ export function writeReport(repoRoot: string, run: SoakRun): string {
     producerAnswers: run.producerAnswers,
     faults: run.records.faults.map((f) => ({ ...f, at: new Date(f.atMs).toISOString() })),
     faultsByKind: run.faultsByKind,
+    faultErrors: run.faultErrors,
     metrics: run.result.metrics,
     paces: run.paces,
     violationsByKind: run.result.byKind,
