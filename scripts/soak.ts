@@ -1,0 +1,73 @@
+/**
+ * `npm run soak`: Postern's promises under several sender processes and faults.
+ *
+ * Starts its own Redis (standalone with AOF, or a cluster with replicas), ingest and N senders as
+ * processes, a receiver per endpoint on 127.0.0.1 (500s, stalls past the timeout, 429 +
+ * Retry-After, dropped connections — seeded), a steady producer, and seeded faults (sender SIGKILL
+ * and SIGTERM with restart, CLIENT KILL, Redis restart from its AOF, cluster failover and primary
+ * stop). Then it stops producing, waits for every accepted event to be terminal, reads the
+ * delivery log back through the API and checks the invariants (`scripts/soak/check.ts`).
+ * Prints a summary, writes `.data/soak-report-<target>.json`, exits 1 on any violation.
+ *
+ * Options (environment, or `--seconds=`, `--seed=`, `--senders=`, `--target=`, `--rate=`):
+ *   SOAK_SECONDS   production phase, s (default 1800)
+ *   SOAK_SEED      seed of every random choice (default: random, printed; replay a run with it)
+ *   SOAK_SENDERS   sender processes, ≥ 3 (default 3)
+ *   SOAK_TARGET    standalone | cluster | both (default standalone)
+ *   SOAK_RATE      steady events/s (default 25; bursts come on top)
+ *   SOAK_LONG_WAIT_MS  the burst-retry endpoint's wait before attempt 2 (default 60000)
+ *   SOAK_DRAIN_DEADLINE_MS  how long the drain may take (default 600000)
+ *   SOAK_FAST_LOCKS=1  senders with a 5-s job lock and 1-s stalled check instead of production's 30 s
+ */
+import { fileURLToPath } from 'node:url';
+import { runSoak, type SoakOptions } from './soak/run-soak.js';
+import { summaryLines, writeReport } from './soak/summary.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+function setting(name: string, flag: string): string | undefined {
+  const arg = process.argv.find((a) => a.startsWith(`--${flag}=`));
+  return arg ? arg.slice(flag.length + 3) : process.env[name];
+}
+
+function intSetting(name: string, flag: string, fallback: number): number {
+  const raw = setting(name, flag);
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw new Error(`${name}: not a number: ${raw}`);
+  return n;
+}
+
+async function main(): Promise<number> {
+  const seed = intSetting('SOAK_SEED', 'seed', Math.floor(Math.random() * 2 ** 31));
+  const targetSetting = setting('SOAK_TARGET', 'target') ?? 'standalone';
+  if (!['standalone', 'cluster', 'both'].includes(targetSetting)) throw new Error(`SOAK_TARGET must be standalone, cluster or both, got ${targetSetting}`);
+  const targets = targetSetting === 'both' ? (['standalone', 'cluster'] as const) : [targetSetting as 'standalone' | 'cluster'];
+  const base: Omit<SoakOptions, 'target'> = {
+    seconds: intSetting('SOAK_SECONDS', 'seconds', 1800),
+    seed,
+    senders: intSetting('SOAK_SENDERS', 'senders', 3),
+    ratePerSecond: intSetting('SOAK_RATE', 'rate', 25),
+    longWaitMs: intSetting('SOAK_LONG_WAIT_MS', 'long-wait-ms', 60_000),
+    drainDeadlineMs: intSetting('SOAK_DRAIN_DEADLINE_MS', 'drain-deadline-ms', 600_000),
+    senderEnv: process.env.SOAK_FAST_LOCKS === '1' ? { JOB_LOCK_DURATION_MS: '5000', STALLED_CHECK_INTERVAL_MS: '1000' } : {},
+    log: (line) => process.stdout.write(`[soak] ${line}\n`),
+  };
+  console.log(`[soak] SOAK_SEED=${seed} SOAK_SECONDS=${base.seconds} SOAK_SENDERS=${base.senders} SOAK_TARGET=${targetSetting}`);
+  let failed = false;
+  for (const target of targets) {
+    const run = await runSoak({ ...base, target });
+    for (const line of summaryLines(run)) console.log(line);
+    console.log(`  report: ${writeReport(REPO_ROOT, run)}`);
+    if (run.result.violations.length > 0) failed = true;
+  }
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error('[soak] failed:', err);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,261 @@
+/**
+ * One soak run against one Redis target: its own Redis, ingest and N senders as processes, a
+ * receiver per endpoint, the producer, the seeded faults, the drain, then the delivery log read
+ * back through the API and {@link checkSoak} over everything recorded.
+ */
+import { randomBytes } from 'node:crypto';
+import { connectRedis, createDeliveryQueues, createKeySchema, parseClusterNodes, type RedisTarget } from '@postern/store';
+import { apiExpect, soakApi, type SoakApi } from './api.js';
+import { appsOwningPorts, startApp, startIngest, type SoakApp } from './apps.js';
+import { checkSoak, type CheckResult } from './check.js';
+import { planFaults, SENDER_FAULTS, type PlannedFault } from './faults.js';
+import { startProducer } from './producer.js';
+import { mulberry32 } from './prng.js';
+import { startSoakReceiver, type SoakReceiver } from './receivers.js';
+import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, PaceSample, ReceiverRecord, SoakRecords } from './records.js';
+import { startClusterRedis, startStandaloneRedis, type SoakRedis } from './redis-target.js';
+import { SLOW_SERIAL_ENDPOINT, soakTopology } from './topology.js';
+import { waitFor } from './wait-for.js';
+
+/** Options of {@link runSoak}. */
+export interface SoakOptions {
+  target: 'standalone' | 'cluster';
+  /** Length of the production phase (faults included), s. */
+  seconds: number;
+  seed: number;
+  /** Sender processes, at least 3. */
+  senders: number;
+  /** Steady events per second over every endpoint (bursts come on top). */
+  ratePerSecond: number;
+  /** The `burst-retry` endpoint's wait before attempt 2, ms (60 000 in the full soak). */
+  longWaitMs: number;
+  /** How long the drain may wait for every accepted event to be terminal, ms. */
+  drainDeadlineMs: number;
+  /** Extra sender environment (e.g. JOB_LOCK_DURATION_MS); default none: production timings. */
+  senderEnv?: Record<string, string>;
+  /** Per-sender concurrency (SENDER_CONCURRENCY, default 20). */
+  senderConcurrency?: number;
+  /** Progress lines (default: none). */
+  log?: (line: string) => void;
+}
+
+/** What one run produced: the records, the check, and counts for the summary. */
+export interface SoakRun {
+  options: SoakOptions;
+  startedAtMs: number;
+  endedAtMs: number;
+  records: SoakRecords;
+  result: CheckResult;
+  faultsByKind: Partial<Record<FaultKind, number>>;
+  /** Producer answers by status. */
+  producerAnswers: Record<string, number>;
+  /** Whether the drain finished before its deadline (else the not-terminal deliveries are violations). */
+  drained: boolean;
+  drainMs: number;
+  /** Adaptive endpoints' `pace` and `pausedUntil` at the end. */
+  paces: Record<string, unknown>;
+  /** Faults whose injection failed part way (`<kind>: <error>`); they still count in {@link faultsByKind}. */
+  faultErrors: string[];
+}
+
+/** How long a SIGKILL waits for a sender to have a request in flight at the slow endpoint before it hits the planned one. */
+const KILL_TARGET_WAIT_MS = 5000;
+
+/** How often the adaptive endpoints' pace is read during the run. */
+const PACE_SAMPLE_INTERVAL_MS = 200;
+
+const ISO = (s: string | null | undefined) => (s ? Date.parse(s) : NaN);
+
+/** Reads one delivery with its attempts from `GET /v1/deliveries/:id` (null: not found or no answer). */
+async function readDelivery(api: SoakApi, key: string, id: string, endpointKey: string): Promise<DeliveryLog | null> {
+  for (let tries = 0; tries < 3; tries++) {
+    const r = await api('GET', `/v1/deliveries/${id}`, key);
+    if (r.status === 404) return null;
+    if (r.status !== 200) continue;
+    const attempts: AttemptLog[] = (r.body.attempts as any[]).map((a) => {
+      const startedAtMs = ISO(a.startedAt);
+      return { number: a.number, startedAtMs, finishedAtMs: startedAtMs + (a.durationMs ?? 0), responseStatus: a.responseStatus ?? null, error: a.error ?? null };
+    });
+    return { id, endpointKey, status: r.body.status, lastError: r.body.lastError ?? null, cancelReason: r.body.cancelReason ?? null, attempts };
+  }
+  return null;
+}
+
+/** Runs `fn` over `items`, `lanes` at a time. */
+async function eachLimited<T>(items: readonly T[], lanes: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: lanes }, async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  }));
+}
+
+/** Runs one soak (see {@link SoakOptions}); everything it started is stopped before it returns. */
+export async function runSoak(options: SoakOptions): Promise<SoakRun> {
+  if (options.senders < 3) throw new Error('SOAK_SENDERS must be at least 3');
+  const log = options.log ?? (() => undefined);
+  const random = mulberry32(options.seed);
+  const startedAtMs = Date.now();
+  const prefix = `soak:${randomBytes(4).toString('hex')}`;
+  const adminToken = `soak-admin-${randomBytes(12).toString('hex')}`;
+  const receiverRecords: ReceiverRecord[] = [];
+  const receivers: SoakReceiver[] = [];
+  const senders: SoakApp[] = [];
+  let ingest: SoakApp | null = null;
+  let redis: SoakRedis | null = null;
+  try {
+    redis = options.target === 'standalone' ? await startStandaloneRedis() : await startClusterRedis(`soak-${process.pid}-${randomBytes(2).toString('hex')}`);
+    log(`redis ${options.target}: ${JSON.stringify(redis.env)}`);
+    const appEnv = { ...redis.env, REDIS_PREFIX: prefix, ALLOWED_ADDRESSES: '127.0.0.1,::1', ADMIN_TOKEN: adminToken };
+    const plans = soakTopology({ seed: options.seed, longWaitMs: options.longWaitMs });
+    for (const plan of plans) receivers.push(await startSoakReceiver(plan.spec.key, plan.behaviour, receiverRecords));
+
+    const ingestApp = await startIngest(appEnv);
+    ingest = ingestApp;
+    const api = soakApi(ingestApp.baseUrl);
+    const orgKeys = new Map<string, string>();
+    for (const orgKey of new Set(plans.map((p) => p.spec.orgKey))) {
+      const org = await apiExpect(api, 201, 'POST', '/v1/orgs', adminToken, { name: `soak-${orgKey}` });
+      orgKeys.set(orgKey, org.apiKey);
+    }
+    const keyOf = (orgKey: string) => orgKeys.get(orgKey)!;
+    const endpoints: EndpointSpec[] = [];
+    for (const [i, plan] of plans.entries()) {
+      const ep = await apiExpect(api, 201, 'POST', '/v1/endpoints', keyOf(plan.spec.orgKey), { url: receivers[i]!.url, eventTypes: [`soak.${plan.spec.key}`], policy: plan.policy });
+      endpoints.push({ ...plan.spec, id: ep.id });
+    }
+
+    const senderEnv = { ...appEnv, SENDER_HOST: '127.0.0.1', SENDER_PORT: '0', SENDER_CONCURRENCY: String(options.senderConcurrency ?? 20), ...options.senderEnv };
+    for (let i = 0; i < options.senders; i++) senders.push(startApp('sender', `sender-${i + 1}`, senderEnv));
+    const target: RedisTarget = redis.env.REDIS_URL ? { url: redis.env.REDIS_URL } : { clusterNodes: parseClusterNodes(redis.env.REDIS_CLUSTER_NODES!) };
+    const watchConn = connectRedis(target, 'worker');
+    watchConn.on('error', () => undefined);
+    const queues = createDeliveryQueues(watchConn, createKeySchema(prefix, { queuePartitions: Number(redis.env.QUEUE_PARTITIONS) }));
+    try {
+      await waitFor(`${options.senders} senders on every queue partition`, async () => {
+        const dead = senders.find((s) => !s.running);
+        if (dead) throw new Error(`${dead.name} exited\n${dead.output()}`);
+        const counts = await Promise.all(queues.partitions.map((q) => q.getWorkersCount()));
+        return counts.every((c) => c >= options.senders);
+      }, 90_000, 250);
+    } finally {
+      await queues.close().catch(() => undefined);
+      watchConn.disconnect();
+    }
+    log(`ingest ${ingestApp.baseUrl}, ${options.senders} senders, ${endpoints.length} endpoints, prefix ${prefix}`);
+
+    // Production with faults.
+    const productionMs = options.seconds * 1000;
+    const plan: PlannedFault[] = planFaults(random, [...SENDER_FAULTS, ...redis.faultKinds], productionMs, options.senders);
+    log(`faults planned: ${plan.map((f) => `${Math.round(f.atMs / 1000)}s ${f.kind}`).join(', ')}`);
+    const producer = startProducer(api, plans, keyOf, options.ratePerSecond, random);
+    // The adaptive endpoints' pace, five times a second, until the drain ends.
+    const paceSamples: PaceSample[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        for (const ep of endpoints.filter((e) => e.pacing === 'adaptive')) {
+          const r = await api('GET', `/v1/endpoints/${ep.id}`, keyOf(ep.orgKey));
+          if (r.status === 200 && r.body.pace) paceSamples.push({ endpointKey: ep.key, atMs: Date.now(), perSecond: r.body.pace.perSecond, concurrency: r.body.pace.concurrency });
+        }
+        await new Promise((resolve) => setTimeout(resolve, PACE_SAMPLE_INTERVAL_MS));
+      }
+    })();
+    const productionStart = Date.now();
+    const faults: FaultRecord[] = [];
+    const faultErrors: string[] = [];
+    const soakRedis = redis;
+    const slowReceiver = receivers[plans.findIndex((p) => p.spec.key === SLOW_SERIAL_ENDPOINT)]!;
+    const faultLoop = (async () => {
+      for (const f of plan) {
+        const wait = productionStart + f.atMs - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        try {
+          if (f.kind === 'sender-sigkill' || f.kind === 'sender-sigterm') {
+            let sender = senders[f.senderIndex]!;
+            if (f.kind === 'sender-sigkill') {
+              // The sender with a request in flight at the one-at-a-time slow endpoint, when one has
+              // it within a few seconds: the kill then cuts an attempt off and holds that endpoint's slot.
+              const holder = await waitFor('a sender with a request in flight at the slow endpoint', () => appsOwningPorts(senders, slowReceiver.openRemotePorts())[0], KILL_TARGET_WAIT_MS, 50).catch(() => null);
+              if (holder) sender = holder;
+            }
+            const atMs = Date.now();
+            await sender.stop(f.kind === 'sender-sigkill' ? 'SIGKILL' : 'SIGTERM');
+            const record: FaultRecord = { kind: f.kind, target: sender.name, atMs, restoredAtMs: null };
+            faults.push(record);
+            await new Promise((r) => setTimeout(r, f.downMs));
+            sender.start();
+            record.restoredAtMs = Date.now();
+          } else {
+            const record: FaultRecord = { kind: f.kind, target: '', atMs: Date.now(), restoredAtMs: null };
+            faults.push(record);
+            const outcome = await soakRedis.inject(f.kind, random, f.downMs);
+            record.target = outcome.target;
+            record.restoredAtMs = outcome.restoredAtMs;
+          }
+          log(`fault ${f.kind} at ${Math.round((faults[faults.length - 1]!.atMs - productionStart) / 1000)} s on ${faults[faults.length - 1]!.target}`);
+        } catch (err) {
+          faultErrors.push(`${f.kind}: ${(err as Error).message}`);
+          log(`fault ${f.kind} failed: ${(err as Error).message}`);
+        }
+      }
+    })();
+    await waitFor('the production phase to end', () => Date.now() >= productionStart + productionMs, productionMs + 1000, 200);
+    await producer.stop();
+    const producedUntilMs = Date.now();
+    await faultLoop;
+    for (const s of senders) if (!s.running) s.start();
+    log(`production done: ${producer.accepted.length} events accepted (${JSON.stringify(producer.answers)}); draining`);
+
+    // Drain: every endpoint without pending or in-flight deliveries, and every receiver answered.
+    const drainStart = Date.now();
+    let drained = true;
+    await waitFor('every accepted delivery to be terminal', async () => {
+      for (const ep of endpoints) {
+        for (const status of ['pending', 'in_flight']) {
+          const r = await api('GET', `/v1/endpoints/${ep.id}/deliveries?status=${status}&limit=1`, keyOf(ep.orgKey));
+          if (r.status !== 200 || (r.body.data as unknown[]).length > 0) return false;
+        }
+      }
+      return receivers.every((rc) => rc.open() === 0);
+    }, options.drainDeadlineMs, 1000).catch((err: Error) => {
+      drained = false;
+      log(`drain: ${err.message}`);
+    });
+    const drainMs = Date.now() - drainStart;
+    sampling = false;
+    await sampler;
+    log(`drain ${drained ? 'finished' : 'gave up'} after ${Math.round(drainMs / 1000)} s; reading the delivery log`);
+
+    const endpointByKey = new Map(endpoints.map((e) => [e.key, e]));
+    const deliveries = new Map<string, DeliveryLog>();
+    const wanted = producer.accepted.flatMap((ev) => ev.deliveryIds.map((id) => ({ id, ev })));
+    await eachLimited(wanted, 8, async ({ id, ev }) => {
+      const d = await readDelivery(api, keyOf(endpointByKey.get(ev.endpointKey)!.orgKey), id, ev.endpointKey);
+      if (d) deliveries.set(id, d);
+    });
+    // Deliveries the receivers saw that the producer never heard a 202 for (its answer was lost).
+    const known = new Set(deliveries.keys());
+    const extra = [...new Set(receiverRecords.map((r) => `${r.endpointKey} ${r.deliveryId}`))].filter((s) => !known.has(s.split(' ')[1]!));
+    await eachLimited(extra, 8, async (s) => {
+      const [endpointKey, id] = s.split(' ') as [string, string];
+      const d = await readDelivery(api, keyOf(endpointByKey.get(endpointKey)!.orgKey), id, endpointKey);
+      if (d) deliveries.set(id, d);
+    });
+    const paces: Record<string, unknown> = {};
+    for (const ep of endpoints.filter((e) => e.pacing === 'adaptive' || e.breaker)) {
+      const r = await api('GET', `/v1/endpoints/${ep.id}`, keyOf(ep.orgKey));
+      paces[ep.key] = { status: r.body?.status, pace: r.body?.pace, pausedUntil: r.body?.pausedUntil, disabledReason: r.body?.disabledReason };
+    }
+    const records: SoakRecords = { endpoints, accepted: producer.accepted, deliveries, receiver: receiverRecords, faults, paceSamples, producedUntilMs };
+    const result = checkSoak(records);
+    const faultsByKind: Partial<Record<FaultKind, number>> = {};
+    for (const f of faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;
+    if (faultErrors.length > 0) log(`faults that failed to run: ${faultErrors.join('; ')}`);
+    return { options, startedAtMs, endedAtMs: Date.now(), records, result, faultsByKind, producerAnswers: producer.answers, drained, drainMs, paces, faultErrors };
+  } finally {
+    await Promise.all(senders.map((s) => s.stop('SIGKILL')));
+    await ingest?.stop('SIGKILL');
+    await Promise.all(receivers.map((r) => r.close()));
+    await redis?.close();
+  }
+}
