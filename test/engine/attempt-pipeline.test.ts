@@ -189,3 +189,20 @@ test('adaptive pacing: a pace stored in another JSON notation than JavaScript\'s
   expect(pace.perSecond).toBeGreaterThan(10.5);
   expect(pace.concurrency).toBeGreaterThan(2);
 });
+
+test('adaptive pacing: a 429 to an attempt claimed under an older pace halves the pace in force, not the old one again', async () => {
+  const endpointId = await endpointWith({ maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [1000, 1000] }, jitterRatio: 0, pacing: 'adaptive' });
+  const key = postern.store.keys.endpoint(orgId, endpointId);
+  const longAgo = Date.now() - 60_000;
+  await postern.redis.hset(key, 'pace', JSON.stringify({ perSecond: 20, concurrency: 3, pausedUntil: null, cutAt: longAgo, changedAt: longAgo, goodPerSecond: 30 }));
+  // While this attempt is in flight, other attempts' successes raise the pace to 40/s × 4.
+  const raised = { perSecond: 40, concurrency: 4, pausedUntil: null, cutAt: longAgo, changedAt: Date.now(), goodPerSecond: 30 };
+  const { t } = transport(async () => {
+    await postern.redis.hset(key, 'pace', JSON.stringify(raised));
+    return { kind: 'response', status: 429, retryAfter: undefined, bodyBytesRead: 0 };
+  });
+  expect((await runAttempt(deps(t), await event(endpointId))).kind).toBe('retry');
+  const pace = (await store.endpoints.get(orgId, endpointId))!.pace!;
+  // One cut of 40/s × 4, where the stale 20/s × 3 would have given 10/s × 1.
+  expect(pace).toMatchObject({ perSecond: 20, concurrency: 2 });
+});

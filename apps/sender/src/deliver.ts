@@ -9,7 +9,6 @@ import {
   isTurnStale,
   isValidSecret,
   nextPace,
-  PACE_CUT_WINDOW_MS,
   paceSignalOf,
   keepsResponse,
   outcomeOfResponse,
@@ -27,6 +26,7 @@ import {
   validateEndpointUrl,
   type AttemptOutcome,
   type BreakerTripPlan,
+  type Pace,
   type IdFactory,
   type SigningKeyCache,
 } from '@postern/shared';
@@ -182,9 +182,20 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
     response: result.response,
     concurrency: policy.concurrency,
     retention: policy.retention,
-    ...(pace !== undefined ? { pace: { next: pace, claimedUnder, mergeUnlessCutAfter: signal === 'slow-down' ? startedAt - PACE_CUT_WINDOW_MS : null } } : {}),
+    ...(pace !== undefined ? { pace: { next: pace, claimedUnder, slowDown: signal === 'slow-down' } } : {}),
   });
-  if (pace !== undefined) observer.paceChanged({ endpointId: ids.endpointId, pace: pace ?? fullPace(policy), cut });
+  // A slow-down computed from a pace that changed since the claim is computed again from the pace
+  // now stored (one cut halves the pace in force, never a stale one twice), a few times at most.
+  let paceSet = pace;
+  let paceCut = cut;
+  for (let now: Pace | null | undefined = finished.paceNow, tries = 0; now !== undefined && tries < PACE_SET_TRIES; tries++) {
+    const again = nextPace(now, { signal, retryAfterMs: result.retryAfterMs, startedAt }, finishedAt, policy);
+    paceSet = again;
+    paceCut = again?.cutAt === finishedAt;
+    if (again === undefined) break;
+    now = await store.endpoints.setPace(ids.orgId, ids.endpointId, now, again);
+  }
+  if (paceSet !== undefined) observer.paceChanged({ endpointId: ids.endpointId, pace: paceSet ?? fullPace(policy), cut: paceCut });
   deps.slots?.returned(ids.deliveryId);
   deps.logger.info(
     {
@@ -352,6 +363,9 @@ async function send(deps: DeliverDeps, ids: AttemptIds, delivery: DeliveryRecord
   const response = result.detail && keepsResponse(endpoint.policy.keepResponseBody, outcome.error) ? result.detail : null;
   return { ...outcome, responseStatus: result.status, request: sent, response };
 }
+
+/** How often a slow-down's pace is computed again when other attempts keep changing it meanwhile. */
+const PACE_SET_TRIES = 3;
 
 /**
  * How long a late request waits for a new rate-limit turn at most, ms; then its attempt is

@@ -63,7 +63,7 @@ export type { Retention } from './retention.js';
 export type { PresetInfo, PresetListing } from './presets.js';
 
 export { parseRetryAfterMs, policyTimeline, retryDelayMs } from './retry-schedule.js';
-export { effectiveLimits, fullPace, nextPace, paceSignalOf, PACE_CUT_WINDOW_MS } from './pace.js';
+export { effectiveLimits, fullPace, nextPace, paceSignalOf } from './pace.js';
 export type { EffectiveLimits, Pace, PaceSignal } from './pace.js';
 export type { RandomFn, RetryDelayInput, TimelineEntry, WaitBounds } from './retry-schedule.js';
 

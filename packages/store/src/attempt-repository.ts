@@ -4,7 +4,7 @@ import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
 import { finishedExpiresAt, isEndpointFailure, isEventTypeDisabled, RATE_SEND_LAG_MS, rateIntervalMs, type Pace, type RateLimit, type Retention, type SecretBox, type SentRequestFields } from '@postern/shared';
-import { parseDelivery, parseEndpoint, parseOrgAttemptSettings, type OrgAttemptSettings, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
+import { parseDelivery, parseEndpoint, parsePace, parseOrgAttemptSettings, type OrgAttemptSettings, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 import { encodeAttempt } from './attempt-encoding.js';
 
 const claimScript = LuaScript.load('claim-attempt');
@@ -96,13 +96,11 @@ export interface FinishInput {
   retention: Retention;
   /**
    * Adaptive pacing (`nextPace`): the endpoint's next pace (null = back at the policy's limits),
-   * the pace the attempt was claimed under, and, for a slow-down answer, `mergeUnlessCutAfter`
-   * (epoch ms: the attempt's start minus `PACE_CUT_WINDOW_MS`). A raise (null) applies only if the
-   * stored pace is still the one claimed under; a slow-down merges into whatever is stored (the
-   * lower rate and concurrency, the later pause) unless the stored pace was cut after that time,
-   * in which case only its pause is merged. Absent = no change.
+   * the pace the attempt was claimed under and whether it is a slow-down's. It is written only if
+   * the stored pace is still the one claimed under; a slow-down's that is not comes back as
+   * {@link FinishResult.paceNow}, for the caller to compute again from it ({@link EndpointRepository.setPace}).
    */
-  pace?: { next: Pace | null; claimedUnder: Pace | null; mergeUnlessCutAfter: number | null };
+  pace?: { next: Pace | null; claimedUnder: Pace | null; slowDown: boolean };
 }
 
 /**
@@ -116,6 +114,8 @@ export interface FinishResult {
   trimmed: number;
   consecutiveFailures: number;
   failureStreakStartedAt: number | null;
+  /** A slow-down's pace was not written, because the stored pace changed since the claim: this is it now (null = none). */
+  paceNow?: Pace | null;
   woken: string[];
 }
 
@@ -287,7 +287,7 @@ export class AttemptRepository {
         isEndpointFailure(input.error) ? '1' : '0',
         input.pace ? (input.pace.next ? JSON.stringify(input.pace.next) : '-') : '',
         input.pace?.claimedUnder ? JSON.stringify(input.pace.claimedUnder) : '',
-        input.pace?.mergeUnlessCutAfter ?? '',
+        input.pace?.slowDown ? '1' : '',
         input.cancelReason ?? '',
       ],
     )) as [string, number, string, number, ...string[]];
@@ -304,7 +304,8 @@ export class AttemptRepository {
       trimmed,
       consecutiveFailures: Number(r[1] ?? 0),
       failureStreakStartedAt: r[2] ? Number(r[2]) : null,
-      woken: r.slice(4) as string[],
+      ...(r[4] ? { paceNow: r[4] === '-' ? null : parsePace(String(r[4])) } : {}),
+      woken: r.slice(5) as string[],
     };
   }
 

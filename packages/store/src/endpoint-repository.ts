@@ -1,9 +1,9 @@
-import type { SecretBox } from '@postern/shared';
+import type { Pace, SecretBox } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { parseEndpoint, toHashFields, type EndpointRecord } from './records.js';
+import { parseEndpoint, parsePace, toHashFields, type EndpointRecord } from './records.js';
 import { openSealedField, replaceFieldIfUnchanged, sealField } from './sealed-fields.js';
 import { endpointLogSize } from './endpoint-log.js';
 import { encodeRequestSecrets } from './request-secrets.js';
@@ -19,6 +19,7 @@ function endpointHashFields(fields: Partial<EndpointRecord>, box: SecretBox, org
 }
 
 const updateEndpointScript = LuaScript.load('update-endpoint');
+const setPaceScript = LuaScript.load('set-pace');
 
 /** Fields of an endpoint that the API may change. */
 export type EndpointPatch = Partial<
@@ -32,6 +33,18 @@ export type EndpointPatch = Partial<
  */
 export class EndpointRepository {
   constructor(private readonly redis: RedisClient, private readonly keys: KeySchema, private readonly box: SecretBox) {}
+
+  /**
+   * Sets the endpoint's adaptive pace to `next` (null = none: back at the policy's limits) only if
+   * the stored pace is still `from` (compared by value): a compare and set, for a slow-down computed
+   * again after the finish found the pace changed. Returns undefined when set (or the endpoint is
+   * gone), else the pace stored now (null = none), to compute from again.
+   */
+  async setPace(orgId: string, endpointId: string, from: Pace | null, next: Pace | null): Promise<Pace | null | undefined> {
+    const r = String(await setPaceScript.run(this.redis, [this.keys.endpoint(orgId, endpointId)], [from ? JSON.stringify(from) : '', next ? JSON.stringify(next) : '-']));
+    if (r === '') return undefined;
+    return r === '-' ? null : parsePace(r);
+  }
 
   /** Stores a new endpoint and indexes it under its org. */
   async create(endpoint: EndpointRecord): Promise<void> {

@@ -389,7 +389,7 @@ function parseSecrets(raw: string | undefined, box: SecretBox, orgId: string, en
 }
 
 /** Reads a stored pace leniently: absent or unreadable = none (the policy's limits). */
-function parsePace(raw: string | undefined): Pace | null {
+export function parsePace(raw: string | undefined): Pace | null {
   if (!raw) return null;
   try {
     const value = JSON.parse(raw) as Pace;

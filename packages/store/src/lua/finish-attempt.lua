@@ -19,25 +19,26 @@
 -- ARGV[16] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
 -- Postern's own internal:* faults), ARGV[17] the endpoint's next pace (adaptive pacing): '' = no
 -- change, '-' = back at the policy's limits (removed), else its JSON; ARGV[18] the pace (JSON) the
--- attempt was claimed under ('' = none), ARGV[19] for a slow-down answer the time (ms) after which
--- a stored cut already accounts for it (the attempt's start minus PACE_CUT_WINDOW_MS), '' for a
--- raise, ARGV[20] cancel reason (with 'cancelled').
+-- attempt was claimed under ('' = none), ARGV[19] '1' when the next pace is a slow-down's (its
+-- pace is returned when it could not be written), ARGV[20] cancel reason (with 'cancelled').
 -- Such a failed attempt sets lastFailureAt and counts in failedAttempts and
 -- consecutiveFailedAttempts, whether or not the policy's breaker counts it (consecutiveFailures is
 -- the breaker's own streak).
 -- The outcome is recorded only while the attempt is still the delivery's current one; the lease is
 -- given back either way. Returns {'ok' | 'stale', consecutiveFailures, failureStreakStartedAt | '',
--- finished deliveries of the endpoint now (0 unless this attempt finished the delivery), woken...}.
+-- finished deliveries of the endpoint now (0 unless this attempt finished the delivery), the stored
+-- pace when a slow-down's could not be written ('-' = none; '' otherwise), woken...}.
 --- @include "lease"
 --- @include "retention"
 --- @include "key-line"
 --- @include "compact-hash"
+--- @include "pace"
 local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
 giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken, false)
 local current = redis.call('HMGET', KEYS[7], 'status', 'attempts', 'keyLine')
-if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', 0, unpack(woken)} end
+if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', 0, '', unpack(woken)} end
 
 local nextStatus = ARGV[4]
 local finishedCount = 0
@@ -68,7 +69,7 @@ else
 end
 if nextStatus == 'cancelled' then
   redis.call('HSET', KEYS[7], 'cancelReason', ARGV[20])
-  return {'ok', 0, '', finishedCount, unpack(woken)}
+  return {'ok', 0, '', finishedCount, '', unpack(woken)}
 end
 
 local streak = redis.call('HMGET', KEYS[9], 'id', 'consecutiveFailures', 'failureStreakStartedAt')
@@ -97,45 +98,14 @@ if streak[1] then
   end
 end
 
--- Adaptive pacing (pace.ts, nextPace): a raise applies only to the pace it was computed from (a
--- concurrent attempt may have cut it since). A slow-down always applies, the lower value of each
--- and the later pause and cut winning, unless the stored pace was cut after ARGV[19] (by an answer
--- to a later attempt): that cut already accounts for this answer, which may only extend the pause.
--- The stored pace is compared by value, not as text: one written by the merge below (Lua's JSON
--- encoder) reads back through the sender in JavaScript's notation, with other key order and digits.
-local function samePace(a, b)
-  if a == b then return true end
-  if a == '' or b == '' then return false end
-  local x, y = cjson.decode(a), cjson.decode(b)
-  for _, f in ipairs({'perSecond', 'concurrency', 'pausedUntil', 'cutAt', 'changedAt', 'goodPerSecond'}) do
-    local u, v = x[f], y[f]
-    if u == cjson.null then u = nil end
-    if v == cjson.null then v = nil end
-    if u ~= v then return false end
-  end
-  return true
-end
+-- Adaptive pacing (pace.ts, nextPace): the next pace is written only over the pace it was
+-- computed from (compare and set). A raise that finds it changed is dropped (the next success makes
+-- up for it: raises grow with time); a slow-down is not merged here: the stored pace is returned
+-- and the sender computes the cut again from it, so the law stays in one place.
+local paceNow = ''
 if ARGV[17] ~= '' then
-  local stored = redis.call('HGET', KEYS[9], 'pace') or ''
-  if samePace(stored, ARGV[18]) then
-    if ARGV[17] == '-' then redis.call('HDEL', KEYS[9], 'pace') else redis.call('HSET', KEYS[9], 'pace', ARGV[17]) end
-  elseif ARGV[19] ~= '' then
-    local cut = cjson.decode(ARGV[17])
-    if stored ~= '' then
-      local was = cjson.decode(stored)
-      local function num(v) if type(v) == 'number' then return v end return nil end
-      if num(was.cutAt) and was.cutAt > tonumber(ARGV[19]) then
-        if num(cut.pausedUntil) and (not num(was.pausedUntil) or cut.pausedUntil > was.pausedUntil) then was.pausedUntil = cut.pausedUntil end
-        cut = was
-      else
-        if num(was.perSecond) and (not num(cut.perSecond) or was.perSecond < cut.perSecond) then cut.perSecond = was.perSecond end
-        if was.concurrency < cut.concurrency then cut.concurrency = was.concurrency end
-        if num(was.pausedUntil) and (not num(cut.pausedUntil) or was.pausedUntil > cut.pausedUntil) then cut.pausedUntil = was.pausedUntil end
-        if num(was.goodPerSecond) and (not num(cut.goodPerSecond) or was.goodPerSecond < cut.goodPerSecond) then cut.goodPerSecond = was.goodPerSecond end
-      end
-    end
-    redis.call('HSET', KEYS[9], 'pace', cjson.encode(cut))
-  end
+  paceNow = setPaceIf(KEYS[9], ARGV[18], ARGV[17])
+  if ARGV[19] ~= '1' then paceNow = '' end
 end
 
 -- The overview's counters: one hash per endpoint and per org per hour. The write that creates a
@@ -146,4 +116,4 @@ for k = 17, 18 do
   if redis.call('HINCRBY', KEYS[k], field, 1) == 1 then redis.call('EXPIRE', KEYS[k], tonumber(ARGV[15])) end
   if failed then redis.call('HINCRBY', KEYS[k], ARGV[14] .. ':e:' .. ARGV[7], 1) end
 end
-return {'ok', failures, streakStart, finishedCount, unpack(woken)}
+return {'ok', failures, streakStart, finishedCount, paceNow, unpack(woken)}
