@@ -84,31 +84,55 @@ export interface ReceiverProcess {
   base: string;
   /** The node process serving the receiver (spawned directly, so this is the one doing the work). */
   pid: number | undefined;
-  stats(): Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[] }>;
+  stats(): Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[]; withAuthorization: number }>;
   reset(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Starts bench/receiver.ts as its own process and waits for its port. */
-export async function startReceiverProcess(): Promise<ReceiverProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/receiver.ts'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts a bench script that prints `{"port": N}` on stdout as its own process; resolves with the child and the port. */
+async function startPortProcess(script: string): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString('utf8')) as { port: number }).port));
-    child.once('exit', (code) => reject(new Error(`receiver exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
+  return { child, port };
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Starts bench/receiver.ts as its own process and waits for its port. */
+export async function startReceiverProcess(): Promise<ReceiverProcess> {
+  const { child, port } = await startPortProcess('bench/receiver.ts');
   const base = `http://127.0.0.1:${port}`;
   return {
     base,
     pid: child.pid,
-    stats: async () => (await fetch(`${base}/_stats`)).json() as Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[] }>,
+    stats: async () => (await fetch(`${base}/_stats`)).json() as Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[]; withAuthorization: number }>,
     reset: async () => void (await fetch(`${base}/_reset`, { method: 'POST' })).text(),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChild(child),
   };
+}
+
+/** The forward proxy process (bench/forward-proxy.ts): CONNECT tunnels to 127.0.0.1 only. */
+export interface ForwardProxyProcess {
+  /** `http://127.0.0.1:<port>`, as an endpoint's `proxy` or `EGRESS_PROXY_URL`. */
+  url: string;
+  /** The node process doing the proxying (for its CPU time). */
+  pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** Starts bench/forward-proxy.ts as its own process and waits for its port. */
+export async function startForwardProxyProcess(): Promise<ForwardProxyProcess> {
+  const { child, port } = await startPortProcess('bench/forward-proxy.ts');
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, stop: () => stopChild(child) };
 }
 
 /** Postern's ingest and sender as processes on one key prefix, as `npm start` runs them. */

@@ -4,9 +4,11 @@
  *
  * - `POST /ok`: 200 at once.
  * - `POST /flaky`: 503 when `webhook-attempt` is 1, else 200 (a retry that must fire on time).
- * - `GET /_stats`: what arrived since the last reset: `{count, firstAtMs, lastAtMs, latenciesMs}`,
- *   where a latency is arrival minus the envelope's `timestamp` (ingest's acceptance, ms precision)
- *   of first attempts. `POST /_reset` clears it.
+ * - `GET /_stats`: what arrived since the last reset: `{count, firstAtMs, lastAtMs, latenciesMs,
+ *   withAuthorization}`, where a latency is arrival minus the envelope's `timestamp` (ingest's
+ *   acceptance, ms precision) of first attempts and `withAuthorization` counts requests that had an
+ *   `authorization` header (the request-settings runs check their auth arrived). `POST /_reset`
+ *   clears it.
  *
  * It never verifies signatures: the benchmark measures Postern, not the receiver.
  */
@@ -17,6 +19,7 @@ let count = 0;
 let firstAtMs = 0;
 let lastAtMs = 0;
 let latenciesMs: number[] = [];
+let withAuthorization = 0;
 
 const TIMESTAMP = /"timestamp":"([^"]+)"/;
 
@@ -24,7 +27,7 @@ const server = createServer((req, res) => {
   const url = req.url ?? '/';
   if (url === '/_stats') {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ count, firstAtMs, lastAtMs, latenciesMs }));
+    res.end(JSON.stringify({ count, firstAtMs, lastAtMs, latenciesMs, withAuthorization }));
     return;
   }
   if (url === '/_reset') {
@@ -32,6 +35,7 @@ const server = createServer((req, res) => {
     firstAtMs = 0;
     lastAtMs = 0;
     latenciesMs = [];
+    withAuthorization = 0;
     res.end('reset');
     return;
   }
@@ -42,6 +46,7 @@ const server = createServer((req, res) => {
     count++;
     if (firstAtMs === 0) firstAtMs = now;
     lastAtMs = now;
+    if (req.headers.authorization !== undefined) withAuthorization++;
     const attempt = req.headers['webhook-attempt'];
     if (attempt === '1') {
       const ts = TIMESTAMP.exec(Buffer.concat(chunks).toString('utf8'))?.[1];

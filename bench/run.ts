@@ -6,6 +6,10 @@
  * 3. Postern end to end (POST /v1/events → ingest → Redis → sender → receiver), ingest and sender as
  *    their own processes: 1 endpoint, and 100 endpoints across 10 orgs; then 1 endpoint at a fixed
  *    1,000 events/s and at a fixed 250 events/s for latency below saturation.
+ *    Right after the plain 1-endpoint run, two more like it (bench/request-settings-cost.ts): its
+ *    endpoint with bearer auth and three static headers (one secret), and the plain endpoint through
+ *    a forward proxy on loopback (bench/forward-proxy.ts, its own process), each as a ratio of CPU
+ *    per delivery to the plain run.
  * Plus Redis memory per pending delivery (payload excluded), and a scale point: 100,000 pending
  * delayed deliveries — Redis memory, and how late scheduled retries fire among them.
  *
@@ -28,8 +32,9 @@
  * the same on the cluster and the cluster's deliveries/s with Redis commands per delivery per master.
  * Settings (environment): BENCH_CONCURRENCY (50), BENCH_DURATION_S (10), BENCH_RATE (1000),
  * BENCH_RATE_LOW (250), BENCH_PENDING (100000), BENCH_PROFILE (auto | always | off; off in quick
- * mode), BENCH_QUICK=1 (about a minute: bare BullMQ, bare got, the two full-speed runs and the
- * BENCH_RATE_LOW run only; no memory, no scale point, no BENCH_RATE run), BENCH_APP_MODE
+ * mode), BENCH_QUICK=1 (about a minute and a half: bare BullMQ, bare got, the full-speed runs, the
+ * request-settings ones included, and the BENCH_RATE_LOW run only; no memory, no scale point, no
+ * BENCH_RATE run), BENCH_APP_MODE
  * (compiled: `npm run build` first and the apps run from dist/ as in production | source: tsx).
  */
 import { execFileSync } from 'node:child_process';
@@ -40,7 +45,8 @@ import { randomBytes } from 'node:crypto';
 import { createKeySchema, DELIVERY_QUEUE_NAME } from '@postern/store';
 import { summariseCpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory-breakdown.js';
-import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startPosternProcesses, startReceiverProcess, type BenchRedis, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
+import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
+import { CPU_RATIO_TARGET, measureRequestSettings, requestSettingsRows, type RequestSettingsCost } from './request-settings-cost.js';
 import { clockTicksPerSecond, openCostWindow, redisServerPid, waitForNoActiveJobs, type DeliveryCost } from './resource-cost.js';
 import { benchClusterNodes, clusterThroughput, retentionAtSpeed, type RetentionAtSpeed } from './cluster.js';
 import { bareBullmq, bareGot, createOrgs, pendingMemoryViaApi, posternAtRate, posternThroughput, scalePoint, warmUp, type EndToEnd, type PendingMemory, type ScalePoint } from './scenarios.js';
@@ -59,6 +65,10 @@ const PROFILE = (process.env.BENCH_PROFILE ?? (QUICK ? 'off' : 'auto')) as 'auto
 /** Quick mode's unreported deliveries before the measured runs (the full run drains 5,000). */
 const QUICK_WARM_UP_EVENTS = 3000;
 const OUT_DIR = path.join(REPO_ROOT, 'bench-results');
+/** The forward proxy's name among the cost windows' other processes. */
+const PROXY_NAME = 'proxy';
+/** Deliveries that warm each request-settings endpoint up (the bearer path, hpagent's tunnels) before it is measured. */
+const REQUEST_SETTINGS_WARM_UP_EVENTS = 1000;
 
 /** The 1-endpoint runs: the endpoint may take the sender's whole concurrency, as bare got does. */
 const ROOMY_POLICY: PolicyInput = { preset: 'standard', concurrency: { perEndpoint: CONCURRENCY, perOrg: CONCURRENCY } };
@@ -106,6 +116,8 @@ interface CostContext {
   redis: BenchRedis;
   redisPid: number | undefined;
   receiver: ReceiverProcess;
+  /** The forward proxy of the request-settings run: its CPU is shown beside the receiver's, not charged. */
+  proxy: ForwardProxyProcess;
 }
 
 /**
@@ -116,7 +128,7 @@ async function withCost<T extends EndToEnd>(ctx: CostContext, p: PosternProcesse
   const window = await openCostWindow({
     redis: ctx.redis.client,
     pids: { ingest: p.ingest.child.pid, sender: p.sender?.child.pid, redis: ctx.redisPid },
-    otherPids: { receiver: ctx.receiver.pid },
+    otherPids: { receiver: ctx.receiver.pid, [PROXY_NAME]: ctx.proxy.pid },
   });
   const result = await run();
   const activeKey = `${createKeySchema(p.prefix).queuePrefix(0)}:${DELIVERY_QUEUE_NAME}:active`;
@@ -127,6 +139,25 @@ async function withCost<T extends EndToEnd>(ctx: CostContext, p: PosternProcesse
 function costRow(name: string, c: DeliveryCost) {
   const ms = (v: number | null) => (v === null ? 'n/a' : v);
   return { scenario: name, deliveries: c.deliveries, 'ingest CPU ms': ms(c.cpuMsPerDelivery.ingest), 'sender CPU ms': ms(c.cpuMsPerDelivery.sender), 'redis CPU ms': ms(c.cpuMsPerDelivery.redis), 'total CPU ms': ms(c.cpuMsPerDelivery.total), 'redis commands': c.redisCommandsPerDelivery, ...Object.fromEntries(Object.entries(c.otherCpuMsPerDelivery).map(([k, v]) => [`(${k} CPU ms)`, ms(v)])) };
+}
+
+/**
+ * The request-settings runs (bench/request-settings-cost.ts), right after the plain 1-endpoint run
+ * on the same processes: each endpoint warmed up, then measured as the plain run is.
+ */
+function requestSettingsRuns(ctx: CostContext, p: PosternProcesses, plain: EndToEnd & { cost: DeliveryCost }): Promise<RequestSettingsCost> {
+  const { receiver } = ctx;
+  return measureRequestSettings({
+    plain,
+    proxy: { url: ctx.proxy.url, name: PROXY_NAME },
+    log,
+    async measure(request) {
+      const [org] = await createOrgs(p.apiBase, { orgs: 1, endpointsPerOrg: 1, url: `${receiver.base}/ok`, policy: ROOMY_POLICY, request });
+      await warmUp(p, receiver, org!, { events: REQUEST_SETTINGS_WARM_UP_EVENTS, producers: 16 });
+      const run = await withCost(ctx, p, () => posternThroughput(p, receiver, [org!], { durationS: DURATION_S, producers: 16, maxBacklog: 4 * CONCURRENCY }));
+      return { ...run, withAuthorization: (await receiver.stats()).withAuthorization };
+    },
+  });
 }
 
 /** Runs bench/finished-memory.ts against the bench's Redis: bytes per pending and finished delivery, with their breakdown. */
@@ -155,7 +186,8 @@ async function main(): Promise<void> {
   const redis = await startBenchRedis(log);
   const redisPid = await redisServerPid(redis.client);
   const receiver = await startReceiverProcess();
-  const ctx: CostContext = { redis, redisPid, receiver };
+  const proxy = await startForwardProxyProcess();
+  const ctx: CostContext = { redis, redisPid, receiver, proxy };
   const steps = QUICK ? 4 : 7;
   log(`${QUICK ? 'QUICK mode (BENCH_QUICK=1): no memory, no scale point, no ' + RATE + '/s run; ' : ''}redis ${redis.url} (${redis.own ? `private: ${composeRedisFlags().join(' ')}` : 'shared: commands and Redis CPU include other clients'}, pid ${redisPid ?? '?'}), receiver ${receiver.base}, apps ${APP_MODE}, concurrency ${CONCURRENCY}, ${DURATION_S} s per run; load average ${loadAtStart.join(' ')} on ${cpus().length} cores`);
   try {
@@ -195,6 +227,7 @@ async function main(): Promise<void> {
       const loadAtOneEndpoint = loadavg().map(r1);
       const oneEndpoint = await withCost(ctx, p, () => posternThroughput(p, receiver, [one!], { durationS: DURATION_S, producers: 16, maxBacklog: 4 * CONCURRENCY }));
       log(`    1 endpoint: ${Math.round(oneEndpoint.deliveriesPerSecond)} deliveries/s, ${oneEndpoint.cost.cpuMsPerDelivery.total} CPU ms and ${oneEndpoint.cost.redisCommandsPerDelivery} Redis commands per delivery (load average ${loadAtOneEndpoint.join(' ')})`);
+      const requestSettings = await requestSettingsRuns(ctx, p, oneEndpoint);
       const many = await createOrgs(p.apiBase, { orgs: 10, endpointsPerOrg: 10, url: `${receiver.base}/ok`, policy: 'standard' });
       const manyEndpoints = await withCost(ctx, p, () => posternThroughput(p, receiver, many, { durationS: DURATION_S, producers: 8, maxBacklog: 4 * CONCURRENCY }));
       log(`    100 endpoints: ${Math.round(manyEndpoints.deliveriesPerSecond)} deliveries/s, ${manyEndpoints.cost.cpuMsPerDelivery.total} CPU ms and ${manyEndpoints.cost.redisCommandsPerDelivery} Redis commands per delivery`);
@@ -221,7 +254,7 @@ async function main(): Promise<void> {
         scale = await scalePoint(redis, p, receiver, { pending: PENDING, probes: 20, keySum });
         log(`    ${Math.round(scale.perDeliveryExcludingPayload)} B per delivery (payload excluded), retries late by p50 ${scale.retryLatenessMs.p50} ms, max ${scale.retryLatenessMs.max} ms`);
       }
-      return { idle, memory, oneEndpoint, manyEndpoints, atRate, below, atRateLow, scale, loadAtOneEndpoint };
+      return { idle, memory, oneEndpoint, requestSettings, manyEndpoints, atRate, below, atRateLow, scale, loadAtOneEndpoint };
     });
 
     let finishedMemory: DeliveryMemory[] | null = null;
@@ -285,6 +318,7 @@ async function main(): Promise<void> {
       redisCommandsPerDelivery: oneCost.redisCommandsPerDelivery,
       redisCommandsBreakdown: oneCost.redisCommandsBreakdown,
       costs: { oneEndpoint: oneCost, manyEndpoints: manyCost, atRateLow: lowCost },
+      requestSettings: postern.requestSettings,
       redisPerPendingDelivery: postern.memory?.pending ?? null,
       scalePoint: postern.scale,
       goals,
@@ -316,6 +350,8 @@ async function main(): Promise<void> {
     console.log(`Ratio (3) / bare got: 1 endpoint ${ratioToBareGot.oneEndpoint}, 100 endpoints ${ratioToBareGot.manyEndpoints}`);
     console.log(`Cost per delivery (CPU: /proc/<pid>/stat utime+stime at ${clockTicksPerSecond()} ticks/s; Redis: INFO commandstats calls, Lua scripts' own calls included; receiver and load generator shown, not charged)`);
     console.table([costRow('1 endpoint, full speed', oneCost), costRow('100 endpoints, full speed', manyCost), costRow(`1 endpoint at ${RATE_LOW}/s`, lowCost)]);
+    console.log(`Request settings, 1 endpoint at full speed, same bench run (CPU ms per delivery; target ≤ ${CPU_RATIO_TARGET}× plain, Postern's processes; the proxy's own CPU apart)`);
+    console.table(requestSettingsRows(postern.requestSettings));
     console.log('Top Redis commands per delivery');
     const manyByCommand = new Map(manyCost.redisCommandsBreakdown.map((c) => [c.command, c.perDelivery]));
     console.table(oneCost.redisCommandsBreakdown.map((c) => ({ command: c.command, '1 endpoint': c.perDelivery, '100 endpoints': manyByCommand.get(c.command) ?? '—' })));
@@ -361,6 +397,7 @@ async function main(): Promise<void> {
     }
     log(`wrote ${path.relative(REPO_ROOT, path.join(OUT_DIR, 'bench.json'))} in ${results.durationS} s; load average at the end ${results.machine.loadAverageAtEnd.join(' ')}`);
   } finally {
+    await proxy.stop();
     await receiver.stop();
     await redis.stop();
   }

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { createIdFactory } from '@postern/shared';
 import { createDeliveryQueue, createRedisConnection, createStore, deliveryJobOptions, DELIVERY_QUEUE_NAME, type KeySchema } from '@postern/store';
 import { acceptEvent, type AppDeps } from '@postern/ingest';
-import { Postern, type PolicyInput } from '@postern/client';
+import { Postern, type CreateEndpointBody, type PolicyInput } from '@postern/client';
 import { BENCH_ADMIN_TOKEN, jsonClient, percentile, pollUntil, sampleRss, type BenchRedis, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 
 /** An envelope like the ones Postern sends, for the bare clients. */
@@ -93,8 +93,11 @@ export interface BenchOrg {
   endpointIds: string[];
 }
 
-/** Creates `orgs` orgs with `endpointsPerOrg` endpoints each, all pointing at `url`. */
-export async function createOrgs(apiBase: string, opts: { orgs: number; endpointsPerOrg: number; url: string; policy: PolicyInput }): Promise<BenchOrg[]> {
+/**
+ * Creates `orgs` orgs with `endpointsPerOrg` endpoints each, all pointing at `url`, each with
+ * `request` (static headers, auth, proxy; README "Request settings") when given.
+ */
+export async function createOrgs(apiBase: string, opts: { orgs: number; endpointsPerOrg: number; url: string; policy: PolicyInput; request?: Pick<CreateEndpointBody, 'headers' | 'auth' | 'proxy'> }): Promise<BenchOrg[]> {
   // Set-up goes through @postern/client; the producers below keep their own lighter keep-alive client.
   const admin = new Postern({ baseUrl: apiBase, adminToken: BENCH_ADMIN_TOKEN });
   const out: BenchOrg[] = [];
@@ -102,7 +105,7 @@ export async function createOrgs(apiBase: string, opts: { orgs: number; endpoint
     const org = await admin.orgs.create({ name: `bench-${o}` });
     const client = new Postern({ baseUrl: apiBase, apiKey: org.apiKey });
     const endpointIds: string[] = [];
-    for (let e = 0; e < opts.endpointsPerOrg; e++) endpointIds.push((await client.endpoints.create({ url: opts.url, policy: opts.policy })).id);
+    for (let e = 0; e < opts.endpointsPerOrg; e++) endpointIds.push((await client.endpoints.create({ url: opts.url, policy: opts.policy, ...opts.request })).id);
     out.push({ orgId: org.id, apiKey: org.apiKey, endpointIds });
   }
   return out;
