@@ -1,4 +1,6 @@
-import { mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -100,6 +102,17 @@ async function save(page: Page, heading: string | RegExp = receiver.url): Promis
   const error = page.locator('.notice--error');
   await Promise.race([page.locator('h1', { hasText: heading }).waitFor(), error.waitFor()]);
   if (await error.count()) throw new Error(`the form was refused: ${await error.innerText()}`);
+}
+
+/** A self-signed client certificate with `cn` and its unencrypted key, PEM (openssl). */
+function clientCertificate(cn: string): { certificate: string; privateKey: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'postern-form-mtls-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`, '-days', '1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    return { certificate: readFileSync(join(dir, 'cert.pem'), 'utf8'), privateKey: readFileSync(join(dir, 'key.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function mint(scopes: string[]) {
@@ -292,6 +305,38 @@ test('OAuth 2.0 and a proxy through the form: the page names the token URL and c
   await page.fill('#proxy-url', '');
   await save(page);
   expect((await endpoint(id)).proxy).toBeNull();
+  await page.close();
+}, TEST_TIMEOUT_MS);
+
+test('mTLS through the form: the page names the certificate’s CN; a key that does not match is the API’s error at its field', async () => {
+  const mine = clientCertificate('postern-form-client');
+  const other = clientCertificate('someone-else');
+  const page = await tab({ key: org.apiKey });
+  await page.click('#new-endpoint');
+  await page.locator('h1', { hasText: 'New endpoint' }).waitFor();
+  // Nothing listens there: this endpoint is only written and read.
+  await page.fill('#endpoint-url', 'https://127.0.0.1:9/hook');
+  await page.fill('#endpoint-event-types', 'mtls.none');
+  await page.selectOption('#auth-type', 'mtls');
+  await page.fill('#auth-certificate', mine.certificate);
+  await page.fill('#auth-private-key', other.privateKey);
+  await page.click('#save-endpoint');
+  await page.locator('.notice--error', { hasText: 'auth.privateKey: does not match auth.certificate' }).waitFor();
+  expect(await page.getAttribute('#auth-private-key', 'aria-invalid')).toBe('true');
+  await page.fill('#auth-private-key', mine.privateKey);
+  await save(page, 'https://127.0.0.1:9/hook');
+  const id = /#\/endpoints\/(ep_\w+)/.exec(page.url())![1]!;
+  expect((await endpoint(id)).auth).toEqual({ type: 'mtls', certificate: mine.certificate, privateKey: '••••', ca: null });
+  expect(await page.locator('#auth-summary').innerText()).toBe('mTLS client certificate (CN postern-form-client)');
+  expect(await page.content()).not.toContain('PRIVATE KEY');
+
+  // The key stays while not replaced: adding a CA sends the certificate and CA only.
+  await go(page, `#/endpoints/${id}/edit`, 'Edit endpoint');
+  expect(await page.locator('#auth-private-key-masked').innerText()).toBe('••••');
+  await page.fill('#auth-ca', other.certificate);
+  await save(page, 'https://127.0.0.1:9/hook');
+  expect((await endpoint(id)).auth).toEqual({ type: 'mtls', certificate: mine.certificate, privateKey: '••••', ca: other.certificate });
+  expect(await page.locator('#auth-summary').innerText()).toBe('mTLS client certificate (CN postern-form-client), own CA for the receiver');
   await page.close();
 }, TEST_TIMEOUT_MS);
 
