@@ -4,6 +4,7 @@ import { createSenderHttp } from '@postern/sender';
 import { fastPolicy, startPostern, type TestPostern } from '../support/postern.js';
 import { parsePrometheus, sampleValue, type Sample } from '../support/prometheus.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
+import { startTokenServer } from '../support/oauth-server.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
@@ -141,6 +142,48 @@ test('sender metrics count outcomes, attempts, latency and breaker trips with bo
   }
   expect(text).not.toContain(okEp.id);
   expect(text).not.toContain(tripIds[0]);
+});
+
+test('OAuth 2.0 token fetches: counted by result, and the last one shown as auth.tokenFetchedAt', async () => {
+  const client = { clientId: 'metrics-client', clientSecret: 's3cret' };
+  const tokens = await startTokenServer(client);
+  try {
+    const oauth = (tokenUrl: string) => ({ type: 'oauth2_client_credentials', tokenUrl, ...client });
+    const ep = await postern.createEndpoint(key, { url: ok.url, eventTypes: ['m.oauth'], policy: { ...fastPolicy(1), ...ROOMY }, auth: oauth(tokens.tokenUrl) });
+    const down = await postern.createEndpoint(key, { url: ok.url, eventTypes: ['m.oauth-down'], policy: { ...fastPolicy(1), ...ROOMY }, auth: oauth(`http://127.0.0.1:${closedPort}/token`) });
+    expect(ep.auth.tokenFetchedAt).toBeNull();
+    const before = Date.now();
+    const okIds = await send('m.oauth', 3);
+    const downIds = await send('m.oauth-down', 1);
+    await waitFinished([...okIds, ...downIds]);
+    const after = Date.now();
+
+    // Three deliveries, one token: the sender fetched once and said when.
+    expect(tokens.requests).toHaveLength(1);
+    const read = (await postern.api('GET', `/v1/endpoints/${ep.id}`, { key })).body;
+    expect(read.auth).toMatchObject({ type: 'oauth2_client_credentials', clientSecret: '••••', tokenFetchedAt: expect.any(String) });
+    const fetchedAt = Date.parse(read.auth.tokenFetchedAt);
+    expect(fetchedAt).toBeGreaterThanOrEqual(before);
+    expect(fetchedAt).toBeLessThanOrEqual(after);
+    // A token endpoint that never answered: no fetch to show, the delivery failed with the reason.
+    expect((await postern.api('GET', `/v1/endpoints/${down.id}`, { key })).body.auth.tokenFetchedAt).toBeNull();
+    expect((await postern.api('GET', `/v1/deliveries/${downIds[0]}`, { key })).body.lastError).toBe('auth_failed:token_connection_failed_ECONNREFUSED');
+
+    const { samples } = await scrape(`${senderBase}/metrics`);
+    const fetches = samples.filter((s) => s.name === 'postern_oauth_token_fetches_total').map((s) => ({ result: s.labels.result, value: s.value }));
+    expect(fetches.sort((a, b) => String(a.result).localeCompare(String(b.result)))).toEqual([
+      { result: 'ok', value: 1 },
+      // Bounded: the system code is not part of the label.
+      { result: 'token_connection_failed', value: 1 },
+    ]);
+
+    // Recorded only while the endpoint exists: a fetch finishing after a delete does not bring its hash back.
+    const orgId = (await postern.api('GET', '/v1/me', { key })).body.orgId as string;
+    expect(await postern.store.oauthTokens.recordFetched(orgId, 'ep_0000000000000000000000gone', Date.now())).toBe(false);
+    expect(await postern.redis.exists(postern.store.keys.endpoint(orgId, 'ep_0000000000000000000000gone'))).toBe(0);
+  } finally {
+    await tokens.close();
+  }
 });
 
 test('queue depth reports jobs waiting for a sender', async () => {

@@ -69,6 +69,7 @@ test('3 sender processes, 300 deliveries in one token lifetime: exactly 1 token 
     audience: null,
     extraParams: { resource: 'hooks' },
     clientAuthentication: 'client_secret_basic',
+    tokenFetchedAt: null,
   });
   const events = await postEvents(postern.api, apiKey, 300, 10, 'oauth.load');
   const ds = await allSucceeded(events.flatMap((e) => e.deliveryIds));

@@ -258,18 +258,19 @@ function resolveProxy(raw: string, secrets: RequestSecrets, allowList: readonly 
 
 /**
  * An endpoint's request settings as the API shows them: every secret as {@link MASKED}, never
- * its value (README, "Request settings").
+ * its value (README, "Request settings"). An OAuth 2.0 auth also shows `tokenFetchedAt`, when the
+ * sender last fetched its token (`tokenFetchedAtMs`, epoch ms; null = never) as ISO 8601.
  */
-export function requestSettingsJson(request: RequestSettings | undefined) {
+export function requestSettingsJson(request: RequestSettings | undefined, tokenFetchedAtMs: number | null = null) {
   const r = request ?? NO_REQUEST_SETTINGS;
   return {
     headers: r.headers.map((h) => ({ name: h.name, value: h.secret ? MASKED : (h.value ?? ''), secret: h.secret })),
-    auth: authJson(r.auth),
+    auth: authJson(r.auth, tokenFetchedAtMs),
     proxy: r.proxy ? { url: r.proxy.url, username: r.proxy.username, password: r.proxy.username !== null ? MASKED : null } as const : null,
   };
 }
 
-function authJson(auth: AuthSettings | null) {
+function authJson(auth: AuthSettings | null, tokenFetchedAtMs: number | null) {
   if (auth === null) return null;
   switch (auth.type) {
     case 'basic':
@@ -277,7 +278,7 @@ function authJson(auth: AuthSettings | null) {
     case 'bearer':
       return { type: auth.type, token: MASKED } as const;
     case 'oauth2_client_credentials':
-      return { ...auth, clientSecret: MASKED } as const;
+      return { ...auth, clientSecret: MASKED, tokenFetchedAt: tokenFetchedAtMs === null ? null : new Date(tokenFetchedAtMs).toISOString() } as const;
     case 'mtls':
       return { type: auth.type, certificate: auth.certificate, privateKey: MASKED, ca: auth.ca } as const;
   }

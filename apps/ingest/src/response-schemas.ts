@@ -56,6 +56,7 @@ const authResponse = z
       audience: z.string().nullable(),
       extraParams: z.record(z.string(), z.string()),
       clientAuthentication: z.enum(['client_secret_basic', 'client_secret_post']),
+      tokenFetchedAt: nullableTime.describe('when a sender last fetched a token from `tokenUrl`; null = not yet'),
     }),
     z.object({ type: z.literal('mtls'), certificate: z.string().describe('PEM'), privateKey: masked, ca: z.string().nullable().describe('PEM; the CAs trusted for the receiver\'s certificate instead of the default ones') }),
   ])

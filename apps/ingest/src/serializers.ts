@@ -32,7 +32,7 @@ export function endpointJson(e: EndpointRecord): Json<typeof endpointResponse> {
     policyName: e.policyName,
     policy: e.policy,
     ...signingJson(e),
-    ...requestSettingsJson(e.request),
+    ...requestSettingsJson(e.request, e.oauthTokenFetchedAt ?? null),
     createdAt: iso(e.createdAt),
     updatedAt: iso(e.updatedAt),
     consecutiveFailures: e.consecutiveFailures,

@@ -31,6 +31,14 @@ export interface OauthTokenDeps {
   timeoutMs?: number;
   /** Told of each request to a token endpoint (metrics, tests). */
   onFetch?: (endpointId: string) => void;
+  /**
+   * Told of each fetch's outcome, once per fetch (not per attempt served from the cache):
+   * `result` is `ok` or the failure reason (`token_http_500`, `token_timeout`, …; unbounded
+   * details included, so a metric must bound it: `tokenFetchLabel`).
+   */
+  onFetched?: (fetch: { endpointId: string; result: string }) => void;
+  /** When a token was fetched (`oauthTokenFetchedAt`); default the system clock. */
+  clock?: { now(): number };
 }
 
 /** Every endpoint's OAuth 2.0 client-credentials token, for one sender process. */
@@ -51,13 +59,15 @@ export interface OauthTokens {
  * fields (`client_secret_post`). The token URL passes the same address rules as endpoint URLs:
  * the pre-send check, then the connect-time guard. Tokens are cached until `expires_in` less a
  * margin (`tokenCacheTtlMs`); a failure is `token_http_<status>`, `token_timeout`,
- * `token_bad_answer` or `token_<network code>` (recorded as `auth_failed:<reason>`).
+ * `token_bad_answer` or `token_<network code>` (recorded as `auth_failed:<reason>`). A
+ * successful fetch is recorded on the endpoint (`oauthTokenFetchedAt`, epoch ms).
  */
 export function createOauthTokens(deps: OauthTokenDeps): OauthTokens {
   const timeoutMs = deps.timeoutMs ?? TOKEN_REQUEST_TIMEOUT_MS;
   const agents = createGuardedAgents({ allowList: deps.allowList, classifyAddress: deps.classifyAddress, lookupAll: deps.lookupAll ?? systemLookupAll, keepAlive: false });
   const client = got.extend({ method: 'POST', agent: agents, retry: { limit: 0 }, throwHttpErrors: false, followRedirect: false, decompress: false, timeout: { request: timeoutMs } });
   const holder = randomUUID();
+  const clock = deps.clock ?? { now: () => Date.now() };
 
   async function fetchToken(endpointId: string, auth: OauthAuth, clientSecret: string): Promise<{ ok: true; accessToken: string; expiresInS: number } | { ok: false; reason: string }> {
     const parsed = validateEndpointUrl(auth.tokenUrl);
@@ -105,11 +115,14 @@ export function createOauthTokens(deps: OauthTokenDeps): OauthTokens {
             const again = await deps.tokens.read(orgId, endpointId);
             if (again && 'token' in again.value) return { kind: 'token', accessToken: again.value.token, stored: again.stored, fetched: false };
             const answer = await fetchToken(endpointId, auth, clientSecret);
+            deps.onFetched?.({ endpointId, result: answer.ok ? 'ok' : answer.reason });
             if (!answer.ok) {
               await deps.tokens.write(orgId, endpointId, { failure: answer.reason }, TOKEN_FAILURE_TTL_MS);
               return { kind: 'error', reason: answer.reason };
             }
             await deps.tokens.write(orgId, endpointId, { token: answer.accessToken }, tokenCacheTtlMs(answer.expiresInS));
+            // Only on a fetch, so the endpoint page can say when the last token came (one HSET per token lifetime).
+            await deps.tokens.recordFetched(orgId, endpointId, clock.now());
             const stored = await deps.tokens.read(orgId, endpointId);
             return { kind: 'token', accessToken: answer.accessToken, stored: stored?.stored ?? null, fetched: true };
           } finally {

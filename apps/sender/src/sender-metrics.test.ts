@@ -1,4 +1,4 @@
-import { errorLabel } from './sender-metrics.js';
+import { errorLabel, tokenFetchLabel } from './sender-metrics.js';
 
 describe('errorLabel', () => {
   it.each([
@@ -22,5 +22,26 @@ describe('errorLabel', () => {
     ['http_12', 'delivery_failed'],
   ])('%s → %s', (code, label) => {
     expect(errorLabel(code)).toBe(label);
+  });
+});
+
+describe('tokenFetchLabel', () => {
+  it.each([
+    ['ok', 'ok'],
+    ['token_http_500', 'token_http_500'],
+    ['token_http_401', 'token_http_401'],
+    ['token_timeout', 'token_timeout'],
+    ['token_bad_answer', 'token_bad_answer'],
+    ['token_bad_url', 'token_bad_url'],
+    // System codes and address classes are dropped: one series per family.
+    ['token_connection_failed_ECONNREFUSED', 'token_connection_failed'],
+    ['token_tls_error_CERT_HAS_EXPIRED', 'token_tls_error'],
+    ['token_dns_lookup_failed_ENOTFOUND', 'token_dns_lookup_failed'],
+    ['token_unsafe_url_loopback', 'token_unsafe_url'],
+    ['token_http_12', 'token_other'],
+    ['token_delivery_failed', 'token_other'],
+    ['anything else', 'token_other'],
+  ])('%s → %s', (result, label) => {
+    expect(tokenFetchLabel(result)).toBe(label);
   });
 });

@@ -36,6 +36,11 @@ export interface DeliveryObserver {
   checkFinished?(check: { result: 'send' | 'cancel' | 'fault'; error: string | null; durationMs: number }): void;
   /** Adaptive pacing changed an endpoint's pace (`nextPace`); `cut` when it slowed down. */
   paceChanged(change: { endpointId: string; pace: Pace; cut: boolean }): void;
+  /**
+   * An OAuth 2.0 token fetch ended: `result` is `ok` or its failure reason (`token_http_500`,
+   * `token_timeout`, …; see {@link tokenFetchLabel}). Optional: observers that do not count fetches omit it.
+   */
+  tokenFetched?(fetch: { result: string }): void;
 }
 
 /** An observer that records nothing: the default when no metrics are wired. */
@@ -46,6 +51,7 @@ export const NO_DELIVERY_OBSERVER: DeliveryObserver = Object.freeze({
   breakerTripped() {},
   checkFinished() {},
   paceChanged() {},
+  tokenFetched() {},
 });
 
 const SYSTEM_DETAIL = /^[A-Z][A-Z0-9_]{0,39}$/;
@@ -71,6 +77,21 @@ export function errorLabel(code: string | null): string {
   return family;
 }
 
+const TOKEN_FETCH_REASONS = new Set(['token_timeout', 'token_bad_answer', 'token_bad_url']);
+const TOKEN_FETCH_FAMILIES = ['token_connection_failed', 'token_tls_error', 'token_dns_lookup_failed', 'token_unsafe_url'];
+
+/**
+ * An OAuth 2.0 token fetch's outcome as a metric label with a bounded set of values: `ok`;
+ * `token_http_<status>` (a 3-digit status); `token_timeout`, `token_bad_answer`, `token_bad_url`;
+ * `token_connection_failed`, `token_tls_error`, `token_dns_lookup_failed` and `token_unsafe_url`
+ * without their detail (the reasons `oauth-tokens.ts` gives carry a system code or an address
+ * class after them); anything else `token_other`.
+ */
+export function tokenFetchLabel(result: string): string {
+  if (result === 'ok' || TOKEN_FETCH_REASONS.has(result) || /^token_http_[1-5][0-9]{2}$/.test(result)) return result;
+  return TOKEN_FETCH_FAMILIES.find((family) => result === family || result.startsWith(`${family}_`)) ?? 'token_other';
+}
+
 /** Queue states reported by `postern_queue_jobs`. */
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed'] as const;
 
@@ -90,6 +111,8 @@ export interface SenderMetrics extends DeliveryObserver {
  * - `postern_breaker_trips_total{action}`;
  * - `postern_pre_attempt_checks_total{result, error}` and `postern_pre_attempt_check_duration_seconds`: the org
  *   check URL's answers (send, cancel, fault with its `internal:check_…` code);
+ * - `postern_oauth_token_fetches_total{result}`: requests to OAuth 2.0 token endpoints, by
+ *   {@link tokenFetchLabel} (`ok` or the failure reason);
  * - `postern_endpoint_recent_failed_attempts{org_id, endpoint_id}`: failed attempts of the
  *   {@link TOP_FAILING_ENDPOINTS} endpoints failing most in this process over the last 15 minutes;
  * - adaptive pacing (issue 13): `postern_pace_cuts_total`, and per endpoint whose pace this process
@@ -173,6 +196,12 @@ export function createSenderMetrics(opts: {
     name: 'postern_pre_attempt_check_duration_seconds',
     help: "Duration of one call to an org's pre-attempt check URL.",
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const tokenFetches = new Counter({
+    name: 'postern_oauth_token_fetches_total',
+    help: 'OAuth 2.0 client-credentials token fetches (one per token, not per attempt), by result: ok, or the failure reason (token_http_<status>, token_timeout, token_bad_answer, token_connection_failed, …).',
+    labelNames: ['result'] as const,
     registers,
   });
   const paceCuts = new Counter({ name: 'postern_pace_cuts_total', help: 'Adaptive pacing cuts: a 429, 503 or timeout halved an endpoint\'s rate and concurrency.', registers });
@@ -264,6 +293,9 @@ export function createSenderMetrics(opts: {
     checkFinished({ result, error, durationMs }) {
       checks.inc({ result, error: errorLabel(error) });
       checkDuration.observe(Math.max(0, durationMs) / 1000);
+    },
+    tokenFetched({ result }) {
+      tokenFetches.inc({ result: tokenFetchLabel(result) });
     },
     paceChanged({ endpointId, pace, cut }) {
       if (cut) paceCuts.inc();

@@ -121,7 +121,16 @@ export function createSender(deps: SenderDeps): Sender {
   const held = new Map<string, { ids: AttemptIds; concurrency: EndpointRecord['policy']['concurrency'] }>();
   // Started once the workers exist (their ids go into every beat); slots are taken only after that.
   let heartbeat: SenderHeartbeat | null = null;
-  const ownTokens = deps.oauthTokens ? null : createOauthTokens({ tokens: deps.store.oauthTokens, classifyAddress: deps.classifyAddress, allowList: deps.config.allowList ?? [], lookupAll: deps.lookupAll });
+  const ownTokens = deps.oauthTokens
+    ? null
+    : createOauthTokens({
+        tokens: deps.store.oauthTokens,
+        classifyAddress: deps.classifyAddress,
+        allowList: deps.config.allowList ?? [],
+        lookupAll: deps.lookupAll,
+        clock: deps.clock,
+        onFetched: ({ result }) => deps.metrics?.tokenFetched?.({ result }),
+      });
   const deliverDeps: DeliverDeps = {
     oauthTokens: deps.oauthTokens ?? ownTokens ?? undefined,
     egress: { proxyUrl: deps.config.egressProxyUrl ?? null, bypass: deps.config.egressProxyBypass ?? [] },

@@ -194,6 +194,8 @@ export interface Endpoint {
     audience: string | null;
     extraParams: Record<string, string>;
     clientAuthentication: "client_secret_basic" | "client_secret_post";
+    /** when a sender last fetched a token from `tokenUrl`; null = not yet */
+    tokenFetchedAt: string | null;
   } | {
     type: "mtls";
     /** PEM */
@@ -273,6 +275,8 @@ export interface CreatedEndpoint {
     audience: string | null;
     extraParams: Record<string, string>;
     clientAuthentication: "client_secret_basic" | "client_secret_post";
+    /** when a sender last fetched a token from `tokenUrl`; null = not yet */
+    tokenFetchedAt: string | null;
   } | {
     type: "mtls";
     /** PEM */
@@ -355,6 +359,8 @@ export interface UpdatedEndpoint {
     audience: string | null;
     extraParams: Record<string, string>;
     clientAuthentication: "client_secret_basic" | "client_secret_post";
+    /** when a sender last fetched a token from `tokenUrl`; null = not yet */
+    tokenFetchedAt: string | null;
   } | {
     type: "mtls";
     /** PEM */
@@ -435,6 +441,8 @@ export interface ResumedEndpoint {
     audience: string | null;
     extraParams: Record<string, string>;
     clientAuthentication: "client_secret_basic" | "client_secret_post";
+    /** when a sender last fetched a token from `tokenUrl`; null = not yet */
+    tokenFetchedAt: string | null;
   } | {
     type: "mtls";
     /** PEM */

@@ -5,6 +5,7 @@ import type { RedisClient } from './redis-connection.js';
 import { decodeSecretValue, encodeSecretValue } from './request-secrets.js';
 
 const releaseScript = LuaScript.load('release-if-holder');
+const setFieldIfExistsScript = LuaScript.load('set-field-if-exists');
 
 /** A cached answer of an endpoint's token endpoint: a token, or (briefly) the reason none came. */
 export type CachedToken = { token: string } | { failure: string };
@@ -19,7 +20,8 @@ export interface CachedTokenRead {
  * Each endpoint's OAuth 2.0 token, shared by every sender process: one cached value per endpoint
  * (key `endpointOauthToken`, expiring with the token) and one short lock (`endpointOauthLock`) so
  * one process at a time asks the token endpoint. The cached value goes through the secrets seam
- * (`request-secrets.ts`).
+ * (`request-secrets.ts`). When a token was last fetched is kept on the endpoint hash itself
+ * (field `oauthTokenFetchedAt`), so reads of the endpoint show it without another key.
  */
 export class OauthTokenRepository {
   constructor(private readonly redis: RedisClient, private readonly keys: KeySchema, private readonly box: SecretBox) {}
@@ -53,6 +55,15 @@ export class OauthTokenRepository {
   /** Gives the fetch lock back if `holder` still holds it. */
   async unlock(orgId: string, endpointId: string, holder: string): Promise<void> {
     await releaseScript.run(this.redis, [this.keys.endpointOauthLock(orgId, endpointId)], [holder]);
+  }
+
+  /**
+   * Records that a token was just fetched for the endpoint: field `oauthTokenFetchedAt` (epoch
+   * ms) of its hash, one HSET per fetch (never per attempt), and only while the endpoint exists.
+   * Returns false when the endpoint is gone.
+   */
+  async recordFetched(orgId: string, endpointId: string, nowMs: number): Promise<boolean> {
+    return Number(await setFieldIfExistsScript.run(this.redis, [this.keys.endpoint(orgId, endpointId)], ['oauthTokenFetchedAt', Math.floor(nowMs)])) === 1;
   }
 
   /** Whether any process holds the endpoint's fetch lock now. */

@@ -78,6 +78,11 @@ export interface EndpointRecord {
    * `request-secrets.ts`, the seam for sealing); `{}` when none. Never shown by the API.
    */
   requestSecrets?: RequestSecrets;
+  /**
+   * When the sender last fetched an OAuth 2.0 token for it, epoch ms (stored field
+   * `oauthTokenFetchedAt`, written by `OauthTokenRepository.recordFetched`); null = never.
+   */
+  oauthTokenFetchedAt?: number | null;
 }
 
 /** An accepted event. `envelope` is the exact body every delivery of it sends. */
@@ -426,6 +431,7 @@ export function parseEndpoint(h: Record<string, string>, box: SecretBox): Endpoi
     pace: parsePace(h.pace),
     request: parseRequestSettings(h.request) ?? NO_REQUEST_SETTINGS,
     requestSecrets: decodeRequestSecrets(h.requestSecrets, box, h.orgId ?? '', h.id),
+    ...(h.oauthTokenFetchedAt ? { oauthTokenFetchedAt: Number(h.oauthTokenFetchedAt) } : {}),
   };
 }
 

@@ -1,9 +1,11 @@
-// Create or edit an endpoint: URL, description, event types and policy (a preset plus optional
-// overrides), with the attempt timeline that policy gives shown before saving. Edit also deletes.
+// Create or edit an endpoint: URL, description, event types, request settings (headers, auth,
+// proxy) and policy (a preset plus optional overrides), with the attempt timeline that policy gives
+// shown before saving. Edit also deletes.
 import { actionButton } from '../actions.js';
 import { h } from '../dom.js';
 import { duration } from '../format.js';
 import { timelineChart } from '../timeline-chart.js';
+import { requestSettingsFields } from './request-settings-fields.js';
 
 const KEEP = '__keep__';
 
@@ -35,6 +37,7 @@ export async function endpointFormView(ctx) {
         h('option', { value: 'hmac-sha256', selected: true }, 'HMAC-SHA256 (v1, shared whsec_ secret)'),
         h('option', { value: 'ed25519' }, 'Ed25519 (v1a, whpk_ public key)'),
       );
+  const requestSettings = requestSettingsFields(endpoint);
   const overrides = h('textarea', { id: 'endpoint-overrides', name: 'overrides', rows: '3', spellcheck: 'false', placeholder: '{"maxAttempts": 3}', 'aria-describedby': 'endpoint-overrides-hint' });
   const summary = h('p', { class: 'hint', id: 'policy-summary' });
   const preview = h('div', { id: 'policy-preview', 'aria-live': 'polite' });
@@ -81,6 +84,16 @@ export async function endpointFormView(ctx) {
   preset.addEventListener('change', () => void showPreview());
   overrides.addEventListener('change', () => void showPreview());
 
+  /** Marks and focuses the input a 400's message names (`headers.0.name: …`, `auth.token: …`, `proxy: …`). */
+  function markField(err) {
+    const path = /^([A-Za-z0-9_.]+): /.exec(err.message ?? '')?.[1];
+    if (!path || err.status !== 400) return;
+    const input = path === 'url' ? url : requestSettings.fieldFor(path);
+    if (!input || input.hidden) return;
+    input.setAttribute('aria-invalid', 'true');
+    input.focus();
+  }
+
   const save = h('button', { type: 'submit', class: 'primary', id: 'save-endpoint' }, editing ? 'Save changes' : 'Create endpoint');
   const form = h(
     'form',
@@ -88,9 +101,12 @@ export async function endpointFormView(ctx) {
       class: 'card form',
       onsubmit: async (e) => {
         e.preventDefault();
+        for (const marked of form.querySelectorAll('[aria-invalid="true"]')) marked.removeAttribute('aria-invalid');
         let policy;
+        let settings;
         try {
           policy = policyInput();
+          settings = requestSettings.body();
         } catch (err) {
           ctx.notify(err.message, 'error');
           return;
@@ -99,6 +115,7 @@ export async function endpointFormView(ctx) {
           url: url.value.trim(),
           description: description.value,
           eventTypes: eventTypes.value.split(',').map((t) => t.trim()).filter(Boolean),
+          ...settings,
         };
         if (policy !== undefined) body.policy = policy;
         if (scheme) body.signatureScheme = scheme.value;
@@ -108,6 +125,7 @@ export async function endpointFormView(ctx) {
           ctx.navigate(`#/endpoints/${encodeURIComponent(saved.id)}`, [editing ? 'Endpoint saved.' : 'Endpoint created. Its signing secret can be revealed on this page whenever you need it.', 'ok']);
         } catch (err) {
           ctx.notify(err.sentence ?? 'Something went wrong in the dashboard; reload the page and try again.', 'error');
+          markField(err);
         } finally {
           save.removeAttribute('aria-busy');
         }
@@ -117,6 +135,8 @@ export async function endpointFormView(ctx) {
     field('endpoint-description', 'Description', description),
     field('endpoint-event-types', 'Event types', eventTypes, 'Comma-separated, e.g. invoice.paid, invoice.failed; * receives every type.'),
     scheme ? field('endpoint-signature-scheme', 'Signatures', scheme, 'Standard Webhooks: HMAC needs the secret at the receiver; with Ed25519 the receiver holds only the public key.') : null,
+    requestSettings.element,
+    h('h2', null, 'Policy'),
     field('endpoint-policy', 'Policy', preset),
     summary,
     field('endpoint-overrides', 'Overrides (optional)', overrides, 'A JSON object of policy fields that replace the preset’s, e.g. {"maxAttempts": 3, "keepResponseBody": "all"}. The timeline below follows it.'),

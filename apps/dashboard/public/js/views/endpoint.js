@@ -2,6 +2,7 @@
 import { actionButton } from '../actions.js';
 import { badge, facts, h, num, table } from '../dom.js';
 import { duration, relative, shortId, time } from '../format.js';
+import { requestSettingsFacts } from './request-settings-facts.js';
 
 const STATUSES = ['pending', 'in_flight', 'succeeded', 'failed', 'cancelled'];
 
@@ -236,6 +237,7 @@ export async function endpointView(ctx) {
         ['Signatures', endpoint.signatureScheme === 'ed25519' ? 'Ed25519 (v1a)' : 'HMAC-SHA256 (v1)'],
         endpoint.publicKey ? ['Public key', h('code', { id: 'public-key', class: 'mono' }, endpoint.publicKey)] : null,
         ['Ordering', endpoint.policy.ordering === 'per-key' ? 'per ordering key, one at a time' : 'oldest first'],
+        ['410 Gone', endpoint.policy.goneDisables ? 'disables the endpoint at once' : 'an ordinary failure'],
         ['Rate limit', endpoint.policy.rateLimit ? `${endpoint.policy.rateLimit.perSecond}/s, burst ${endpoint.policy.rateLimit.burst}` : 'none'],
         endpoint.pace ? ['Pace (adaptive)', h('span', { id: 'pace' }, paceText(endpoint))] : null,
         endpoint.pace ? ['Paused until', h('span', { id: 'paused-until' }, endpoint.pausedUntil && Date.parse(endpoint.pausedUntil) > Date.now() ? time(endpoint.pausedUntil) : 'not paused')] : null,
@@ -243,6 +245,8 @@ export async function endpointView(ctx) {
         ['Charts', h('a', { href: `#/overview?endpointId=${encodeURIComponent(endpoint.id)}`, id: 'endpoint-charts' }, 'success rate, volume and errors')],
       ]),
     ),
+    h('h2', null, 'Requests'),
+    h('div', { class: 'card', id: 'request-settings' }, facts(requestSettingsFacts(endpoint))),
     ctx.canWrite
       ? [h('h2', null, 'Actions'), actions(ctx, endpoint, redeliverable), secretBox(endpoint, ctx)]
       : h('p', { class: 'hint', id: 'read-only-hint' }, 'This API key is read-only (it lacks the webhooks:write scope), so editing, pausing, testing, revealing or rotating the secret and redelivering are not offered.'),
