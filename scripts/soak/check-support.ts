@@ -11,8 +11,12 @@ export const SCHEDULE_TOLERANCE_MS = 50;
  * much earlier at the receiver, because the sender frees its slot before the receiver sees the close.
  */
 export const CLIENT_CLOSE_TOLERANCE_MS = 20;
-/** Arrivals allowed in any 1-s window above `perSecond + burst` (README: the limit is on starts; 0 = strict). */
-export const RATE_SLACK = 0;
+/**
+ * Arrivals allowed in any 1-s window at a receiver above `ceil(perSecond) + burst` (README, "Rate
+ * limits": that many requests leave Postern in any second at most; where a receiver counts them,
+ * the network and the receiver's own delays can move one more into a window).
+ */
+export const RATE_SLACK = 1;
 /** The sliding window of the rate checks. */
 export const RATE_WINDOW_MS = 1000;
 /** After a sender's SIGKILL, endpoints with waiting deliveries must get a request again within this (target 10 s). */

@@ -205,7 +205,7 @@ export function checkSoak(records: SoakRecords): CheckResult {
   const ratePeaks: CheckMetrics['ratePeaks'] = {};
   for (const endpoint of records.endpoints) {
     if (!endpoint.rateLimit) continue;
-    const limit = endpoint.rateLimit.perSecond + endpoint.rateLimit.burst;
+    const limit = Math.ceil(endpoint.rateLimit.perSecond) + endpoint.rateLimit.burst;
     const reqs = [...(byEndpoint.get(endpoint.key) ?? [])].sort((a, b) => a.arrivalMs - b.arrivalMs);
     const arrivals = peakInWindow(reqs.map((r) => r.arrivalMs));
     const starts = deliveries.filter((d) => d.endpointKey === endpoint.key).flatMap((d) => d.attempts.map((a) => ({ t: a.startedAtMs, id: d.id }))).sort((a, b) => a.t - b.t);

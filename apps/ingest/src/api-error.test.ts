@@ -18,6 +18,8 @@ test('while ioredis still says ready, the error itself tells a broken connection
   expect(isRedisUnreachable(new Error('CLUSTERDOWN The cluster is down'), ready)).toBe(true);
   expect(isRedisUnreachable(new Error('NOREPLICAS Not enough good replicas to write.'), ready)).toBe(true);
   expect(isRedisUnreachable(new Error('TRYAGAIN Multiple keys request during rehashing of slot'), ready)).toBe(true);
+  expect(isRedisUnreachable(new Error("READONLY You can't write against a read only replica."), ready)).toBe(true);
+  expect(isRedisUnreachable(new Error('MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to no.'), ready)).toBe(true);
   expect(isRedisUnreachable(new Error('Too many Cluster redirections. Last error: Error: connect ECONNREFUSED 127.0.0.1:7001'), ready)).toBe(true);
   expect(isRedisUnreachable(Object.assign(new Error('Failed to refresh slots cache.'), { name: 'ClusterAllFailedError' }), ready)).toBe(true);
   expect(isRedisUnreachable(new TypeError("Cannot read properties of undefined (reading 'id')"), ready)).toBe(false);
