@@ -4,7 +4,7 @@
  * started again under its name.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../../test/faults/support/free-port.js';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './wait-for.js';
 
@@ -24,17 +24,6 @@ export interface SoakApp {
   start(): void;
 }
 
-/** A TCP port of 127.0.0.1 that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const live = new Set<ChildProcess>();
 // A soak that dies takes its children with it.

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createIdFactory, createSecretBox, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
-import { connectRedis, redisReady, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf, SecretsKeyError, verifySecretsKey } from '@postern/store';
+import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf, checkSecretsKeyAtStart } from '@postern/store';
 import { startTracing, type Tracing } from '@postern/telemetry';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -39,19 +39,8 @@ redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis conne
 // Every stored secret is sealed with SECRETS_KEY (README, "Secrets at rest").
 const secretBox = createSecretBox(config.secretKeyring);
 const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox });
-if (!secretBox.currentKeyId) logger.warn('SECRETS_KEY is not set: secrets are stored in plain text (development only; production requires it)');
 // The keys must open what is stored: a wrong SECRETS_KEY stops start-up with one line naming the key id.
-const keyCheck = verifySecretsKey(redis, store.keys, secretBox).then(
-  (result) => {
-    if (result === 'created') logger.info({ keyId: secretBox.currentKeyId }, 'secrets check value sealed with SECRETS_KEY');
-  },
-  (err: unknown) => {
-    process.stderr.write(`postern-ingest: ${err instanceof SecretsKeyError ? err.message : String(err)}\n`);
-    process.exit(1);
-  },
-);
-// Listening waits for it while Redis answers; a Redis still unreachable is waited for in the background.
-if (await redisReady(redis)) await Promise.race([keyCheck, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
+await checkSecretsKeyAtStart({ redis, keys: store.keys, box: secretBox, appName: 'postern-ingest', logger });
 // Its own connection: every pipeline the store makes would otherwise copy BullMQ's scripts.
 const queueRedis = connectRedis(redisTarget, 'api');
 queueRedis.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue redis connection error'));

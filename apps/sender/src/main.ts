@@ -1,5 +1,5 @@
 import { classifyAddress, createSecretBox, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
-import { connectRedis, redisReady, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf, SecretsKeyError, verifySecretsKey } from '@postern/store';
+import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf, checkSecretsKeyAtStart } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadSenderConfig, proxyBypassList, type SenderConfig } from './config.js';
@@ -39,20 +39,8 @@ redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis conne
 // Every stored secret is sealed with SECRETS_KEY (README, "Secrets at rest").
 const secretBox = createSecretBox(config.secretKeyring);
 const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox });
-if (!secretBox.currentKeyId) logger.warn('SECRETS_KEY is not set: secrets are stored in plain text (development only; production requires it)');
-// The keys must open what is stored: a wrong SECRETS_KEY stops start-up with one line naming the key
-// id. Until the check has answered (Redis unreachable), an attempt whose secret does not open is
-// the fault internal:secret_unreadable, retried and never sent unsigned.
-const keyCheck = verifySecretsKey(redis, store.keys, secretBox).then(
-  (result) => {
-    if (result === 'created') logger.info({ keyId: secretBox.currentKeyId }, 'secrets check value sealed with SECRETS_KEY');
-  },
-  (err: unknown) => {
-    process.stderr.write(`postern-sender: ${err instanceof SecretsKeyError ? err.message : String(err)}\n`);
-    process.exit(1);
-  },
-);
-if (await redisReady(redis)) await Promise.race([keyCheck, new Promise((resolve) => setTimeout(resolve, 3000).unref())]);
+// The keys must open what is stored: a wrong SECRETS_KEY stops start-up with one line naming the key id.
+await checkSecretsKeyAtStart({ redis, keys: store.keys, box: secretBox, appName: 'postern-sender', logger });
 const queues = createDeliveryQueues(redis, store.keys);
 // Without a listener BullMQ prints the error itself, as a multi-line stack trace.
 queues.onError((err: Error) => logger.warn({ err: err.message }, 'queue error'));

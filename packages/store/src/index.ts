@@ -69,5 +69,5 @@ export {
   type ActionClaim,
   type ActionIdempotencyRecord,
 } from './action-idempotency-repository.js';
-export { checkSecretsKey, resealSecrets, SecretsKeyError, verifySecretsKey, type ResealCounts, type SecretsKeyCheck } from './secrets-at-rest.js';
+export { checkSecretsKey, checkSecretsKeyAtStart, resealSecrets, SecretsKeyError, verifySecretsKey, type ResealCounts, type SecretsKeyCheck } from './secrets-at-rest.js';
 export { SEALED_FIELDS, openSealedField, sealField } from './sealed-fields.js';

@@ -1,6 +1,6 @@
 import { isSealed, sealedKeyId, secretContext, SecretUnreadableError, type SecretBox } from '@postern/shared';
 import type { KeySchema } from './keys.js';
-import type { RedisClient } from './redis-connection.js';
+import { redisReady, type RedisClient } from './redis-connection.js';
 import { replaceFieldIfUnchanged, SEALED_FIELDS } from './sealed-fields.js';
 
 /** The text sealed in {@link KeySchema.secretsCheck}; what opening it must give back. */
@@ -68,6 +68,38 @@ export async function verifySecretsKey(redis: RedisClient, keys: KeySchema, box:
       await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
     }
   }
+}
+
+/** How long start-up waits for {@link verifySecretsKey} while Redis answers, ms (then it goes on checking in the background). */
+const START_CHECK_WAIT_MS = 3000;
+
+/**
+ * Both apps' start-up check of `SECRETS_KEY` (README, "Secrets at rest"): warns when no key is set
+ * (secrets in plain text, development only), then runs {@link verifySecretsKey}. A key that cannot
+ * open what is stored prints one line (`<appName>: SECRETS_KEY: …`) and exits 1. Resolves once the
+ * check has answered or, with Redis reachable, after at most 3 s; with Redis unreachable at once
+ * (the check goes on in the background until Redis answers; meanwhile a secret that does not open
+ * is the sender's fault `internal:secret_unreadable`, retried and never sent unsigned).
+ */
+export async function checkSecretsKeyAtStart(deps: {
+  redis: RedisClient;
+  keys: KeySchema;
+  box: SecretBox;
+  appName: string;
+  logger: { info(obj: object, msg: string): void; warn(msg: string): void };
+}): Promise<void> {
+  const { box, logger } = deps;
+  if (!box.currentKeyId) logger.warn('SECRETS_KEY is not set: secrets are stored in plain text (development only; production requires it)');
+  const check = verifySecretsKey(deps.redis, deps.keys, box).then(
+    (result) => {
+      if (result === 'created') logger.info({ keyId: box.currentKeyId }, 'secrets check value sealed with SECRETS_KEY');
+    },
+    (err: unknown) => {
+      process.stderr.write(`${deps.appName}: ${err instanceof SecretsKeyError ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+  if (await redisReady(deps.redis)) await Promise.race([check, new Promise((resolve) => setTimeout(resolve, START_CHECK_WAIT_MS).unref())]);
 }
 
 /** What {@link resealSecrets} did, by stored value. */
