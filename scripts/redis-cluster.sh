@@ -67,7 +67,7 @@ start() {
   read -r -a extra <<<"${REDIS_CLUSTER_SERVER_ARGS:-}"
   for p in "${ports[@]}"; do
     redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file "nodes-$p.conf" "${timeout[@]}" \
-      --dir "$data" --save "" --appendonly no --daemonize yes --pidfile "$data/redis-$p.pid" \
+      --dir "$data" --appenddirname "appendonlydir-$p" --dbfilename "dump-$p.rdb" --save "" --appendonly no --daemonize yes --pidfile "$data/redis-$p.pid" \
       --logfile "$data/redis-$p.log" "${extra[@]}"
   done
   echo "${ports[*]}" >"$STATE_DIR/ports"

@@ -139,7 +139,8 @@ export async function startClusterRedis(name: string): Promise<SoakRedis> {
   const clusterOk = async (port: number) => (await withConn(port, (c) => c.call('CLUSTER', 'INFO') as Promise<string>).catch(() => '')).includes('cluster_state:ok');
   const restartNode = (port: number) => {
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(SOAK_CLUSTER_NODE_TIMEOUT_MS),
-      '--dir', dataDir, '--save', '', '--appendonly', 'no', '--daemonize', 'yes', '--pidfile', path.join(dataDir, `redis-${port}.pid`), '--logfile', path.join(dataDir, `redis-${port}.log`), ...serverArgs.split(' ')];
+      // Its own AOF directory and RDB file: the nodes share the data directory.
+      '--dir', dataDir, '--appenddirname', `appendonlydir-${port}`, '--dbfilename', `dump-${port}.rdb`, '--save', '', '--appendonly', 'no', '--daemonize', 'yes', '--pidfile', path.join(dataDir, `redis-${port}.pid`), '--logfile', path.join(dataDir, `redis-${port}.log`), ...serverArgs.split(' ')];
     const r = spawnSync('redis-server', args, { stdio: 'ignore' });
     if (r.status !== 0) throw new Error(`redis-server on ${port} did not restart (exit ${r.status})`);
   };
