@@ -109,6 +109,9 @@ describe('bad input is a 400 naming the field, and nothing is written', () => {
     ['oauth2 with a bad clientAuthentication', { auth: { type: 'oauth2_client_credentials', tokenUrl: 'https://auth.example.com/token', clientId: 'c', clientSecret: 's', clientAuthentication: 'jwt' } }, 'auth.clientAuthentication'],
     ['mtls with a certificate that is not PEM', { auth: { type: 'mtls', certificate: 'hello', privateKey: 'x' } }, 'auth.certificate'],
     ['an unknown auth field', { auth: { type: 'bearer', token: 't', extra: 1 } }, 'auth'],
+    ['headers adding up to more than 8 KB', { headers: Array.from({ length: 3 }, (_, i) => ({ name: `x-h${i}`, value: 'v'.repeat(4000) })) }, 'headers'],
+    ['the read mask as a new secret, nothing stored to keep', { auth: { type: 'bearer', token: '••••' } }, 'auth.token'],
+    ['the read mask as a new secret header, nothing stored to keep', { headers: [{ name: 'X-Key', value: '••••', secret: true }] }, 'headers.0.value'],
     ['proxy not a string', { proxy: 3128 }, 'proxy'],
     ['a socks proxy', { proxy: 'socks5://127.0.0.1:1080' }, 'proxy'],
     ['a proxy with a path', { proxy: 'http://proxy.example.com:3128/path' }, 'proxy'],
@@ -131,6 +134,25 @@ describe('bad input is a 400 naming the field, and nothing is written', () => {
     expect(res.body.error.message).toMatch(/^headers\.0\.name:/);
     const read = await postern.api('GET', `/v1/endpoints/${created.id}`, { key: apiKey });
     expect(read.body).toMatchObject({ description: '', headers: [{ name: 'X-A', value: '1', secret: false }] });
+  });
+
+  it('an endpoint read and written back whole keeps its secrets: the mask stands for the stored value', async () => {
+    const created = await postern.createEndpoint(apiKey, {
+      url: receiver.url,
+      eventTypes: ['invoice.paid'],
+      headers: [{ name: 'X-Key', value: 'k-secret-1', secret: true }],
+      auth: { type: 'basic', username: 'u', password: 'p-secret-1' },
+      policy: fastPolicy(1),
+    });
+    const read = await postern.api('GET', `/v1/endpoints/${created.id}`, { key: apiKey });
+    expect(read.body.auth).toMatchObject({ type: 'basic', username: 'u', password: '••••' });
+    const written = await postern.api('PATCH', `/v1/endpoints/${created.id}`, { key: apiKey, body: { headers: read.body.headers, auth: { type: 'basic', username: 'u', password: read.body.auth.password } } });
+    expect(written.status).toBe(200);
+    const sent = await deliveredOnce(created.id);
+    expect(sent.status).toBe('succeeded');
+    const request = receiver.requests.at(-1)!;
+    expect(request.headers['x-key']).toBe('k-secret-1');
+    expect(request.headers.authorization).toBe(`Basic ${Buffer.from('u:p-secret-1').toString('base64')}`);
   });
 
   it('a proxy at a literal private address not allowed is unsafe_url', async () => {

@@ -2,6 +2,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import {
   MASKED,
   MAX_HEADER_VALUE_BYTES,
+  MAX_STATIC_HEADER_BYTES,
   MAX_STATIC_HEADERS,
   NO_REQUEST_SETTINGS,
   classifyAddress,
@@ -134,6 +135,7 @@ function resolveHeaders(input: HeadersInput, was: CurrentRequestSettings): { hea
   const seen = new Set<string>();
   const headers: StaticHeader[] = [];
   const values: Record<string, string> = {};
+  let total = 0;
   for (const [i, h] of input.entries()) {
     const field = `headers.${i}`;
     const problem = headerNameProblem(h.name);
@@ -144,7 +146,8 @@ function resolveHeaders(input: HeadersInput, was: CurrentRequestSettings): { hea
     if (seen.has(lower)) throw bad(`${field}.name`, `"${h.name}" is given twice (header names are case-insensitive)`);
     seen.add(lower);
     const secret = h.secret === true;
-    let value = h.value;
+    // The mask reads show stands for the stored value, as a value left out does.
+    let value = h.value === MASKED && secret ? undefined : h.value;
     if (value === undefined && secret) {
       // PATCH: a secret header named again without its value keeps the stored one.
       const stored = was.request.headers.find((s) => s.secret && s.name.toLowerCase() === lower);
@@ -152,6 +155,8 @@ function resolveHeaders(input: HeadersInput, was: CurrentRequestSettings): { hea
     }
     if (value === undefined) throw bad(`${field}.value`, 'value is required (a secret header keeps its stored value only when it already has one)');
     if (!isValidHeaderValue(value)) throw bad(`${field}.value`, `must be printable ASCII (space and tab inside), no line breaks, no space at either end, at most ${MAX_HEADER_VALUE_BYTES} bytes`);
+    total += Buffer.byteLength(h.name) + Buffer.byteLength(value);
+    if (total > MAX_STATIC_HEADER_BYTES) throw bad('headers', `names and values must add up to at most ${MAX_STATIC_HEADER_BYTES} bytes (every attempt carries them, and receivers refuse large header blocks)`);
     if (secret) {
       headers.push({ name: h.name, secret: true });
       values[h.name] = value;
@@ -163,8 +168,10 @@ function resolveHeaders(input: HeadersInput, was: CurrentRequestSettings): { hea
 function resolveAuth(input: NonNullable<AuthInput>, was: CurrentRequestSettings, secrets: RequestSecrets, opts: Parameters<typeof resolveRequestSettings>[2]): AuthSettings {
   const sameType = was.request.auth?.type === input.type;
   const keep = <K extends keyof RequestSecrets>(key: K, given: string | undefined, field: string): string => {
-    const value = given ?? (sameType ? was.requestSecrets[key] : undefined);
-    if (value === undefined) throw bad(field, `${field} is required`);
+    // The mask that reads show, sent back by a client that read, edited and wrote the endpoint:
+    // the stored secret is kept, never replaced by the mask.
+    const value = given !== undefined && given !== MASKED ? given : sameType ? was.requestSecrets[key] : undefined;
+    if (value === undefined) throw bad(field, given === MASKED ? `${field}: "${MASKED}" is the mask reads show and nothing is stored to keep: send the secret itself` : `${field} is required`);
     return value as string;
   };
   switch (input.type) {

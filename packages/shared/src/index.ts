@@ -104,6 +104,7 @@ export type { KeptHeaders, SentRequestFields } from './attempt-detail.js';
 export {
   MASKED,
   MAX_HEADER_VALUE_BYTES,
+  MAX_STATIC_HEADER_BYTES,
   MAX_STATIC_HEADERS,
   NO_REQUEST_SETTINGS,
   addedRequestHeaders,

@@ -228,3 +228,10 @@ test('a "__proto__" key in a policy is an unknown field, not a prototype', () =>
   expect(r.ok).toBe(false);
   if (!r.ok) expect(r.issues.map((i) => i.path)).toContain('policy.__proto__');
 });
+
+test('a perEndpoint above perOrg is accepted with a warning: the org\'s limit caps it', () => {
+  const r = resolvePolicy({ concurrency: { perEndpoint: 30, perOrg: 20 } });
+  expect(r.ok && r.warnings).toEqual(['concurrency.perEndpoint: 30 is more than concurrency.perOrg (20): the org\'s limit caps this endpoint at 20 attempts at once']);
+  const fine = resolvePolicy({ concurrency: { perEndpoint: 4, perOrg: 20 } });
+  expect(fine.ok && fine.warnings).toEqual([]);
+});

@@ -459,8 +459,9 @@ function formatDurationMs(ms: number): string {
 /**
  * Overrides merge field by field into their base preset (nested objects too: `{"breaker":
  * {"threshold": 3}}` changes the threshold and keeps every other breaker field of the preset).
- * This names the case where that hides a rule: a breaker override that leaves the preset's
- * `minStreakMs` of an hour or more, so a lowered threshold does not make the breaker trip sooner.
+ * This names the cases where that hides a rule: a breaker override that leaves the preset's
+ * `minStreakMs` of an hour or more, so a lowered threshold does not make the breaker trip sooner;
+ * and a `perEndpoint` above `perOrg`, which the org's limit caps.
  */
 export function overrideWarnings(overrides: Record<string, unknown>, policy: Policy, baseName: PresetName): string[] {
   const warnings: string[] = [];
@@ -470,6 +471,10 @@ export function overrideWarnings(overrides: Record<string, unknown>, policy: Pol
       `breaker.minStreakMs: ${policy.breaker.minStreakMs} (${formatDurationMs(policy.breaker.minStreakMs)}) is kept from the "${baseName}" preset: ` +
         `the breaker trips only after failures have gone on that long, whatever breaker.threshold says; set breaker.minStreakMs too to change it`,
     );
+  }
+  const { perEndpoint, perOrg } = policy.concurrency;
+  if (perEndpoint > perOrg) {
+    warnings.push(`concurrency.perEndpoint: ${perEndpoint} is more than concurrency.perOrg (${perOrg}): the org's limit caps this endpoint at ${perOrg} attempts at once`);
   }
   return warnings;
 }

@@ -16,6 +16,13 @@ export const MAX_STATIC_HEADERS = 20;
 export const MAX_HEADER_VALUE_BYTES = 4096;
 
 /**
+ * Most bytes all of an endpoint's static headers may add up to, names and values: they go with
+ * every attempt (and its record in the delivery log), and receivers refuse header blocks past a
+ * few KB (Node's default limit is 16 KB for the whole block).
+ */
+export const MAX_STATIC_HEADER_BYTES = 8192;
+
+/**
  * Header names Postern owns, compared lower-case: the Standard Webhooks and Postern headers
  * (`webhook-*`, a prefix), what describes the body or the connection (`content-type`,
  * `content-length`, `host`, `user-agent`, `traceparent`), and the hop-by-hop headers of RFC 9110

@@ -14,7 +14,8 @@ const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
  * that attempt now. Its queue job (job id = delivery id) is promoted from `delayed`; the attempt is
  * the next one by number, so the schedule after it is the policy's as if it had come on time.
  * 409 for a delivery that is not waiting: `in_flight`, `delivery_finished`, `delivery_held`
- * (endpoint inactive), `not_waiting` (first attempt still queued, or waiting for a concurrency slot).
+ * (endpoint inactive), `not_waiting` (first attempt still queued, or waiting for a concurrency slot,
+ * a rate-limit turn or the end of an adaptive Retry-After pause).
  */
 export function sendNowRoutes(deps: AppDeps): Router {
   const router = Router();
@@ -24,17 +25,19 @@ export function sendNowRoutes(deps: AppDeps): Router {
     if (delivery.status === 'in_flight') throw new ApiError(409, 'in_flight', 'the delivery is being attempted right now');
     if (FINAL.has(delivery.status)) throw new ApiError(409, 'delivery_finished', `the delivery has ${delivery.status}; redeliver it instead`);
     if (delivery.held) throw new ApiError(409, 'delivery_held', 'the delivery is held while its endpoint is inactive; resume the endpoint instead');
-    const notWaiting = () => new ApiError(409, 'not_waiting', 'the delivery is not waiting for a retry (its first attempt is queued, or it waits for a concurrency slot)');
+    const notWaiting = () => new ApiError(409, 'not_waiting', 'the delivery is not waiting for a retry (its first attempt is queued, or it waits for a concurrency slot, its turn under the rate limit or the end of its endpoint\'s Retry-After pause)');
     if (!isWaitingForNextAttempt(delivery)) throw notWaiting();
     const job = await deps.queues.forOrg(delivery.orgId).getJob(delivery.id);
     if (!job || (await job.getState()) !== 'delayed') throw notWaiting();
     // The claim starts no attempt before the delivery's own next attempt time: bring it forward first.
-    if (!(await deps.store.deliveries.makeDueNow(delivery.orgId, delivery.id, delivery.nextAttemptAt!, deps.clock.now()))) throw notWaiting();
+    const now = deps.clock.now();
+    if (!(await deps.store.deliveries.makeDueNow(delivery.orgId, delivery.id, delivery.nextAttemptAt!, now))) throw notWaiting();
     // BullMQ refuses to promote a job that left `delayed` since: the delivery is no longer waiting.
     await job.promote().catch(() => {
       throw notWaiting();
     });
-    res.status(202).json({ delivery: deliveryJson(delivery) } satisfies Json<typeof deliveryActionResponse>);
+    // As it is now: its next attempt due at once.
+    res.status(202).json({ delivery: deliveryJson({ ...delivery, nextAttemptAt: now }) } satisfies Json<typeof deliveryActionResponse>);
   });
   return router;
 }
