@@ -354,7 +354,8 @@ async function send(deps: DeliverDeps, ids: AttemptIds, delivery: DeliveryRecord
     // The receiver refused a cached token (revoked, or expired early): one new token, and the
     // same attempt sent again under the same number.
     const renewed = await attemptAuth(deps.oauthTokens, authIds, settings, requestSecrets, auth.oauth.stored);
-    if (renewed.kind === 'failed') return fault(`auth_failed:${renewed.reason}`, sent);
+    // No new token: the attempt fails on its auth, with the receiver's 401 as its answer.
+    if (renewed.kind === 'failed') return { error: `auth_failed:${renewed.reason}`, responseStatus: 401, request: sent, response: null };
     result = await deps.transport.send({ ...request, headers: { ...webhookHeaders, ...addedRequestHeaders(settings, requestSecrets, renewed.authorization) } });
   }
   if (result.kind === 'error') return fault(result.code, sent);
