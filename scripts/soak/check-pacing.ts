@@ -28,6 +28,8 @@ export const PACE_SETTLE_MS = 500;
  * gives half): a cut computed from a pace read a little stale (a raise lost) is not one.
  */
 export const PACE_OVERCUT_FACTOR = 0.75;
+/** README, adaptive pacing: one cut per window; an overload answer to a request sent this long or more after the last cut cuts again. */
+export const PACE_CUT_WINDOW_MS = 1000;
 /** The pace before a pause is the lowest read in this long before it. */
 export const PACE_BEFORE_WINDOW_MS = 1000;
 
@@ -77,8 +79,9 @@ export function checkPacing(
       if (delay > ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS && !faultBetween) add('pacing-stall', d.id, `first attempt ${delay} ms after acceptance (limit ${ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS} ms), no fault nearby`);
     }
     adaptiveMaxFirstAttemptDelayMs[endpoint.key] = worst;
-    // Pace (README): a 429 or 503 halves rate and concurrency; answers to requests sent before the
-    // pause began, and answers that come back during it, do not cut again; successes only raise.
+    // Pace (README): a 429 or 503 halves rate and concurrency; answers to requests sent less than a
+    // window after the cut (in flight then, or sent while the receiver still counted the old ones)
+    // do not cut again; successes only raise.
     // So from the first 429 of a pause until it ends, the pace is at least half what it was just
     // before (a timeout in between cuts too: not checked then). Pauses are grouped from the
     // receiver's 429s: one joins the current pause when it was answered inside it or its request
@@ -115,7 +118,11 @@ export function checkPacing(
       const minConcurrency = Math.max(1, Math.floor(from.concurrency / 2));
       const inside = samples.filter((s) => s.atMs > pause.startMs && s.atMs < pause.endMs - PAUSE_EDGE_MS);
       // 0.01: the API rounds the rate to two decimals.
-      const bad = inside.find((s) => !timeouts.some((t) => t > before.atMs && t <= s.atMs) && ((s.perSecond !== null && s.perSecond < minRate * PACE_OVERCUT_FACTOR - 0.01) || s.concurrency < minConcurrency));
+      // The law cuts once per window: an overload answer to a request sent a window or more after
+      // the pause's first one is a new signal (the receiver still refuses at the lower pace), and
+      // may cut again; a second cut is a violation only before any such answer.
+      const newSignal = (s: { atMs: number }) => answers.some((r) => (r.answer === 429 || r.answer === 503) && r.arrivalMs >= pause.startMs + PACE_CUT_WINDOW_MS - SCHEDULE_TOLERANCE_MS && r.answerMs <= s.atMs);
+      const bad = inside.find((s) => !timeouts.some((t) => t > before.atMs && t <= s.atMs) && !newSignal(s) && ((s.perSecond !== null && s.perSecond < minRate * PACE_OVERCUT_FACTOR - 0.01) || s.concurrency < minConcurrency));
       if (!bad) continue;
       add('pace-over-cut', `endpoint:${endpoint.key}`, `pace ${bad.perSecond}/s × ${bad.concurrency} at ${new Date(bad.atMs).toISOString()}, inside the Retry-After pause that began ${bad.atMs - pause.startMs} ms before (${pause.answers} answer(s) 429/503 in it): one cut from ${from.perSecond}/s × ${from.concurrency} allows ${Math.round(minRate * 100) / 100}/s × ${minConcurrency} (rate slack ×${PACE_OVERCUT_FACTOR})`);
     }

@@ -58,7 +58,8 @@ export interface Violation {
 
 /** When a request stops counting as in flight at the receiver. */
 export function effectiveEnd(r: ReceiverRecord): number {
-  return r.answer === 'closed-by-client' ? r.answerMs - CLIENT_CLOSE_TOLERANCE_MS : r.answerMs;
+  if (r.answer !== 'closed-by-client') return r.answerMs;
+  return Math.min(r.answerMs - CLIENT_CLOSE_TOLERANCE_MS, r.abandonedAtMs ?? Infinity);
 }
 
 /** Peak of overlapping [arrival, end) intervals; ends sort before starts at the same time. Returns the peak and who was in flight then. */

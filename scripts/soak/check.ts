@@ -101,7 +101,8 @@ function earliestStart(endpoint: EndpointSpec, attempts: readonly AttemptLog[], 
  * rate limits, Retry-After pauses, ordering sequences, terminal states with reasons, duplicates
  * and resume times after SIGKILLs. Pure.
  */
-export function checkSoak(records: SoakRecords): CheckResult {
+export function checkSoak(given: SoakRecords): CheckResult {
+  const records = { ...given, receiver: withAbandonedTimes(given) };
   const violations: Violation[] = [];
   const add = (kind: ViolationKind, id: string, detail: string) => violations.push({ kind, id, detail });
   const endpoints = new Map(records.endpoints.map((e) => [e.key, e]));
@@ -328,4 +329,17 @@ export function checkSoak(records: SoakRecords): CheckResult {
       statuses,
     },
   };
+}
+
+/**
+ * The receiver's records, each request the sender closed (`closed-by-client`) with when the sender
+ * gave it up: the end of that attempt in the delivery log, the first one of its number that ended
+ * after the request arrived.
+ */
+function withAbandonedTimes(records: SoakRecords): ReceiverRecord[] {
+  return records.receiver.map((r) => {
+    if (r.answer !== 'closed-by-client') return r;
+    const ends = (records.deliveries.get(r.deliveryId)?.attempts ?? []).filter((a) => a.number === r.attempt && a.finishedAtMs >= r.arrivalMs).map((a) => a.finishedAtMs);
+    return ends.length > 0 ? { ...r, abandonedAtMs: Math.min(...ends) } : r;
+  });
 }

@@ -54,6 +54,12 @@ export interface ReceiverRecord {
   answer: ReceiverAnswer;
   /** Seconds of a `Retry-After` header sent with the answer, or null. */
   retryAfterS: number | null;
+  /**
+   * For a request the sender closed (its timeout): when the sender gave it up, its attempt's end
+   * in the delivery log (the checker fills it in; the socket was closed before that). The
+   * receiver's own view of the close can lag behind it on a busy machine.
+   */
+  abandonedAtMs?: number;
 }
 
 /** One attempt from the delivery log (`GET /v1/deliveries/:id`). */

@@ -77,7 +77,7 @@ export function writeReport(repoRoot: string, run: SoakRun): string {
     // Adaptive endpoints: the pace timeline and the slow-down answers, compact ([ms since start, …]).
     pacing: Object.fromEntries(run.records.endpoints.filter((e) => e.pacing === 'adaptive').map((e) => [e.key, {
       samples: run.records.paceSamples.filter((p) => p.endpointKey === e.key).map((p) => [p.atMs - run.startedAtMs, p.perSecond, p.concurrency]),
-      slowDowns: run.records.receiver.filter((r) => r.endpointKey === e.key && (r.answer === 429 || r.answer === 503 || r.answer === 'closed-by-client')).map((r) => [r.answerMs - run.startedAtMs, r.answer, r.retryAfterS]),
+      slowDowns: run.records.receiver.filter((r) => r.endpointKey === e.key && (r.answer === 429 || r.answer === 503 || r.answer === 'closed-by-client')).map((r) => [r.answerMs - run.startedAtMs, r.answer, r.retryAfterS, r.arrivalMs - run.startedAtMs]),
     }])),
   };
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

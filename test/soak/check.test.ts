@@ -196,3 +196,25 @@ test('adaptive pacing: 429s to requests sent together, answered after the pause 
   expect(kinds(records({ endpoints: [ep], receiver: batch, paceSamples: [full, at(2000, 20, 2)] }))).toEqual([]);
   expect(kinds(records({ endpoints: [ep], receiver: batch, paceSamples: [full, at(2000, 10, 1)] }))).toEqual(['pace-over-cut']);
 });
+
+test('adaptive pacing: a 429 to a request sent a window or more after the cut is a new signal and may cut again, inside the same pause', () => {
+  const ep = endpoint('ep', { pacing: 'adaptive', perEndpoint: 4 });
+  const full = { endpointKey: 'ep', atMs: T0 - 100, perSecond: null, concurrency: 4 };
+  const at = (ms: number, perSecond: number, concurrency: number) => ({ endpointKey: 'ep', atMs: T0 + ms, perSecond, concurrency });
+  // The first 429 at 0 pauses 1 s; one sent at 1300 (after the pause, at the cut pace) is refused
+  // too, and its Retry-After joins the pause: the second cut follows a new signal.
+  const refusedAgain = [req('dlv_a', 1, 0, 429, { retryAfterS: 1, answerMs: T0 + 2 }), req('dlv_b', 1, 900, 429, { retryAfterS: 1, answerMs: T0 + 960 }), req('dlv_c', 1, 1300, 429, { retryAfterS: 1, answerMs: T0 + 1400 })];
+  expect(kinds(records({ endpoints: [ep], receiver: refusedAgain, paceSamples: [full, at(500, 20, 2), at(1500, 10, 1)] }))).toEqual([]);
+  // Without the late one, the same second cut is one too many.
+  expect(kinds(records({ endpoints: [ep], receiver: refusedAgain.slice(0, 2), paceSamples: [full, at(500, 20, 2), at(1500, 10, 1)] }))).toEqual(['pace-over-cut']);
+});
+
+test('a request the sender abandoned at its timeout ends when the delivery log says, even when the receiver sees the close late', () => {
+  const ep = endpoint('ep', { perEndpoint: 1, perOrg: 1 });
+  // dlv_a's attempt times out at 100 (log); the receiver notices the close 40 ms later; dlv_b arrives at 110.
+  const receiver = [req('dlv_a', 1, 0, 'closed-by-client', { answerMs: T0 + 140 }), req('dlv_b', 1, 110, 200, { answerMs: T0 + 120 })];
+  const deliveriesList = [delivery('dlv_a', [attempt(1, 0, 100, null)], 'pending'), delivery('dlv_b', [attempt(1, 105, 15, 200)])];
+  expect(kinds(records({ endpoints: [ep], receiver, deliveriesList })).filter((k) => k === 'endpoint-concurrency' || k === 'org-concurrency')).toEqual([]);
+  // Without the log's end of dlv_a's attempt, the overlap is seen.
+  expect(kinds(records({ endpoints: [ep], receiver, deliveriesList: [delivery('dlv_b', [attempt(1, 105, 15, 200)])] }))).toContain('endpoint-concurrency');
+});
