@@ -201,12 +201,13 @@ test('adaptive pacing: a 429 to a request sent a window or more after the cut is
   const ep = endpoint('ep', { pacing: 'adaptive', perEndpoint: 4 });
   const full = { endpointKey: 'ep', atMs: T0 - 100, perSecond: null, concurrency: 4 };
   const at = (ms: number, perSecond: number, concurrency: number) => ({ endpointKey: 'ep', atMs: T0 + ms, perSecond, concurrency });
-  // The first 429 at 0 pauses 1 s; one sent at 1300 (after the pause, at the cut pace) is refused
-  // too, and its Retry-After joins the pause: the second cut follows a new signal.
-  const refusedAgain = [req('dlv_a', 1, 0, 429, { retryAfterS: 1, answerMs: T0 + 2 }), req('dlv_b', 1, 900, 429, { retryAfterS: 1, answerMs: T0 + 960 }), req('dlv_c', 1, 1300, 429, { retryAfterS: 1, answerMs: T0 + 1400 })];
-  expect(kinds(records({ endpoints: [ep], receiver: refusedAgain, paceSamples: [full, at(500, 20, 2), at(1500, 10, 1)] }))).toEqual([]);
+  // The first 429 at 0 pauses; one in flight then answers 429 at 600 and extends the pause to
+  // 1600. One sent at 1050, a window after the first cut, is refused too: a new signal, so the
+  // second cut (seen at 1300, inside the pause) is the law's, not one too many.
+  const refusedAgain = [req('dlv_a', 1, 0, 429, { retryAfterS: 1, answerMs: T0 + 2 }), req('dlv_b', 1, 100, 429, { retryAfterS: 1, answerMs: T0 + 600 }), req('dlv_c', 1, 1050, 429, { retryAfterS: 1, answerMs: T0 + 1100 })];
+  expect(kinds(records({ endpoints: [ep], receiver: refusedAgain, paceSamples: [full, at(500, 20, 2), at(1300, 10, 1)] }))).toEqual([]);
   // Without the late one, the same second cut is one too many.
-  expect(kinds(records({ endpoints: [ep], receiver: refusedAgain.slice(0, 2), paceSamples: [full, at(500, 20, 2), at(1500, 10, 1)] }))).toEqual(['pace-over-cut']);
+  expect(kinds(records({ endpoints: [ep], receiver: refusedAgain.slice(0, 2), paceSamples: [full, at(500, 20, 2), at(1300, 10, 1)] }))).toEqual(['pace-over-cut']);
 });
 
 test('a request the sender abandoned at its timeout ends when the delivery log says, even when the receiver sees the close late', () => {
