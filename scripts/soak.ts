@@ -7,7 +7,9 @@
  * and SIGTERM with restart, CLIENT KILL, Redis restart from its AOF, cluster failover and primary
  * stop). Then it stops producing, waits for every accepted event to be terminal, reads the
  * delivery log back through the API and checks the invariants (`scripts/soak/check.ts`).
- * Prints a summary, writes `.data/soak-report-<target>.json`, exits 1 on any violation.
+ * Prints a summary, writes `.data/soak-report-<target>.json` (and the records it checked,
+ * `.data/soak-records-<target>.json`), exits 1 on any violation. `--check=<records file>` checks a
+ * run's kept records again (after a change of the checker), starting nothing.
  *
  * Options (environment, or `--seconds=`, `--seed=`, `--senders=`, `--target=`, `--rate=`):
  *   SOAK_SECONDS   production phase, s (default 1800)
@@ -21,7 +23,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { runSoak, type SoakOptions } from './soak/run-soak.js';
-import { summaryLines, writeReport } from './soak/summary.js';
+import { readRecords, summaryLines, writeReport } from './soak/summary.js';
+import { checkSoak } from './soak/check.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -38,7 +41,17 @@ function intSetting(name: string, flag: string, fallback: number): number {
   return n;
 }
 
+/** `--check=<file>`: the invariants checked again on a run's kept records, nothing started. */
+function checkAgain(file: string): number {
+  const result = checkSoak(readRecords(file));
+  console.log(`[soak] ${file}: ${result.violations.length} violation(s)`);
+  for (const v of result.violations) console.log(`  ${v.kind} ${v.id}: ${v.detail}`);
+  return result.violations.length > 0 ? 1 : 0;
+}
+
 async function main(): Promise<number> {
+  const recheck = setting('SOAK_CHECK', 'check');
+  if (recheck) return checkAgain(recheck);
   const seed = intSetting('SOAK_SEED', 'seed', Math.floor(Math.random() * 2 ** 31));
   const targetSetting = setting('SOAK_TARGET', 'target') ?? 'standalone';
   if (!['standalone', 'cluster', 'both'].includes(targetSetting)) throw new Error(`SOAK_TARGET must be standalone, cluster or both, got ${targetSetting}`);

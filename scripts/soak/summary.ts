@@ -1,8 +1,9 @@
 /** The soak's printed summary and its JSON report. */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { IDS_PER_KIND, RATE_SLACK, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, VIOLATION_KINDS } from './check.js';
 import type { SoakRun } from './run-soak.js';
+import type { DeliveryLog, SoakRecords } from './records.js';
 
 /** The summary of `run` as lines: seed, duration, counts, faults, peaks, violations by kind with ids. */
 export function summaryLines(run: SoakRun): string[] {
@@ -58,6 +59,8 @@ function evidence(run: SoakRun): Record<string, unknown> {
 export function writeReport(repoRoot: string, run: SoakRun): string {
   const dir = path.join(repoRoot, '.data');
   mkdirSync(dir, { recursive: true });
+  // Everything the checker read, so a run can be checked again (`npm run soak -- --check=<file>`).
+  writeFileSync(path.join(dir, `soak-records-${run.options.target}.json`), JSON.stringify({ ...run.records, deliveries: [...run.records.deliveries.values()] }));
   const file = path.join(dir, `soak-report-${run.options.target}.json`);
   const report = {
     options: run.options,
@@ -82,4 +85,10 @@ export function writeReport(repoRoot: string, run: SoakRun): string {
   };
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   return file;
+}
+
+/** Reads the records {@link writeReport} kept of a run (`.data/soak-records-<target>.json`), to check them again. */
+export function readRecords(file: string): SoakRecords {
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as Omit<SoakRecords, 'deliveries'> & { deliveries: DeliveryLog[] };
+  return { ...raw, deliveries: new Map(raw.deliveries.map((d) => [d.id, d])) };
 }
