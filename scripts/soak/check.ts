@@ -82,9 +82,19 @@ export function minimumWaitMs(endpoint: Pick<EndpointSpec, 'schedule' | 'jitterR
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 const is2xx = (a: ReceiverRecord['answer']) => typeof a === 'number' && a >= 200 && a < 300;
 
-/** The fault (one of {@link DUPLICATE_EXCUSING_FAULTS}) that hit between `fromMs` and `toMs`, if any. */
+/**
+ * A fault's effect lasts past its start: a stopped or failed-over primary refuses writes until its
+ * replica serves (the cluster's node timeout and a little), a restarted Redis until it has loaded.
+ */
+export const FAULT_EFFECT_MS = 5000;
+
+/**
+ * The fault (one of {@link DUPLICATE_EXCUSING_FAULTS}) whose effect overlaps `fromMs`..`toMs`, if
+ * any: it began in that span, or began before and lasted into it (until it was restored, and
+ * {@link FAULT_EFFECT_MS} more).
+ */
 function excusedByFault(faults: readonly FaultRecord[], fromMs: number, toMs: number): FaultRecord | undefined {
-  return faults.find((f) => DUPLICATE_EXCUSING_FAULTS.includes(f.kind) && f.atMs >= fromMs - SCHEDULE_TOLERANCE_MS && f.atMs <= toMs);
+  return faults.find((f) => DUPLICATE_EXCUSING_FAULTS.includes(f.kind) && f.atMs <= toMs && (f.restoredAtMs ?? f.atMs) + FAULT_EFFECT_MS >= fromMs - SCHEDULE_TOLERANCE_MS);
 }
 
 /** The earliest time `attempt` may start: acceptance for the first, else the previous finish plus the shortest wait. */

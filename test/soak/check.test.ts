@@ -219,3 +219,11 @@ test('a request the sender abandoned at its timeout ends when the delivery log s
   // Without the log's end of dlv_a's attempt, the overlap is seen.
   expect(kinds(records({ endpoints: [ep], receiver, deliveriesList: [delivery('dlv_b', [attempt(1, 105, 15, 200)])] }))).toContain('endpoint-concurrency');
 });
+
+test('a duplicate whose first answer came while a stopped primary was still failing over is excused by that fault', () => {
+  const receiver = [req('dlv_d', 1, 100, 200), req('dlv_d', 1, 4000, 200)];
+  const deliveriesList = [delivery('dlv_d', [attempt(1, 3990, 20, 200)])];
+  const stop: FaultRecord = { kind: 'redis-primary-stop', target: '127.0.0.1:7401', atMs: T0 + 50, restoredAtMs: T0 + 9000 };
+  expect(kinds(records({ receiver, deliveriesList, faults: [stop] }))).toEqual([]);
+  expect(kinds(records({ receiver, deliveriesList, faults: [{ ...stop, atMs: T0 - 60_000, restoredAtMs: T0 - 50_000 }] }))).toEqual(['duplicate']);
+});
