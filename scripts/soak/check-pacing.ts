@@ -64,8 +64,12 @@ export function checkPacing(
     const starts = mine.flatMap((d) => d.attempts.map((a) => ({ t: a.startedAtMs, id: d.id }))).sort((a, b) => a.t - b.t);
     for (const r of byEndpoint.get(endpoint.key) ?? []) {
       if (r.answer !== 429 || r.retryAfterS === null) continue;
-      const from = r.answerMs + PAUSE_GRACE_MS;
-      const until = r.answerMs + r.retryAfterS * 1000 - SCHEDULE_TOLERANCE_MS;
+      // The pause runs from when Postern recorded the answer (the end of that attempt in the log,
+      // on the senders' clock, as attempt starts are): a busy sender may read it a while after the
+      // receiver wrote it, and attempts claimed meanwhile started before the pause.
+      const answered = records.deliveries.get(r.deliveryId)?.attempts.find((a) => a.number === r.attempt && a.finishedAtMs >= r.arrivalMs)?.finishedAtMs;
+      const from = Math.max(r.answerMs, answered ?? r.answerMs) + PAUSE_GRACE_MS;
+      const until = Math.max(r.answerMs, answered ?? r.answerMs) + r.retryAfterS * 1000 - SCHEDULE_TOLERANCE_MS;
       for (const s of starts) if (s.t >= from && s.t < until) add('pause-ignored', s.id, `started ${until + SCHEDULE_TOLERANCE_MS - s.t} ms before the end of the ${r.retryAfterS}-s Retry-After pause answered to ${r.deliveryId}`);
     }
     let worst = 0;

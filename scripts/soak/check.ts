@@ -44,8 +44,11 @@ export interface CheckMetrics extends PacingMetrics {
   orgPeaks: Record<string, { peak: number; limit: number }>;
   /** Rate-limited endpoints: most arrivals (receiver) and starts (delivery log) in any 1-s window, and perSecond + burst. */
   ratePeaks: Record<string, { arrivals: number; starts: number; limit: number }>;
-  /** 2xx answered twice for one event at one endpoint; `excusedBy`: how many each fault kind excused. */
-  duplicates: { total: number; excused: number; unexcused: number; excusedBy: Partial<Record<FaultKind, number>> };
+  /**
+   * 2xx answered twice for one event at one endpoint; `excusedBy`: how many each fault kind
+   * excused, and `unseen` how many followed a 2xx the sender never got (its attempt timed out).
+   */
+  duplicates: { total: number; excused: number; unexcused: number; excusedBy: Partial<Record<FaultKind | 'unseen', number>> };
   /** Requests with an attempt number seen before for the same delivery (any answer). */
   repeatedAttemptNumbers: number;
   resume: ResumeMeasure[];
@@ -180,8 +183,15 @@ export function checkSoak(given: SoakRecords): CheckResult {
       const sorted = [...same].sort((a, b) => a.arrivalMs - b.arrivalMs);
       for (let i = 1; i < sorted.length; i++) {
         duplicates.total++;
-        const excuse = excusedByFault(records.faults, (sorted[i - 1] as ReceiverRecord).arrivalMs, (sorted[i] as ReceiverRecord).arrivalMs);
-        if (excuse) {
+        const prev = sorted[i - 1] as ReceiverRecord;
+        // The sender never saw the first 2xx when that attempt's log says otherwise (it timed out,
+        // or the connection failed, before the answer reached it): sending again is the promise.
+        const unseen = records.deliveries.get(prev.deliveryId)?.attempts.some((a) => a.number === prev.attempt && a.responseStatus !== null && a.responseStatus >= 200 && a.responseStatus < 300) === false && prev.attempt !== (sorted[i] as ReceiverRecord).attempt;
+        const excuse = unseen ? undefined : excusedByFault(records.faults, prev.arrivalMs, (sorted[i] as ReceiverRecord).arrivalMs);
+        if (unseen) {
+          duplicates.excused++;
+          duplicates.excusedBy.unseen = (duplicates.excusedBy.unseen ?? 0) + 1;
+        } else if (excuse) {
           duplicates.excused++;
           duplicates.excusedBy[excuse.kind] = (duplicates.excusedBy[excuse.kind] ?? 0) + 1;
         } else {
@@ -222,7 +232,8 @@ export function checkSoak(given: SoakRecords): CheckResult {
     const starts = deliveries.filter((d) => d.endpointKey === endpoint.key).flatMap((d) => d.attempts.map((a) => ({ t: a.startedAtMs, id: d.id }))).sort((a, b) => a.t - b.t);
     const startPeak = peakInWindow(starts.map((s) => s.t));
     ratePeaks[endpoint.key] = { arrivals: arrivals.count, starts: startPeak.count, limit };
-    if (arrivals.count > limit + RATE_SLACK) {
+    const stalled = (records.receiverStalls ?? []).some(([a, b]) => b >= reqs[arrivals.from]!.arrivalMs - RATE_WINDOW_MS && a <= reqs[arrivals.from]!.arrivalMs + RATE_WINDOW_MS);
+    if (arrivals.count > limit + RATE_SLACK && !stalled) {
       const ids = reqs.slice(arrivals.from, arrivals.to).map((r) => r.deliveryId);
       add('rate-limit-arrivals', `endpoint:${endpoint.key}`, `${arrivals.count} arrivals in 1 s from ${new Date(reqs[arrivals.from]!.arrivalMs).toISOString()} (perSecond ${endpoint.rateLimit.perSecond} + burst ${endpoint.rateLimit.burst} + slack ${RATE_SLACK}): ${ids.join(', ')}`);
     }

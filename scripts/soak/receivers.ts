@@ -121,3 +121,22 @@ export async function startSoakReceiver(endpointKey: string, behaviour: Receiver
       }),
   };
 }
+
+/** An event-loop delay of the receivers' process longer than this, ms, is recorded as a stall (`SoakRecords.receiverStalls`). */
+export const RECEIVER_STALL_MS = 30;
+
+/**
+ * Watches this process's event loop (the receivers'): every 10 ms a timer notes how late it ran,
+ * and a delay over {@link RECEIVER_STALL_MS} goes into `stalls` as `[fromMs, toMs]`. Returns stop.
+ */
+export function watchReceiverStalls(stalls: [number, number][]): () => void {
+  const tickMs = 10;
+  let last = Date.now();
+  const timer = setInterval(() => {
+    const now = Date.now();
+    if (now - last - tickMs > RECEIVER_STALL_MS) stalls.push([last, now]);
+    last = now;
+  }, tickMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -128,6 +128,12 @@ export interface SoakRecords {
   faults: FaultRecord[];
   /** Adaptive endpoints' pace, sampled every 200 ms (empty: not sampled). */
   paceSamples: PaceSample[];
+  /**
+   * When the receivers' own process was held up (event-loop delays over
+   * `RECEIVER_STALL_MS`, as `[fromMs, toMs]`): arrival times inside are late by up to that much,
+   * so a window of arrivals that overlaps one cannot be counted to the request.
+   */
+  receiverStalls?: [number, number][];
   /** When production stopped (the drain began). */
   producedUntilMs: number;
 }

@@ -11,7 +11,7 @@ import { checkSoak, type CheckResult } from './check.js';
 import { planFaults, SENDER_FAULTS, type PlannedFault } from './faults.js';
 import { startProducer } from './producer.js';
 import { mulberry32 } from './prng.js';
-import { startSoakReceiver, type SoakReceiver } from './receivers.js';
+import { startSoakReceiver, watchReceiverStalls, type SoakReceiver } from './receivers.js';
 import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, PaceSample, ReceiverRecord, SoakRecords } from './records.js';
 import { startClusterRedis, startStandaloneRedis, type SoakRedis } from './redis-target.js';
 import { SLOW_SERIAL_ENDPOINT, soakTopology } from './topology.js';
@@ -108,6 +108,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const appEnv = { ...redis.env, REDIS_PREFIX: prefix, ALLOWED_ADDRESSES: '127.0.0.1,::1', ADMIN_TOKEN: adminToken };
     const plans = soakTopology({ seed: options.seed, longWaitMs: options.longWaitMs });
     for (const plan of plans) receivers.push(await startSoakReceiver(plan.spec.key, plan.behaviour, receiverRecords));
+    const receiverStalls: [number, number][] = [];
+    const stopWatchingStalls = watchReceiverStalls(receiverStalls);
 
     const ingestApp = await startIngest(appEnv);
     ingest = ingestApp;
@@ -246,7 +248,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       const r = await api('GET', `/v1/endpoints/${ep.id}`, keyOf(ep.orgKey));
       paces[ep.key] = { status: r.body?.status, pace: r.body?.pace, pausedUntil: r.body?.pausedUntil, disabledReason: r.body?.disabledReason };
     }
-    const records: SoakRecords = { endpoints, accepted: producer.accepted, deliveries, receiver: receiverRecords, faults, paceSamples, producedUntilMs };
+    stopWatchingStalls();
+    const records: SoakRecords = { endpoints, accepted: producer.accepted, deliveries, receiver: receiverRecords, faults, paceSamples, producedUntilMs, receiverStalls };
     const result = checkSoak(records);
     const faultsByKind: Partial<Record<FaultKind, number>> = {};
     for (const f of faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;

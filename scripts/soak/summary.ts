@@ -16,6 +16,7 @@ export function summaryLines(run: SoakRun): string[] {
     `  peaks in flight per endpoint: ${Object.entries(m.endpointPeaks).map(([k, p]) => `${k} ${p.peak}/${p.limit}`).join(', ')}`,
     `  peaks in flight per org: ${Object.entries(m.orgPeaks).map(([k, p]) => `${k} ${p.peak}/${p.limit}`).join(', ')}`,
     `  rate (most in any 1 s, limit perSecond+burst, slack ${RATE_SLACK}): ${Object.entries(m.ratePeaks).map(([k, p]) => `${k} arrivals ${p.arrivals} starts ${p.starts} / ${p.limit}`).join(', ') || 'no rate-limited endpoint'}`,
+    `  receivers' own stalls (event loop held up > 30 ms): ${(run.records.receiverStalls ?? []).length}, longest ${Math.max(0, ...(run.records.receiverStalls ?? []).map(([a, b]) => b - a))} ms`,
     `  duplicates (2xx twice): ${m.duplicates.total} (${m.duplicates.excused} across a fault that left the outcome unrecorded ${JSON.stringify(m.duplicates.excusedBy)}, ${m.duplicates.unexcused} not); repeated attempt numbers ${m.repeatedAttemptNumbers}`,
     `  resume after SIGKILL (endpoints with waiting deliveries): max ${m.maxResumeMs === null ? 'n/a' : m.maxResumeMs === 'never' ? 'never resumed' : `${m.maxResumeMs} ms`} (limit ${SOAK_MAX_RESUME_MS} ms); ${m.resume
       .filter((r) => r.hadWaitingDeliveries)

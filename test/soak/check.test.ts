@@ -227,3 +227,15 @@ test('a duplicate whose first answer came while a stopped primary was still fail
   expect(kinds(records({ receiver, deliveriesList, faults: [stop] }))).toEqual([]);
   expect(kinds(records({ receiver, deliveriesList, faults: [{ ...stop, atMs: T0 - 60_000, restoredAtMs: T0 - 50_000 }] }))).toEqual(['duplicate']);
 });
+
+test('a second 2xx after an attempt whose answer the sender never got (it timed out first) is excused; the receivers\' stalls excuse a window of arrivals', () => {
+  const receiver = [req('dlv_t', 1, 0, 200, { answerMs: T0 + 1600 }), req('dlv_t', 2, 3000, 200)];
+  const deliveriesList = [delivery('dlv_t', [{ ...attempt(1, 0, 1500, null), error: 'timeout' }, attempt(2, 2990, 20, 200)])];
+  expect(kinds(records({ receiver, deliveriesList }))).toEqual([]);
+  // Recorded as a success, the same second request is a duplicate.
+  expect(kinds(records({ receiver, deliveriesList: [delivery('dlv_t', [attempt(1, 0, 1600, 200), attempt(2, 2990, 20, 200)])] }))).toContain('duplicate');
+  const ep = endpoint('ep', { rateLimit: { perSecond: 20, burst: 5 }, perEndpoint: 100 });
+  const burst = Array.from({ length: 30 }, (_, i) => req(`d${i}`, 1, 500 + i, 200));
+  expect(kinds(records({ endpoints: [ep], receiver: burst }))).toEqual(['rate-limit-arrivals']);
+  expect(kinds({ ...records({ endpoints: [ep], receiver: burst }), receiverStalls: [[T0 + 200, T0 + 500]] })).toEqual([]);
+});
