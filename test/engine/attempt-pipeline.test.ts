@@ -206,3 +206,17 @@ test('adaptive pacing: a 429 to an attempt claimed under an older pace halves th
   // One cut of 40/s × 4, where the stale 20/s × 3 would have given 10/s × 1.
   expect(pace).toMatchObject({ perSecond: 20, concurrency: 2 });
 });
+
+test('adaptive pacing: an attempt interrupted mid-way runs again only after a Retry-After pause that began meanwhile', async () => {
+  const endpointId = await endpointWith({ maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [1000, 1000] }, jitterRatio: 0, pacing: 'adaptive' });
+  const ids = await event(endpointId);
+  const first = await store.attempts.claim(ids, Date.now());
+  expect(first.kind).toBe('claimed');
+  // Its sender dies mid-attempt; another attempt's 429 pauses the endpoint for a minute.
+  const pausedUntil = Date.now() + 60_000;
+  await postern.redis.hset(postern.store.keys.endpoint(orgId, endpointId), 'pace', JSON.stringify({ perSecond: 10, concurrency: 2, pausedUntil, cutAt: Date.now(), changedAt: Date.now(), goodPerSecond: null }));
+  expect(await store.attempts.claim(ids, Date.now())).toEqual({ kind: 'parked', limit: 'pace', retryAt: pausedUntil });
+  // After the pause, the same attempt number runs.
+  const again = await store.attempts.claim(ids, pausedUntil + 1);
+  expect(again).toMatchObject({ kind: 'claimed', attemptNumber: 1 });
+});

@@ -104,7 +104,9 @@ local ratePerSecond = policy.rateLimit and policy.rateLimit ~= cjson.null and po
 local burst = ratePerSecond and policy.rateLimit.burst or 0
 if policy.pacing == 'adaptive' and e.pace then
   local pace = cjson.decode(e.pace)
-  if pace.pausedUntil ~= cjson.null and pace.pausedUntil > now and status ~= 'in_flight' then
+  -- An interrupted attempt (in_flight: its sender died, or Redis went away, mid-attempt) waits too:
+  -- running it again is a request like any other, and the receiver asked for none until then.
+  if pace.pausedUntil ~= cjson.null and pace.pausedUntil > now then
     redis.call('ZADD', KEYS[3], 'NX', parkOrder, id)
     if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end
     return {'parked', -4, pace.pausedUntil}
