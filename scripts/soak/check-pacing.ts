@@ -4,7 +4,7 @@
  * slow-down signals allow. Pure.
  */
 import { SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, type ViolationKind } from './check-support.js';
-import type { DeliveryLog, FaultKind, ReceiverRecord, SoakRecords } from './records.js';
+import type { DeliveryLog, FaultKind, FaultRecord, ReceiverRecord, SoakRecords } from './records.js';
 
 /** Under adaptive pacing a delivery's first attempt may wait this long after acceptance, with no fault in between. */
 export const ADAPTIVE_MAX_FIRST_ATTEMPT_DELAY_MS = 30_000;
@@ -41,6 +41,43 @@ export interface PacingMetrics {
   lowestPace: Record<string, { perSecond: number | null; concurrency: number } | null>;
   /** Slow-down signals that may cut the pace: Retry-After pauses plus timeouts (an upper bound). */
   allowedCuts: Record<string, number>;
+  /** Starts inside a Retry-After pause excused because a Redis fault may have delayed storing it ({@link STORE_DELAYING_FAULTS}). */
+  pausesStoredLate: Record<string, number>;
+}
+
+/** Faults of Redis that can delay the write of an attempt's outcome (its finish is retried once Redis answers). */
+export const STORE_DELAYING_FAULTS: readonly FaultKind[] = ['redis-restart', 'redis-primary-stop', 'redis-failover', 'redis-client-kill'];
+/** A Redis fault delays writes this long past its restore (a primary's replica taking over, a restarted server loading). */
+export const STORE_DELAY_MS = 5000;
+
+/** Whether a fault of {@link STORE_DELAYING_FAULTS} began before `toMs` and lasted (restored + {@link STORE_DELAY_MS}) past `fromMs`. */
+export function storeDelayingFault(faults: readonly FaultRecord[], fromMs: number, toMs: number): boolean {
+  return faults.some((f) => STORE_DELAYING_FAULTS.includes(f.kind) && f.atMs <= toMs && (f.restoredAtMs ?? f.atMs) + STORE_DELAY_MS >= fromMs);
+}
+
+/**
+ * The Retry-After pauses the receiver asked of an endpoint, as [from, until] spans (receiver's
+ * clock: from its answer, for its `Retry-After`), merged and sorted.
+ */
+export function pauseSpans(requests: readonly ReceiverRecord[]): { fromMs: number; untilMs: number }[] {
+  const spans = requests
+    .filter((r) => r.answer === 429 && r.retryAfterS !== null && r.retryAfterS > 0)
+    .map((r) => ({ fromMs: r.answerMs, untilMs: r.answerMs + (r.retryAfterS ?? 0) * 1000 }))
+    .sort((a, b) => a.fromMs - b.fromMs);
+  const merged: { fromMs: number; untilMs: number }[] = [];
+  for (const s of spans) {
+    const last = merged[merged.length - 1];
+    if (last && s.fromMs <= last.untilMs) last.untilMs = Math.max(last.untilMs, s.untilMs);
+    else merged.push({ ...s });
+  }
+  return merged;
+}
+
+/** How much of `fromMs`..`toMs` the merged `spans` cover, ms. */
+export function coveredMs(spans: readonly { fromMs: number; untilMs: number }[], fromMs: number, toMs: number): number {
+  let total = 0;
+  for (const s of spans) total += Math.max(0, Math.min(s.untilMs, toMs) - Math.max(s.fromMs, fromMs));
+  return total;
 }
 
 /**
@@ -58,6 +95,7 @@ export function checkPacing(
   const adaptiveMaxFirstAttemptDelayMs: Record<string, number> = {};
   const lowestPace: PacingMetrics['lowestPace'] = {};
   const allowedCuts: Record<string, number> = {};
+  const pausesStoredLate: Record<string, number> = {};
   for (const endpoint of records.endpoints) {
     if (endpoint.pacing !== 'adaptive') continue;
     const mine = deliveries.filter((d) => d.endpointKey === endpoint.key);
@@ -70,7 +108,17 @@ export function checkPacing(
       const answered = records.deliveries.get(r.deliveryId)?.attempts.find((a) => a.number === r.attempt && a.finishedAtMs >= r.arrivalMs)?.finishedAtMs;
       const from = Math.max(r.answerMs, answered ?? r.answerMs) + PAUSE_GRACE_MS;
       const until = Math.max(r.answerMs, answered ?? r.answerMs) + r.retryAfterS * 1000 - SCHEDULE_TOLERANCE_MS;
-      for (const s of starts) if (s.t >= from && s.t < until) add('pause-ignored', s.id, `started ${until + SCHEDULE_TOLERANCE_MS - s.t} ms before the end of the ${r.retryAfterS}-s Retry-After pause answered to ${r.deliveryId}`);
+      for (const s of starts) {
+        if (s.t < from || s.t >= until) continue;
+        // The pause holds from when it is stored: a Redis fault between the answer and the start
+        // (the finish that stores it retried after a restart, a failover, a killed connection) lets
+        // a claim in before it. Counted apart, not a violation.
+        if (storeDelayingFault(records.faults, from - PAUSE_GRACE_MS, s.t)) {
+          pausesStoredLate[endpoint.key] = (pausesStoredLate[endpoint.key] ?? 0) + 1;
+          continue;
+        }
+        add('pause-ignored', s.id, `started ${until + SCHEDULE_TOLERANCE_MS - s.t} ms before the end of the ${r.retryAfterS}-s Retry-After pause answered to ${r.deliveryId}`);
+      }
     }
     let worst = 0;
     for (const d of mine) {
@@ -133,5 +181,5 @@ export function checkPacing(
     lowestPace[endpoint.key] = lowest;
     allowedCuts[endpoint.key] = pauses.length + timeouts.length;
   }
-  return { adaptiveMaxFirstAttemptDelayMs, lowestPace, allowedCuts };
+  return { adaptiveMaxFirstAttemptDelayMs, lowestPace, allowedCuts, pausesStoredLate };
 }

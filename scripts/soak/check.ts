@@ -3,7 +3,7 @@
  * no clock, so `test/soak/check.test.ts` feeds it hand-made violating records. Every violation
  * names its delivery id (or, for a per-endpoint limit, the deliveries in flight at the peak).
  */
-import { checkPacing, type PacingMetrics } from './check-pacing.js';
+import { checkPacing, coveredMs, pauseSpans, type PacingMetrics } from './check-pacing.js';
 import { CLIENT_CLOSE_TOLERANCE_MS, effectiveEnd, groupBy, peakInFlight, peakInWindow, RATE_SLACK, RATE_WINDOW_MS, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, VIOLATION_KINDS, type Violation, type ViolationKind } from './check-support.js';
 import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, ReceiverRecord, SoakRecords } from './records.js';
 
@@ -27,7 +27,7 @@ export interface ResumeMeasure {
   faultAtMs: number;
   sender: string;
   endpointKey: string;
-  /** First arrival after the kill minus the kill; null when none came. */
+  /** First arrival after the kill minus the kill, less the Retry-After pauses the receiver asked for in between; null when none came. */
   resumeMs: number | null;
   /** Whether the endpoint had deliveries due then (only those count against {@link SOAK_MAX_RESUME_MS}). */
   hadWaitingDeliveries: boolean;
@@ -314,7 +314,9 @@ export function checkSoak(given: SoakRecords): CheckResult {
       }
       const hadWaiting = hadDue || cutOff.length > 0;
       const next = (byEndpoint.get(endpoint.key) ?? []).reduce<number | null>((min, r) => (r.arrivalMs > k && (min === null || r.arrivalMs < min) ? r.arrivalMs : min), null);
-      const resumeMs = next === null ? null : next - k;
+      // Time the receiver itself asked for (Retry-After pauses) is not the sender's to make up.
+      const paused = next === null ? 0 : coveredMs(pauseSpans(byEndpoint.get(endpoint.key) ?? []), k, next);
+      const resumeMs = next === null ? null : next - k - paused;
       resume.push({ faultAtMs: k, sender: fault.target, endpointKey: endpoint.key, resumeMs, hadWaitingDeliveries: hadWaiting });
       if (hadWaiting && (resumeMs === null || resumeMs > SOAK_MAX_RESUME_MS)) {
         add('slow-resume', `endpoint:${endpoint.key}`, `no request for ${resumeMs === null ? 'the rest of the run' : `${resumeMs} ms`} after ${fault.target} was SIGKILLed at ${new Date(k).toISOString()}, with deliveries waiting (limit ${SOAK_MAX_RESUME_MS} ms)`);

@@ -23,7 +23,7 @@ export function summaryLines(run: SoakRun): string[] {
       .map((r) => `${r.endpointKey} ${r.resumeMs ?? '∞'}`)
       .join(', ') || 'none measured'}`,
     `  deliveries a SIGKILLed sender had in flight, kill → next request: ${m.stalledDeliveries.map((d) => `${d.deliveryId} (${d.endpointKey}) ${d.resumeMs ?? '∞'} ms`).join(', ') || 'none'}`,
-    `  adaptive: longest acceptance → first attempt ${JSON.stringify(m.adaptiveMaxFirstAttemptDelayMs)}; lowest pace ${JSON.stringify(m.lowestPace)} after at most ${JSON.stringify(m.allowedCuts)} cuts; at the end ${JSON.stringify(run.paces)}`,
+    `  adaptive: longest acceptance → first attempt ${JSON.stringify(m.adaptiveMaxFirstAttemptDelayMs)}; lowest pace ${JSON.stringify(m.lowestPace)} after at most ${JSON.stringify(m.allowedCuts)} cuts; starts inside a pause a Redis fault delayed storing ${JSON.stringify(m.pausesStoredLate)}; at the end ${JSON.stringify(run.paces)}`,
   ];
   const kinds = VIOLATION_KINDS.filter((k) => result.byKind[k]);
   if (kinds.length === 0) lines.push(`  violations: none (schedule tolerance ${SCHEDULE_TOLERANCE_MS} ms)`);

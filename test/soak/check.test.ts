@@ -239,3 +239,31 @@ test('a second 2xx after an attempt whose answer the sender never got (it timed 
   expect(kinds(records({ endpoints: [ep], receiver: burst }))).toEqual(['rate-limit-arrivals']);
   expect(kinds({ ...records({ endpoints: [ep], receiver: burst }), receiverStalls: [[T0 + 200, T0 + 500]] })).toEqual([]);
 });
+
+test('a start inside a Retry-After pause is excused by a Redis fault that may have delayed storing the pause, and counted apart', () => {
+  const ep = endpoint('ep', { pacing: 'adaptive' });
+  const receiver = [req('dlv_429', 1, 0, 429, { retryAfterS: 2 })];
+  const list = [delivery('dlv_429', [attempt(1, 0, 10, 429), attempt(2, 2100, 10, 200)]), delivery('dlv_in', [attempt(1, 600, 10, 200)])];
+  const clientKill: FaultRecord = { kind: 'redis-client-kill', target: 'sender-1', atMs: T0 + 5, restoredAtMs: T0 + 5 };
+  const excused = checkSoak(records({ endpoints: [ep], deliveriesList: list, receiver, faults: [clientKill] }));
+  expect(excused.violations.map((v) => v.kind)).toEqual([]);
+  expect(excused.metrics.pausesStoredLate).toEqual({ ep: 1 });
+  // A fault long over before the answer excuses nothing.
+  const earlier: FaultRecord = { ...clientKill, atMs: T0 - 20_000, restoredAtMs: T0 - 20_000 };
+  expect(idsOf(records({ endpoints: [ep], deliveriesList: list, receiver, faults: [earlier] }), 'pause-ignored')).toEqual(['dlv_in']);
+});
+
+test('resume after a SIGKILL does not count the Retry-After pauses the receiver asked for meanwhile', () => {
+  const kill: FaultRecord = { kind: 'sender-sigkill', target: 'sender-1', atMs: T0 + 1000, restoredAtMs: T0 + 3000 };
+  const ep = endpoint('ep', { perEndpoint: 1, pacing: 'adaptive' });
+  const receiver = [
+    req('dlv_k', 1, 900, 'closed-by-client', { answerMs: T0 + 1002 }),
+    // Another delivery's 429 asked for 15 s just before the kill; the endpoint's next request came after it.
+    req('dlv_p', 1, 500, 429, { answerMs: T0 + 990, retryAfterS: 15 }),
+    req('dlv_k', 1, 18_000, 200),
+  ];
+  const list = [delivery('dlv_k', [attempt(1, 18_000, 10, 200)]), delivery('dlv_p', [attempt(1, 500, 490, 429), attempt(2, 16_100, 10, 200)])];
+  const result = checkSoak(records({ endpoints: [ep], deliveriesList: list, receiver, faults: [kill] }));
+  expect(result.violations.filter((v) => v.kind === 'slow-resume')).toEqual([]);
+  expect(result.metrics.maxResumeMs).toBe(18_000 - 1000 - (15_990 - 1000));
+});

@@ -7,6 +7,15 @@ import { takeOverSender, type TakeoverDeps } from './takeover.js';
 /** How long a sender's record outlives its last beat, ms: long enough for a late takeover to read it. */
 const RECORD_TTL_MS = 10 * 60_000;
 
+/**
+ * Every this many beats, the sender calls again the lines of the endpoints it worked lately
+ * ({@link LINE_SWEEP_KEEP_MS}): a wake-up lost to Redis trouble (the release was stored, promoting
+ * the woken jobs failed) then costs a few seconds, not the park safety delay.
+ */
+export const LINE_SWEEP_EVERY_BEATS = 2;
+/** An endpoint is swept for this long after this sender last took, gave back or was refused one of its slots, ms. */
+export const LINE_SWEEP_KEEP_MS = 60_000;
+
 /** Dependencies of {@link startHeartbeat}: the takeover's, plus the timing. */
 export interface HeartbeatDeps extends TakeoverDeps {
   registry: SenderRegistry;
@@ -26,6 +35,10 @@ export interface SenderHeartbeat {
   slotTaken(ids: AttemptIds): void;
   /** Told when an attempt gave its slot back. */
   slotReturned(deliveryId: string): void;
+  /** Told when a delivery was refused a slot and parked: its endpoint's line is swept for a while. */
+  parked(ref: EndpointRef): void;
+  /** Calls the recently worked endpoints' lines now and wakes whom they name; returns how many were woken. For tests. */
+  sweepOnce(): Promise<number>;
   /** One beat now (and any takeover it starts); for tests. */
   beatOnce(): Promise<void>;
   /**
@@ -48,7 +61,10 @@ interface EndpointEntry {
  * it beats (Redis's clock) with its workers' ids and the endpoints it held slots of within the last
  * `lapseMs`; any sender whose beat is older than `lapseMs` is taken over ({@link takeOverSender})
  * by the first live sender to see it. A sender killed with deliveries in flight thus has them run
- * again after about `lapseMs` + `intervalMs`, instead of after its jobs' locks expire.
+ * again after about `lapseMs` + `intervalMs`, instead of after its jobs' locks expire. Every
+ * {@link LINE_SWEEP_EVERY_BEATS} beats it also calls again the lines of the endpoints it worked in
+ * the last {@link LINE_SWEEP_KEEP_MS} and wakes the parked deliveries that have room, so a lost
+ * wake-up of a live sender is found within seconds too.
  */
 export function startHeartbeat(deps: HeartbeatDeps): SenderHeartbeat {
   const senderId = randomUUID();
@@ -60,6 +76,37 @@ export function startHeartbeat(deps: HeartbeatDeps): SenderHeartbeat {
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
   let beating: Promise<void> | null = null;
+  // Endpoints worked lately, for the line sweep: key → ref and when last touched.
+  const recent = new Map<string, { ref: EndpointRef; touchedMs: number }>();
+  let beats = 0;
+  let sweeping: Promise<number> | null = null;
+  const touch = (ref: EndpointRef) => {
+    recent.set(`${ref.orgId}:${ref.endpointId}`, { ref, touchedMs: deps.clock.now() });
+  };
+
+  const sweep = async (): Promise<number> => {
+    const now = deps.clock.now();
+    let woken = 0;
+    for (const [key, entry] of recent) {
+      if (now - entry.touchedMs > LINE_SWEEP_KEEP_MS) {
+        recent.delete(key);
+        continue;
+      }
+      const endpoint = await deps.store.endpoints.get(entry.ref.orgId, entry.ref.endpointId);
+      if (!endpoint) {
+        recent.delete(key);
+        continue;
+      }
+      const ids = await deps.store.leases.callLine({ ...entry.ref, ...endpoint.policy.concurrency, nowMs: deps.clock.now() });
+      woken += ids.length;
+      await deps.wake(entry.ref.orgId, ids);
+    }
+    return woken;
+  };
+  const sweepOnce = async () => {
+    if (!sweeping) sweeping = sweep().finally(() => (sweeping = null));
+    return sweeping;
+  };
 
   const write = (entry: EndpointEntry) => {
     entry.written = true;
@@ -108,6 +155,10 @@ export function startHeartbeat(deps: HeartbeatDeps): SenderHeartbeat {
       // The record was missing (first beat, or this sender was taken over): write it whole next time.
       if (result.fresh) for (const entry of endpoints.values()) entry.written = false;
       for (const deadId of result.lapsed) takeOver(deadId);
+      beats += 1;
+      if (beats % LINE_SWEEP_EVERY_BEATS === 0 && recent.size > 0 && !sweeping) {
+        sweepOnce().catch((err: Error) => deps.logger.warn({ err: err.message }, 'line sweep failed; it is tried again'));
+      }
     } catch (err) {
       for (const ref of add) {
         const entry = endpoints.get(`${ref.orgId}:${ref.endpointId}`);
@@ -145,6 +196,7 @@ export function startHeartbeat(deps: HeartbeatDeps): SenderHeartbeat {
       }
       entry.holding += 1;
       entry.lastUsedMs = deps.clock.now();
+      touch(entry.ref);
     },
     slotReturned(deliveryId) {
       const key = endpointOf.get(deliveryId);
@@ -154,12 +206,16 @@ export function startHeartbeat(deps: HeartbeatDeps): SenderHeartbeat {
       if (!entry) return;
       entry.holding = Math.max(0, entry.holding - 1);
       entry.lastUsedMs = deps.clock.now();
+      touch(entry.ref);
     },
+    parked: touch,
+    sweepOnce,
     beatOnce,
     async stop({ forget }) {
       stopped = true;
       if (timer) clearTimeout(timer);
       await beating?.catch(() => undefined);
+      await sweeping?.catch(() => undefined);
       if (forget) await deps.registry.forget(senderId).catch((err: Error) => deps.logger.warn({ err: err.message }, 'sender heartbeat not removed; it lapses and is taken over'));
     },
   };

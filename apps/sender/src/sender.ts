@@ -219,6 +219,7 @@ export function createSender(deps: SenderDeps): Sender {
     // Far back in an endpoint's line, a delivery is called by a release long before it could need
     // the safety net (releases call the first of the line again and again): it looks again later,
     // so a long line does not keep flowing back through the queue ahead of other endpoints' work.
+    heartbeat?.parked({ orgId: attemptIds.orgId, endpointId: attemptIds.endpointId });
     const laps = run.limit === 'endpoint' ? Math.min(PARK_MAX_LAPS, 1 + Math.floor(run.ahead / 4)) : 1;
     await job.moveToDelayed(deps.clock.now() + Math.round(parkSafetyDelayMs * laps * (1 + deps.random())), token);
     // A release that came between the refusal and the move found no delayed job to promote.
