@@ -61,6 +61,8 @@ export interface PosternOptions {
   lookupCacheTtlMs?: number;
   /** Run against the test Redis Cluster (`TEST_REDIS_CLUSTER_NODES`) instead of `TEST_REDIS_URL`. */
   cluster?: boolean;
+  /** Run against this Redis instead (a TLS server, an ACL user, a Sentinel group); overrides `cluster`. */
+  redisTarget?: RedisTarget;
   /** Queue partitions (`QUEUE_PARTITIONS`), default 1. */
   queuePartitions?: number;
   /** Key prefix (`REDIS_PREFIX`); default a fresh `test:<12 hex>`. The memory bench passes one as long as `postern`. */
@@ -146,7 +148,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   checkAnswersAgainstSpec();
   const prefix = options.prefix ?? `test:${randomBytes(6).toString('hex')}`;
   const allowList = options.allowList ?? ['127.0.0.1', '::1'];
-  const target = testRedisTarget(options.cluster);
+  const target = options.redisTarget ?? testRedisTarget(options.cluster);
   const apiRedis = connectRedis(target, 'api');
   // Ingest's queue has its own connection, as in main.ts.
   const queueRedis = connectRedis(target, 'api');

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { createIdFactory, createSecretBox, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
-import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf, checkSecretsKeyAtStart } from '@postern/store';
+import { createIdFactory, describeRedisPlan, createSecretBox, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
+import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOfPlan, checkSecretsKeyAtStart } from '@postern/store';
 import { startTracing, type Tracing } from '@postern/telemetry';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -33,7 +33,14 @@ const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL));
 // is logged as one line before the exit.
 logProcessOutput(logger);
 // Standalone (REDIS_URL) or Redis Cluster (REDIS_CLUSTER_NODES): the same key layout either way.
-const redisTarget = redisTargetOf(config);
+// Standalone, Redis Cluster or Sentinel, with TLS and an ACL user (README, "Production Redis").
+let redisTarget: ReturnType<typeof redisTargetOfPlan>;
+try {
+  redisTarget = redisTargetOfPlan(config.redisPlan);
+} catch (err) {
+  console.error(`postern-ingest: ${(err as Error).message}`);
+  process.exit(1);
+}
 const redis = connectRedis(redisTarget, 'api');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 // Every stored secret is sealed with SECRETS_KEY (README, "Secrets at rest").
@@ -98,7 +105,7 @@ server.listen(config.PORT, config.HOST, () => {
   const { address, port } = server.address() as AddressInfo;
   const shown = address.includes(':') ? `[${address}]` : address;
   const local = address === '0.0.0.0' || address === '::' ? ` (all interfaces; locally http://127.0.0.1:${port})` : '';
-  logger.info({ port, address, host: config.HOST, prefix: config.REDIS_PREFIX, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS, tracing: tracing ? tracing.url : 'off' }, `ingest listening on http://${shown}:${port}${local}`);
+  logger.info({ port, address, host: config.HOST, prefix: config.REDIS_PREFIX, redis: describeRedisPlan(config.redisPlan), cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS, tracing: tracing ? tracing.url : 'off' }, `ingest listening on http://${shown}:${port}${local}`);
 });
 
 function shutdown(signal: string): void {

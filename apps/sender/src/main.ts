@@ -1,5 +1,5 @@
-import { classifyAddress, createSecretBox, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
-import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOf, checkSecretsKeyAtStart } from '@postern/store';
+import { classifyAddress, describeRedisPlan, createSecretBox, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
+import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOfPlan, checkSecretsKeyAtStart } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadSenderConfig, proxyBypassList, type SenderConfig } from './config.js';
@@ -33,7 +33,14 @@ const logger = pino(loggerOptions('postern-sender', config.LOG_LEVEL));
 // is logged as one line before the exit.
 logProcessOutput(logger);
 // Standalone (REDIS_URL) or Redis Cluster (REDIS_CLUSTER_NODES): the same key layout either way.
-const redisTarget = redisTargetOf(config);
+// Standalone, Redis Cluster or Sentinel, with TLS and an ACL user (README, "Production Redis").
+let redisTarget: ReturnType<typeof redisTargetOfPlan>;
+try {
+  redisTarget = redisTargetOfPlan(config.redisPlan);
+} catch (err) {
+  console.error(`postern-sender: ${(err as Error).message}`);
+  process.exit(1);
+}
 const redis = connectRedis(redisTarget, 'worker');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 // Every stored secret is sealed with SECRETS_KEY (README, "Secrets at rest").
@@ -82,7 +89,7 @@ const sender = createSender({
     egressProxyBypass: proxyBypassList(config.EGRESS_PROXY_BYPASS),
   },
 });
-logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList, cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS, tracing: tracing ? tracing.url : 'off', egressProxy: config.EGRESS_PROXY_URL ? new URL(config.EGRESS_PROXY_URL).host : 'none' }, 'sender started');
+logger.info({ concurrency: config.SENDER_CONCURRENCY, prefix: config.REDIS_PREFIX, allowList, redis: describeRedisPlan(config.redisPlan), cluster: 'clusterNodes' in redisTarget, queuePartitions: config.QUEUE_PARTITIONS, tracing: tracing ? tracing.url : 'off', egressProxy: config.EGRESS_PROXY_URL ? new URL(config.EGRESS_PROXY_URL).host : 'none' }, 'sender started');
 
 // Redis losing its data while the sender runs fails /readyz, logs at error level and sets a gauge.
 const dataLossMonitor = new DataLossMonitor({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseSecretKeyring, type SecretKeyring } from './secret-box.js';
+import { redisConnectionPlan, redisSettingsShape, type RedisConnectionPlan, type RedisSettings } from './redis-settings.js';
 import { parseAllowList } from './url-rules.js';
 
 /**
@@ -16,6 +17,7 @@ export const commonConfigShape = {
    * client and `REDIS_URL` is not used. Empty (default) = standalone Redis at `REDIS_URL`.
    */
   REDIS_CLUSTER_NODES: z.string().regex(/^$|^[^,\s]+:\d{1,5}(,[^,\s]+:\d{1,5})*$/, 'must be host:port,host:port,…').default(''),
+  ...redisSettingsShape,
   /** How many BullMQ queues carry deliveries, each its own hash slot (README, "Scaling"); 1..256, default 1. */
   QUEUE_PARTITIONS: z.coerce.number().int().min(1).max(256).default(1),
   ALLOWED_ADDRESSES: z.string().default(''),
@@ -83,15 +85,16 @@ export function httpServerOptions(config: HttpTimeoutSettings): HttpServerTimeou
 
 /**
  * Parses an app's environment with its zod schema (which must include {@link commonConfigShape})
- * and turns `ALLOWED_ADDRESSES` into entries. Pure: takes the environment as an object.
+ * and turns `ALLOWED_ADDRESSES` into entries and the Redis settings into a connection plan
+ * (`redisConnectionPlan`). Pure: takes the environment as an object.
  *
  * @throws Error whose message is one line naming the bad or missing setting, e.g.
  *   `invalid configuration: ADMIN_TOKEN: is required`.
  */
-export function parseEnvConfig<S extends z.ZodType<{ ALLOWED_ADDRESSES: string } & HttpTimeoutSettings & SecretKeySettings>>(
+export function parseEnvConfig<S extends z.ZodType<{ ALLOWED_ADDRESSES: string } & HttpTimeoutSettings & SecretKeySettings & RedisSettings>>(
   schema: S,
   env: Record<string, string | undefined>,
-): z.infer<S> & { allowList: string[]; secretKeyring: SecretKeyring } {
+): z.infer<S> & { allowList: string[]; secretKeyring: SecretKeyring; redisPlan: RedisConnectionPlan } {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -113,5 +116,7 @@ export function parseEnvConfig<S extends z.ZodType<{ ALLOWED_ADDRESSES: string }
     throw new Error('invalid configuration: SECRETS_KEY: is required when NODE_ENV=production (32 random bytes, base64: openssl rand -base64 32)');
   }
   const secretKeyring = parseSecretKeyring(parsed.data);
-  return { ...parsed.data, allowList, secretKeyring };
+  // Where Redis is, with TLS and an ACL user: contradicting settings stop start-up here.
+  const redisPlan = redisConnectionPlan(parsed.data);
+  return { ...parsed.data, allowList, secretKeyring, redisPlan };
 }

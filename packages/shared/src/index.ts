@@ -127,6 +127,8 @@ export { LOG_REDACT_CENSOR, LOG_REDACT_PATHS, loggerOptions } from './log-redact
 export { logProcessOutput } from './console-logging.js';
 export type { ConsoleMethods, FieldLogger } from './console-logging.js';
 export { commonConfigShape, httpServerOptions, parseEnvConfig } from './env-config.js';
+export { describeRedisPlan, parseHostPorts, redisConnectionPlan, redisSettingsShape } from './redis-settings.js';
+export type { RedisAuthPlan, RedisConnectionPlan, RedisNodeAddress, RedisSettings, RedisTlsPlan } from './redis-settings.js';
 export type { HttpServerTimeoutOptions, HttpTimeoutSettings } from './env-config.js';
 
 export { SecretUnreadableError, createSecretBox, isSealed, sealedKeyId, secretContext } from './secret-box.js';

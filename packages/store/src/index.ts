@@ -3,7 +3,7 @@ export { STATS_TTL_S, createKeySchema, type KeySchema, type KeySchemaOptions } f
 export { EVENT_SCAN_BUDGET, EventIndexRepository, type EventListQuery } from './event-index-repository.js';
 export { StatsRepository, type StatsBucket, type StatsSeries, type StatsWindow } from './stats-repository.js';
 export { queuePartitionOf } from './queue-partition.js';
-export { connectRedis, createRedisConnection, parseClusterNodes, redisAnswers, redisReady, redisTargetOf, type RedisClient, type RedisTarget } from './redis-connection.js';
+export { connectRedis, createRedisConnection, parseClusterNodes, redisAnswers, redisReady, redisTargetOf, redisTargetOfPlan, type RedisClient, type RedisNodeOptions, type RedisTarget } from './redis-connection.js';
 export { createDeliveryQueues, DeliveryQueues, type DeliveryJobEntry } from './delivery-queues.js';
 export { migrateKeyLayout, type KeyLayoutMigration } from './migrate-key-layout.js';
 export {

@@ -1,28 +1,35 @@
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { readFileSync } from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
+import { parseHostPorts, redisConnectionPlan, type RedisConnectionPlan, type RedisSettings } from '@postern/shared';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
 /** A standalone Redis or a Redis Cluster client: every repository works with either. */
 export type RedisClient = Redis | Cluster;
 
-/** Where Redis is: a standalone server (`REDIS_URL`) or the seed nodes of a cluster (`REDIS_CLUSTER_NODES`). */
-export type RedisTarget = { url: string } | { clusterNodes: readonly { host: string; port: number }[] };
+/** What every data connection to one target is opened with: its ACL user, password and TLS. */
+export interface RedisNodeOptions {
+  username?: string;
+  /** Never logged. */
+  password?: string;
+  /** TLS options (CA, client certificate and key as PEM, server name); absent = plain TCP. */
+  tls?: ConnectionOptions;
+}
+
+/**
+ * Where Redis is: a standalone server (a URL, or host/port/db with options), the seed nodes of a
+ * cluster, or the Sentinels watching a primary — each with its connections' options.
+ */
+export type RedisTarget =
+  | { url: string; options?: RedisNodeOptions & { host?: string; port?: number; db?: number } }
+  | { clusterNodes: readonly { host: string; port: number }[]; natMap?: Record<string, { host: string; port: number }>; options?: RedisNodeOptions }
+  | { sentinels: readonly { host: string; port: number }[]; name: string; sentinelOptions?: RedisNodeOptions; options?: RedisNodeOptions };
 
 /**
  * Parses `REDIS_CLUSTER_NODES` (`host:port,host:port,…`, at least one). Throws on an entry that is
  * not `host:port` with a port 1..65535.
  */
 export function parseClusterNodes(value: string): { host: string; port: number }[] {
-  const nodes = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-    .map((entry) => {
-      const m = /^(.+):(\d{1,5})$/.exec(entry);
-      const port = m ? Number(m[2]) : NaN;
-      if (!m || port < 1 || port > 65535) throw new Error(`REDIS_CLUSTER_NODES: "${entry}" is not host:port`);
-      return { host: m[1]!, port };
-    });
-  if (nodes.length === 0) throw new Error('REDIS_CLUSTER_NODES: no host:port given');
-  return nodes;
+  return parseHostPorts(value, 'REDIS_CLUSTER_NODES');
 }
 
 function roleOptions(role: 'api' | 'worker'): RedisOptions {
@@ -48,13 +55,41 @@ export function createRedisConnection(url: string, role: 'api' | 'worker', extra
  * before any command can go out); the `api` role still fails a request after one retry.
  */
 export function connectRedis(target: RedisTarget, role: 'api' | 'worker'): RedisClient {
-  if ('url' in target) return createRedisConnection(target.url, role);
+  const retryStrategy = (times: number) => Math.min(times * 200, 2000);
+  if ('url' in target) {
+    const { host, port, db, ...node } = target.options ?? {};
+    if (host === undefined) return createRedisConnection(target.url, role, node);
+    return new Redis({ host, port, db, ...roleOptions(role), retryStrategy, ...node });
+  }
+  if ('sentinels' in target) {
+    const sentinel = target.sentinelOptions ?? {};
+    return new Redis({
+      sentinels: [...target.sentinels],
+      name: target.name,
+      role: 'master',
+      ...(sentinel.username !== undefined ? { sentinelUsername: sentinel.username } : {}),
+      ...(sentinel.password !== undefined ? { sentinelPassword: sentinel.password } : {}),
+      ...(sentinel.tls ? { enableTLSForSentinelMode: true, sentinelTLS: sentinel.tls } : {}),
+      ...roleOptions(role),
+      retryStrategy,
+      // After a failover the old primary, now a replica, answers writes with READONLY: reconnect,
+      // and ask the Sentinels again where the primary is.
+      reconnectOnError: (err) => /READONLY|MASTERDOWN/.test(err.message),
+      sentinelRetryStrategy: retryStrategy,
+      ...(target.options ?? {}),
+    });
+  }
   const { enableOfflineQueue: _offline, ...redisOptions } = roleOptions(role);
-  return new Cluster([...target.clusterNodes], {
-    redisOptions,
-    clusterRetryStrategy: (times) => Math.min(times * 200, 2000),
+  const node = target.options ?? {};
+  const options: ClusterOptions = {
+    redisOptions: { ...redisOptions, ...node },
+    clusterRetryStrategy: retryStrategy,
     enableReadyCheck: true,
-  });
+    ...(target.natMap && Object.keys(target.natMap).length > 0 ? { natMap: target.natMap } : {}),
+    // Over TLS the certificates name the nodes' hosts: connect to the names, not resolved addresses.
+    ...(node.tls ? { dnsLookup: (address: string, callback: (err: Error | null, address: string) => void) => callback(null, address) } : {}),
+  };
+  return new Cluster([...target.clusterNodes], options);
 }
 
 /**
@@ -75,9 +110,45 @@ export async function redisAnswers(redis: RedisClient, timeoutMs: number): Promi
   }
 }
 
-/** Where the parsed settings say Redis is: the cluster named by `REDIS_CLUSTER_NODES` when set, else `REDIS_URL`. */
-export function redisTargetOf(config: { REDIS_URL: string; REDIS_CLUSTER_NODES: string }): RedisTarget {
-  return config.REDIS_CLUSTER_NODES ? { clusterNodes: parseClusterNodes(config.REDIS_CLUSTER_NODES) } : { url: config.REDIS_URL };
+/**
+ * Where the parsed settings say Redis is ({@link redisConnectionPlan}: Sentinels, a cluster or the
+ * standalone `REDIS_URL`, with TLS and an ACL user), with the TLS files read (`readFile`, default
+ * the file system).
+ *
+ * @throws Error `invalid configuration: …` on contradicting settings, or a TLS file that cannot be read.
+ */
+export function redisTargetOf(config: Pick<RedisSettings, 'REDIS_URL' | 'REDIS_CLUSTER_NODES'> & Partial<RedisSettings>, readFile: (path: string) => string = (path) => readFileSync(path, 'utf8')): RedisTarget {
+  const plan = redisConnectionPlan({ REDIS_SENTINELS: '', REDIS_SENTINEL_NAME: 'mymaster', REDIS_CLUSTER_NAT_MAP: '', ...config });
+  return redisTargetOfPlan(plan, readFile);
+}
+
+/** The connection target of a plan, TLS files read with `readFile`. */
+export function redisTargetOfPlan(plan: RedisConnectionPlan, readFile: (path: string) => string = (path) => readFileSync(path, 'utf8')): RedisTarget {
+  const read = (setting: string, path: string | undefined) => {
+    if (path === undefined) return undefined;
+    try {
+      return readFile(path);
+    } catch (err) {
+      throw new Error(`invalid configuration: ${setting}: cannot read ${path}: ${(err as Error).message}`);
+    }
+  };
+  const tls: ConnectionOptions | undefined = plan.tls
+    ? {
+        ...(plan.tls.caFile !== undefined ? { ca: read('REDIS_TLS_CA_FILE', plan.tls.caFile) } : {}),
+        ...(plan.tls.certFile !== undefined ? { cert: read('REDIS_TLS_CERT_FILE', plan.tls.certFile), key: read('REDIS_TLS_KEY_FILE', plan.tls.keyFile) } : {}),
+        ...(plan.tls.servername !== undefined ? { servername: plan.tls.servername } : {}),
+      }
+    : undefined;
+  const options: RedisNodeOptions = { ...plan.auth, ...(tls ? { tls } : {}) };
+  switch (plan.kind) {
+    case 'standalone':
+      return { url: plan.url, options: { ...options, host: plan.host, port: plan.port, db: plan.db } };
+    case 'cluster':
+      return { clusterNodes: plan.nodes, natMap: plan.natMap, options };
+    case 'sentinel':
+      // The Sentinels speak TLS when the data nodes do (one CA), with their own credentials.
+      return { sentinels: plan.sentinels, name: plan.name, sentinelOptions: { ...plan.sentinelAuth, ...(tls ? { tls } : {}) }, options };
+  }
 }
 
 /**

@@ -94,6 +94,13 @@ export function spawnSender(env: Record<string, string>): AppProcess {
   return spawnApp('sender', `sender-${senderCount}`, { SENDER_HOST: '127.0.0.1', SENDER_PORT: '0', ...env });
 }
 
+/** Starts an ingest child on a free port without waiting for it (for an ingest that is meant never to be ready). */
+export async function spawnIngestOnly(env: Record<string, string>): Promise<IngestProcess> {
+  const port = await freePort();
+  const app = spawnApp('ingest', `ingest-${port}`, { HOST: '127.0.0.1', PORT: String(port), ...env });
+  return Object.assign(app, { baseUrl: `http://127.0.0.1:${port}` });
+}
+
 /** Starts an ingest child on a free port and waits until `/readyz` answers 200 (its Redis connection is up). */
 export async function spawnIngest(env: Record<string, string>, timeoutMs = 20_000): Promise<IngestProcess> {
   const port = await freePort();
