@@ -8,7 +8,7 @@ const NOW = Date.UTC(2026, 11, 1, 12, 0, 0);
 
 let pool: SandboxPool;
 beforeAll(() => {
-  pool = createSandboxPool({ threads: 2, timeoutMs: 50 });
+  pool = createSandboxPool({ threads: 2, timeoutMs: 400 });
 });
 afterAll(() => pool.close());
 

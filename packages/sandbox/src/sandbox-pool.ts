@@ -161,7 +161,11 @@ export function createSandboxPool(options: SandboxPoolOptions = {}): SandboxPool
       thread.busy = pending;
       if (pending.timeoutMs !== null) {
         // Compiling a large code and the call both count: twice the cap, plus the grace.
-        thread.timer = setTimeout(() => replace(thread, 'the handler ran past its time limit', 'timeout'), 2 * pending.timeoutMs + killGraceMs);
+        // The kill waits one turn of the event loop: when this process itself was busy, the
+        // thread's answer may already be waiting to be read, and then it is not killed.
+        thread.timer = setTimeout(() => setImmediate(() => {
+          if (thread.busy === pending) replace(thread, 'the handler ran past its time limit', 'timeout');
+        }), 2 * pending.timeoutMs + killGraceMs);
       }
       thread.worker.postMessage({ id: pending.id, ...pending.message });
     }
@@ -182,7 +186,7 @@ export function createSandboxPool(options: SandboxPoolOptions = {}): SandboxPool
       return toRun(answer);
     },
     async compile(code) {
-      const answer = await call({ op: 'compile', code }, timeoutMs);
+      const answer = await call({ op: 'compile', code, timeoutMs }, timeoutMs);
       return answer.ok ? { ok: true } : toRun(answer);
     },
     async memory() {
