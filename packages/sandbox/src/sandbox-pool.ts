@@ -90,8 +90,9 @@ interface Thread {
 const WORKER_URL = new URL('./sandbox-worker.mjs', import.meta.url);
 
 /**
- * A pool of sandbox threads (see {@link SandboxPool}). Threads start at once and load QuickJS
- * (about 1 MB of WebAssembly) each; calls made before they are ready wait.
+ * A pool of sandbox threads (see {@link SandboxPool}). Threads start with the first call and
+ * load QuickJS (about 1 MB of WebAssembly) each, warmed up before they take calls; calls made
+ * before they are ready wait.
  */
 export function createSandboxPool(options: SandboxPoolOptions = {}): SandboxPool {
   const size = Math.max(1, options.threads ?? 2);
@@ -174,11 +175,12 @@ export function createSandboxPool(options: SandboxPoolOptions = {}): SandboxPool
   const call = (message: Record<string, unknown>, capMs: number | null): Promise<Answer> =>
     new Promise((resolve) => {
       if (closed) return resolve({ id: 0, durationMs: 0, ok: false, reason: 'error', code: 'error', message: 'the sandbox is closed', line: null, logs: [] });
+      // Threads start with the first call: a process whose endpoints have no transformation runs none.
+      while (threads.length < size) threads.push(spawn());
       queue.push({ id: nextId++, message, timeoutMs: capMs, resolve });
       pump();
     });
 
-  for (let i = 0; i < size; i++) threads.push(spawn());
 
   return {
     async run(c) {
@@ -190,6 +192,7 @@ export function createSandboxPool(options: SandboxPoolOptions = {}): SandboxPool
       return answer.ok ? { ok: true } : toRun(answer);
     },
     async memory() {
+      if (threads.length === 0) return { threads: 0, cached: 0, quickjsBytes: 0, wasmBytes: 0 };
       const answers = await Promise.all(threads.map(() => call({ op: 'memory' }, null)));
       const sum = (field: 'cached' | 'quickjsBytes' | 'wasmBytes') => answers.reduce((n, a) => n + (Number(a[field]) || 0), 0);
       return { threads: threads.length, cached: sum('cached'), quickjsBytes: sum('quickjsBytes'), wasmBytes: sum('wasmBytes') };
