@@ -46,6 +46,7 @@ test('every workspace has its compiled entry point, and the store its Lua script
     expect(existsSync(path.join(REPO_ROOT, pkg, 'dist/index.d.ts'))).toBe(true);
   }
   expect(existsSync(path.join(REPO_ROOT, 'packages/store/dist/lua/finish-attempt.lua'))).toBe(true);
+  expect(existsSync(path.join(REPO_ROOT, 'packages/sandbox/dist/sandbox-worker.mjs'))).toBe(true);
 });
 
 test('node apps/ingest/dist/main.js and node apps/sender/dist/main.js start, get ready and deliver', async () => {

@@ -80,8 +80,6 @@ export interface DeliverDeps {
   tracer?: Tracer;
   /** Runs endpoints' transformations (`createSandboxPool`); absent = an endpoint with one switched on fails `transformation_failed:error`. */
   sandbox?: SandboxPool;
-  /** Told how long each transformation call took in its sandbox, ms; optional. */
-  onTransformed?: (durationMs: number) => void;
   /** Told when an attempt holds a concurrency slot and when it gives it back (for shutdown). */
   slots?: { taken(ids: AttemptIds, concurrency: EndpointRecord['policy']['concurrency']): void; returned(deliveryId: string): void };
 }

@@ -50,8 +50,6 @@ export interface SenderDeps {
   oauthTokens?: OauthTokens;
   /** Sandboxes for endpoints' transformations; default the sender's own (`config.transformTimeoutMs`, `config.transformThreads`), closed with it. */
   sandbox?: SandboxPool;
-  /** Told how long each transformation call took in its sandbox, ms (the bench); optional. */
-  onTransformed?: (durationMs: number) => void;
   config: {
     /** One transformation call's wall-clock cap, ms (`TRANSFORM_TIMEOUT_MS`, default 50). */
     transformTimeoutMs?: number;
@@ -143,7 +141,6 @@ export function createSender(deps: SenderDeps): Sender {
   const ownSandbox = deps.sandbox ? null : createSandboxPool({ timeoutMs: deps.config.transformTimeoutMs, threads: deps.config.transformThreads });
   const deliverDeps: DeliverDeps = {
     sandbox: deps.sandbox ?? ownSandbox ?? undefined,
-    onTransformed: deps.onTransformed,
     oauthTokens: deps.oauthTokens ?? ownTokens ?? undefined,
     egress: { proxyUrl: deps.config.egressProxyUrl ?? null, bypass: deps.config.egressProxyBypass ?? [] },
     store: deps.store,

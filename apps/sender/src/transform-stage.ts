@@ -24,8 +24,8 @@ export const NO_TRANSFORM: TransformStage = Object.freeze({ kind: 'none' });
 export interface TransformDeps {
   sandbox?: SandboxPool;
   logger: Logger;
-  /** Told how long each call took in its sandbox, ms (the bench reads it); optional. */
-  onTransformed?: (durationMs: number) => void;
+  /** Told how long each call took in its sandbox, ms (`postern_transformation_duration_seconds`); optional. */
+  metrics?: { transformed?(durationMs: number): void };
 }
 
 /**
@@ -39,7 +39,7 @@ export async function transformStage(deps: TransformDeps, endpoint: EndpointReco
   // A sender wired without sandboxes cannot honour the endpoint's code: it sends nothing.
   if (!deps.sandbox) return { kind: 'failed', version: t.version, error: 'transformation_failed:error' };
   const verdict = await runTransformation(deps.sandbox, { key: `${endpoint.id}:${t.version}`, code: t.code, input: transformationInput(envelope, endpoint.url), nowMs });
-  deps.onTransformed?.(verdict.durationMs);
+  deps.metrics?.transformed?.(verdict.durationMs);
   if (!verdict.ok) {
     // The reason is the customer's to read in the delivery log; the message (never the payload) goes to the log.
     deps.logger.info({ requestId, endpointId: endpoint.id, version: t.version, reason: verdict.reason, code: verdict.code, line: verdict.line, message: verdict.message }, 'transformation failed');
