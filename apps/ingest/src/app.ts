@@ -44,8 +44,9 @@ const refuseBracketedQuery: RequestHandler = (req, _res, next) => {
  * `/readyz`, `/metrics` (from `deps.registry`), `/openapi.json` and Bull Board at `/admin/queues`.
  */
 export function createApp(given: AppDeps): Express {
-  // Threads start only when a transformation is first checked or tested.
-  const deps = { ...given, sandbox: given.sandbox ?? createSandboxPool({ threads: 1 }) };
+  // Threads start only when a transformation is first checked or tested. The cap is generous: a
+  // check compiles code on a possibly busy API process, and a test reports its own duration.
+  const deps = { ...given, sandbox: given.sandbox ?? createSandboxPool({ threads: 1, timeoutMs: 1000 }) };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
