@@ -12,6 +12,7 @@ COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/store/package.json packages/store/
 COPY packages/telemetry/package.json packages/telemetry/
+COPY packages/sandbox/package.json packages/sandbox/
 COPY packages/client/package.json packages/client/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
@@ -29,6 +30,7 @@ COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/store/package.json packages/store/
 COPY packages/telemetry/package.json packages/telemetry/
+COPY packages/sandbox/package.json packages/sandbox/
 COPY packages/client/package.json packages/client/
 COPY apps/ingest/package.json apps/ingest/
 COPY apps/sender/package.json apps/sender/
@@ -41,6 +43,8 @@ RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --
 COPY --from=build /app/packages/shared/dist packages/shared/dist
 COPY --from=build /app/packages/store/dist packages/store/dist
 COPY --from=build /app/packages/telemetry/dist packages/telemetry/dist
+# The sandbox's build copies its worker (sandbox-worker.mjs) into dist/.
+COPY --from=build /app/packages/sandbox/dist packages/sandbox/dist
 COPY --from=build /app/apps/ingest/dist apps/ingest/dist
 COPY --from=build /app/apps/sender/dist apps/sender/dist
 COPY --from=build /app/apps/dashboard/dist apps/dashboard/dist

@@ -84,7 +84,7 @@ export interface ReceiverProcess {
   base: string;
   /** The node process serving the receiver (spawned directly, so this is the one doing the work). */
   pid: number | undefined;
-  stats(): Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[]; withAuthorization: number }>;
+  stats(): Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[]; withAuthorization: number; transformedBodies: number }>;
   reset(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -114,7 +114,7 @@ export async function startReceiverProcess(): Promise<ReceiverProcess> {
   return {
     base,
     pid: child.pid,
-    stats: async () => (await fetch(`${base}/_stats`)).json() as Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[]; withAuthorization: number }>,
+    stats: async () => (await fetch(`${base}/_stats`)).json() as Promise<{ count: number; firstAtMs: number; lastAtMs: number; latenciesMs: number[]; withAuthorization: number; transformedBodies: number }>,
     reset: async () => void (await fetch(`${base}/_reset`, { method: 'POST' })).text(),
     stop: () => stopChild(child),
   };
@@ -140,6 +140,8 @@ export interface PosternProcesses {
   ingest: SpawnedApp;
   sender: SpawnedApp | null;
   apiBase: string;
+  /** The sender's health and metrics port (`/metrics`). */
+  senderBase: string;
   prefix: string;
   startSender(): Promise<void>;
   stop(): Promise<void>;
@@ -186,6 +188,7 @@ export async function startPosternProcesses(opts: { redisUrl: string; prefix: st
     ingest,
     sender: null,
     apiBase,
+    senderBase: `http://127.0.0.1:${env.SENDER_PORT}`,
     prefix: opts.prefix,
     async startSender() {
       processes.sender = spawnApp('sender', env, [...extraNodeArgs, ...(opts.nodeArgs?.('sender') ?? [])]);

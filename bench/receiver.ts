@@ -20,6 +20,8 @@ let firstAtMs = 0;
 let lastAtMs = 0;
 let latenciesMs: number[] = [];
 let withAuthorization = 0;
+/** Requests whose body is the bench transformation's shape (`{"type":…}` first, not the envelope's `{"id":…}`). */
+let transformedBodies = 0;
 
 const TIMESTAMP = /"timestamp":"([^"]+)"/;
 
@@ -27,7 +29,7 @@ const server = createServer((req, res) => {
   const url = req.url ?? '/';
   if (url === '/_stats') {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({ count, firstAtMs, lastAtMs, latenciesMs, withAuthorization }));
+    res.end(JSON.stringify({ count, firstAtMs, lastAtMs, latenciesMs, withAuthorization, transformedBodies }));
     return;
   }
   if (url === '/_reset') {
@@ -36,6 +38,7 @@ const server = createServer((req, res) => {
     lastAtMs = 0;
     latenciesMs = [];
     withAuthorization = 0;
+    transformedBodies = 0;
     res.end('reset');
     return;
   }
@@ -47,6 +50,7 @@ const server = createServer((req, res) => {
     if (firstAtMs === 0) firstAtMs = now;
     lastAtMs = now;
     if (req.headers.authorization !== undefined) withAuthorization++;
+    if (chunks[0]?.subarray(0, 8).toString() === '{"type":') transformedBodies++;
     const attempt = req.headers['webhook-attempt'];
     if (attempt === '1') {
       const ts = TIMESTAMP.exec(Buffer.concat(chunks).toString('utf8'))?.[1];

@@ -47,6 +47,7 @@ import { summariseCpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory-breakdown.js';
 import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 import { CPU_RATIO_TARGET, measureRequestSettings, requestSettingsRows, type RequestSettingsCost } from './request-settings-cost.js';
+import { histogramP99Ms, PICK_FIELDS_CODE, sandboxMemoryFor100, transformationCost, TRANSFORM_CPU_RATIO_TARGET, TRANSFORM_P99_TARGET_MS, type TransformationCost } from './transformation-cost.js';
 import { clockTicksPerSecond, openCostWindow, redisServerPid, waitForNoActiveJobs, type DeliveryCost } from './resource-cost.js';
 import { benchClusterNodes, clusterThroughput, retentionAtSpeed, type RetentionAtSpeed } from './cluster.js';
 import { bareBullmq, bareGot, createOrgs, pendingMemoryViaApi, posternAtRate, posternThroughput, scalePoint, warmUp, type EndToEnd, type PendingMemory, type ScalePoint } from './scenarios.js';
@@ -160,6 +161,32 @@ function requestSettingsRuns(ctx: CostContext, p: PosternProcesses, plain: EndTo
   });
 }
 
+/**
+ * The transformation run (bench/transformation-cost.ts), right after the request-settings runs on
+ * the same processes: a 1-endpoint org whose endpoint has the 20-line field-picking transformation,
+ * warmed up, then measured as the plain run is; the transformation's own p99 from the sender's
+ * histogram over the measured window (scraped before and after); plus the sandbox memory of 100
+ * endpoints' transformations in a pool like the sender's.
+ */
+async function transformationRun(ctx: CostContext, p: PosternProcesses, plain: EndToEnd & { cost: DeliveryCost }): Promise<TransformationCost> {
+  const { receiver } = ctx;
+  const [org] = await createOrgs(p.apiBase, { orgs: 1, endpointsPerOrg: 1, url: `${receiver.base}/ok`, policy: ROOMY_POLICY, request: { transformation: { code: PICK_FIELDS_CODE, enabled: true } } });
+  await warmUp(p, receiver, org!, { events: REQUEST_SETTINGS_WARM_UP_EVENTS, producers: 16 });
+  const scrape = () => fetch(`${p.senderBase}/metrics`).then((r) => r.text());
+  const before = await scrape();
+  const run = await withCost(ctx, p, () => posternThroughput(p, receiver, [org!], { durationS: DURATION_S, producers: 16, maxBacklog: 4 * CONCURRENCY }));
+  const transformedBodies = (await receiver.stats()).transformedBodies;
+  // The measured window's own calls: the histogram after it less before it.
+  const histogram = histogramP99Ms(await scrape(), 'postern_transformation_duration_seconds', before);
+  // A call over TRANSFORM_TIMEOUT_MS on a busy machine fails its attempt (nothing sent, retried later): reported, not fatal.
+  if (transformedBodies < run.deliveries) log(`    transformation run: ${run.deliveries - transformedBodies} of ${run.deliveries} requests arrived untransformed`);
+  const memory = await sandboxMemoryFor100();
+  const cost = transformationCost(plain, run, histogram, transformedBodies, memory);
+  log(`    20-line pick-fields transformation: ${Math.round(run.deliveriesPerSecond)} deliveries/s, ${run.cost.cpuMsPerDelivery.total} CPU ms per delivery (× plain ${cost.ratio.total}, target ≤ ${TRANSFORM_CPU_RATIO_TARGET}); its own p99 ≤ ${cost.pickFields.p99Ms} ms over ${histogram.count} calls (target ≤ ${TRANSFORM_P99_TARGET_MS})`);
+  log(`    sandbox memory, 100 endpoints with a transformation, ${memory.threads} threads: ${mb(memory.wasmBytes)} MB WebAssembly, ${mb(memory.quickjsBytes)} MB in QuickJS heaps (${memory.cached} compiled)`);
+  return cost;
+}
+
 /** Runs bench/finished-memory.ts against the bench's Redis: bytes per pending and finished delivery, with their breakdown. */
 function measureFinishedMemory(redisUrl: string): DeliveryMemory[] {
   const out = execFileSync(process.execPath, ['--conditions=development', '--import', 'tsx', 'bench/finished-memory.ts', '--json'], {
@@ -228,6 +255,7 @@ async function main(): Promise<void> {
       const oneEndpoint = await withCost(ctx, p, () => posternThroughput(p, receiver, [one!], { durationS: DURATION_S, producers: 16, maxBacklog: 4 * CONCURRENCY }));
       log(`    1 endpoint: ${Math.round(oneEndpoint.deliveriesPerSecond)} deliveries/s, ${oneEndpoint.cost.cpuMsPerDelivery.total} CPU ms and ${oneEndpoint.cost.redisCommandsPerDelivery} Redis commands per delivery (load average ${loadAtOneEndpoint.join(' ')})`);
       const requestSettings = await requestSettingsRuns(ctx, p, oneEndpoint);
+      const transformation = await transformationRun(ctx, p, oneEndpoint);
       const many = await createOrgs(p.apiBase, { orgs: 10, endpointsPerOrg: 10, url: `${receiver.base}/ok`, policy: 'standard' });
       const manyEndpoints = await withCost(ctx, p, () => posternThroughput(p, receiver, many, { durationS: DURATION_S, producers: 8, maxBacklog: 4 * CONCURRENCY }));
       log(`    100 endpoints: ${Math.round(manyEndpoints.deliveriesPerSecond)} deliveries/s, ${manyEndpoints.cost.cpuMsPerDelivery.total} CPU ms and ${manyEndpoints.cost.redisCommandsPerDelivery} Redis commands per delivery`);
@@ -254,7 +282,7 @@ async function main(): Promise<void> {
         scale = await scalePoint(redis, p, receiver, { pending: PENDING, probes: 20, keySum });
         log(`    ${Math.round(scale.perDeliveryExcludingPayload)} B per delivery (payload excluded), retries late by p50 ${scale.retryLatenessMs.p50} ms, max ${scale.retryLatenessMs.max} ms`);
       }
-      return { idle, memory, oneEndpoint, requestSettings, manyEndpoints, atRate, below, atRateLow, scale, loadAtOneEndpoint };
+      return { idle, memory, oneEndpoint, requestSettings, transformation, manyEndpoints, atRate, below, atRateLow, scale, loadAtOneEndpoint };
     });
 
     let finishedMemory: DeliveryMemory[] | null = null;
@@ -319,6 +347,7 @@ async function main(): Promise<void> {
       redisCommandsBreakdown: oneCost.redisCommandsBreakdown,
       costs: { oneEndpoint: oneCost, manyEndpoints: manyCost, atRateLow: lowCost },
       requestSettings: postern.requestSettings,
+      transformation: postern.transformation,
       redisPerPendingDelivery: postern.memory?.pending ?? null,
       scalePoint: postern.scale,
       goals,
@@ -352,6 +381,8 @@ async function main(): Promise<void> {
     console.table([costRow('1 endpoint, full speed', oneCost), costRow('100 endpoints, full speed', manyCost), costRow(`1 endpoint at ${RATE_LOW}/s`, lowCost)]);
     console.log(`Request settings, 1 endpoint at full speed, same bench run (CPU ms per delivery; target ≤ ${CPU_RATIO_TARGET}× plain, Postern's processes; the proxy's own CPU apart)`);
     console.table(requestSettingsRows(postern.requestSettings));
+    const t = postern.transformation;
+    console.log(`Transformation (20-line pick-fields), 1 endpoint at full speed, same bench run: ${t.pickFields.deliveriesPerSecond} deliveries/s, ${t.pickFields.cpuMsPerDelivery.total} CPU ms per delivery = ${t.ratio.total}× plain (target ≤ ${TRANSFORM_CPU_RATIO_TARGET}); its own p99 ≤ ${t.pickFields.p99Ms} ms (target ≤ ${TRANSFORM_P99_TARGET_MS}); sandbox memory with 100 endpoints: ${mb(t.memory.wasmBytes)} MB WebAssembly over ${t.memory.threads} threads, ${mb(t.memory.quickjsBytes)} MB QuickJS heaps`);
     console.log('Top Redis commands per delivery');
     const manyByCommand = new Map(manyCost.redisCommandsBreakdown.map((c) => [c.command, c.perDelivery]));
     console.table(oneCost.redisCommandsBreakdown.map((c) => ({ command: c.command, '1 endpoint': c.perDelivery, '100 endpoints': manyByCommand.get(c.command) ?? '—' })));

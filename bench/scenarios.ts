@@ -97,7 +97,7 @@ export interface BenchOrg {
  * Creates `orgs` orgs with `endpointsPerOrg` endpoints each, all pointing at `url`, each with
  * `request` (static headers, auth, proxy; README "Request settings") when given.
  */
-export async function createOrgs(apiBase: string, opts: { orgs: number; endpointsPerOrg: number; url: string; policy: PolicyInput; request?: Pick<CreateEndpointBody, 'headers' | 'auth' | 'proxy'> }): Promise<BenchOrg[]> {
+export async function createOrgs(apiBase: string, opts: { orgs: number; endpointsPerOrg: number; url: string; policy: PolicyInput; request?: Pick<CreateEndpointBody, 'headers' | 'auth' | 'proxy' | 'transformation'> }): Promise<BenchOrg[]> {
   // Set-up goes through @postern/client; the producers below keep their own lighter keep-alive client.
   const admin = new Postern({ baseUrl: apiBase, adminToken: BENCH_ADMIN_TOKEN });
   const out: BenchOrg[] = [];

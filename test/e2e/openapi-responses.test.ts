@@ -122,6 +122,10 @@ test('every answer of every documented operation validates against the document'
   await call('POST', `/v1/endpoints/${endpoint.id}/redeliver-failed`, { key });
   await call('POST', `/v1/endpoints/${endpoint.id}/recover`, { key, body: { since: '2020-01-01T00:00:00Z' } });
   await call('GET', '/v1/notifications', { key });
+  await call('GET', '/v1/transformations/templates', { key });
+  await call('POST', '/v1/transformations/test', { key, body: { code: 'function handler(w) { w.payload = { text: w.eventType }; return w; }', eventType: 'invoice.paid', payload: { n: 1 } } });
+  await call('POST', '/v1/transformations/test', { key, body: { code: 'function handler(w) { throw new Error("no"); }', eventType: 'invoice.paid', payload: {} } });
+  await call('POST', '/v1/transformations/test', { key, body: { code: 'function handler(w) {', eventType: 'invoice.paid', payload: {} } });
 
   await call('POST', `/v1/endpoints/${endpoint.id}/pause`, { key });
   await call('POST', `/v1/endpoints/${endpoint.id}/test`, { key });

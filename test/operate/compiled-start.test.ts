@@ -41,11 +41,12 @@ afterAll(async () => {
 });
 
 test('every workspace has its compiled entry point, and the store its Lua scripts next to it', () => {
-  for (const pkg of ['packages/shared', 'packages/store', 'packages/telemetry', 'apps/ingest', 'apps/sender', 'apps/dashboard']) {
+  for (const pkg of ['packages/shared', 'packages/store', 'packages/telemetry', 'packages/sandbox', 'apps/ingest', 'apps/sender', 'apps/dashboard']) {
     expect(existsSync(path.join(REPO_ROOT, pkg, 'dist/index.js'))).toBe(true);
     expect(existsSync(path.join(REPO_ROOT, pkg, 'dist/index.d.ts'))).toBe(true);
   }
   expect(existsSync(path.join(REPO_ROOT, 'packages/store/dist/lua/finish-attempt.lua'))).toBe(true);
+  expect(existsSync(path.join(REPO_ROOT, 'packages/sandbox/dist/sandbox-worker.mjs'))).toBe(true);
 });
 
 test('node apps/ingest/dist/main.js and node apps/sender/dist/main.js start, get ready and deliver', async () => {
@@ -86,7 +87,7 @@ test('node apps/ingest/dist/main.js and node apps/sender/dist/main.js start, get
 
 test('the compiled code imports only built-ins, workspace packages and production dependencies of its own package', () => {
   const builtins = new Set(builtinModules);
-  for (const pkg of ['packages/shared', 'packages/store', 'packages/telemetry', 'apps/ingest', 'apps/sender', 'apps/dashboard']) {
+  for (const pkg of ['packages/shared', 'packages/store', 'packages/telemetry', 'packages/sandbox', 'apps/ingest', 'apps/sender', 'apps/dashboard']) {
     const manifest = JSON.parse(readFileSync(path.join(REPO_ROOT, pkg, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
     const allowed = new Set(Object.keys(manifest.dependencies ?? {}));
     const dist = path.join(REPO_ROOT, pkg, 'dist');

@@ -98,7 +98,7 @@ test('the Dockerfile is multi-stage: it builds in one stage and runs compiled co
   const last = stages.at(-1)!;
   expect(last).toMatch(/RUN npm ci --omit=dev/);
   expect(last).not.toMatch(/tsx|src\/main\.ts|npm run build/);
-  for (const pkg of ['packages/shared', 'packages/store', 'packages/telemetry', 'apps/ingest', 'apps/sender', 'apps/dashboard']) expect(last).toContain(`COPY --from=build /app/${pkg}/dist ${pkg}/dist`);
+  for (const pkg of ['packages/shared', 'packages/store', 'packages/telemetry', 'packages/sandbox', 'apps/ingest', 'apps/sender', 'apps/dashboard']) expect(last).toContain(`COPY --from=build /app/${pkg}/dist ${pkg}/dist`);
   expect(last).toContain('COPY apps/dashboard/public apps/dashboard/public');
   expect(last).toMatch(/CMD \["node", "apps\/ingest\/dist\/main\.js"\]/);
 });

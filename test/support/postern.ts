@@ -1,3 +1,4 @@
+import { createSandboxPool } from '@postern/sandbox';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -75,6 +76,8 @@ export interface PosternOptions {
   ingestClock?: { now(): number };
   /** Origins that may frame the customer portal (`PORTAL_FRAME_ANCESTORS`); default none. */
   portalFrameAncestors?: string[];
+  /** The sandboxes' `TRANSFORM_TIMEOUT_MS` (ingest's and the sender's); default 1000, generous on a busy test machine. */
+  transformTimeoutMs?: number;
   /** The sender's `EGRESS_PROXY_URL` (default none). */
   egressProxyUrl?: string;
   /** The sender's `EGRESS_PROXY_BYPASS` entries (default none). */
@@ -165,8 +168,10 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const store = createStore({ redis: apiRedis, prefix, queuePartitions: options.queuePartitions, secretBox: createSecretBox(keyring) });
   const queues = createDeliveryQueues(queueRedis, store.keys);
   const queue = queues.partitions[0]!;
+  const ingestSandbox = createSandboxPool({ threads: 1, timeoutMs: options.transformTimeoutMs ?? 1000 });
   const app = createApp({
     redis: apiRedis,
+    sandbox: ingestSandbox,
     store,
     queues,
     clock: options.ingestClock ?? { now: () => Date.now() },
@@ -215,6 +220,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
         reconcileGraceMs: options.reconcileGraceMs ?? 300_000,
         userAgent: 'Postern/test',
         checkTimeoutMs: options.checkTimeoutMs,
+        transformTimeoutMs: options.transformTimeoutMs ?? 1000,
         allowList,
         egressProxyUrl: options.egressProxyUrl ?? null,
         egressProxyBypass: options.egressProxyBypass ?? [],
@@ -271,6 +277,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
     async close() {
       await stopSender();
       transport.close();
+      await ingestSandbox.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
       for (const q of queues.partitions) await q.obliterate({ force: true }).catch(() => undefined);

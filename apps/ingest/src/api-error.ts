@@ -9,7 +9,10 @@ import type { z } from 'zod';
  * and stable; messages are for people and never carry internals.
  */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  /**
+   * @param extra - more fields of the error object, e.g. `{line}` for a transformation's syntax error.
+   */
+  constructor(readonly status: number, readonly code: string, message: string, readonly extra?: Record<string, unknown>) {
     super(message);
     this.name = 'ApiError';
   }
@@ -83,6 +86,6 @@ export function errorHandler(deps: { redis: RedisClient; logger: Logger; config?
     }
     if (res.headersSent) return;
     if (apiError.status === 503) res.setHeader('retry-after', '5');
-    res.status(apiError.status).json({ error: { code: apiError.code, message: apiError.message } });
+    res.status(apiError.status).json({ error: { code: apiError.code, message: apiError.message, ...apiError.extra } });
   };
 }

@@ -1,3 +1,4 @@
+import type { SandboxPool } from '@postern/sandbox';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { IdFactory } from '@postern/shared';
@@ -9,6 +10,8 @@ export interface AppDeps {
   /** API connection (fails fast: `enableOfflineQueue: false`), the store's. */
   redis: RedisClient;
   store: Store;
+  /** Sandboxes for checking and testing transformations; default the app's own (one thread, started on first use). */
+  sandbox?: SandboxPool;
   /**
    * The deliveries queues (one per partition), on a connection of their own (also failing fast):
    * ioredis copies every script defined on a connection into each pipeline made on it, and BullMQ

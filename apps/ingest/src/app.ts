@@ -1,3 +1,5 @@
+import { createSandboxPool } from '@postern/sandbox';
+import { transformationRoutes } from './routes/transformations.js';
 import express, { type Express, type RequestHandler } from 'express';
 import { dashboardStatic } from '@postern/dashboard';
 import { Registry } from 'prom-client';
@@ -41,7 +43,10 @@ const refuseBracketedQuery: RequestHandler = (req, _res, next) => {
  * Every error is JSON `{error:{code,message}}` with the right status. Also serves `/healthz`,
  * `/readyz`, `/metrics` (from `deps.registry`), `/openapi.json` and Bull Board at `/admin/queues`.
  */
-export function createApp(deps: AppDeps): Express {
+export function createApp(given: AppDeps): Express {
+  // Threads start only when a transformation is first checked or tested. The cap is generous: a
+  // check compiles code on a possibly busy API process, and a test reports its own duration.
+  const deps = { ...given, sandbox: given.sandbox ?? createSandboxPool({ threads: 1, timeoutMs: 1000 }) };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -85,6 +90,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(policyPreviewRoutes(deps));
   app.use(notificationRoutes(deps));
   app.use(orgSettingsRoutes(deps));
+  app.use(transformationRoutes(deps));
 
   app.use((req, _res, next) => next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`)));
   app.use(errorHandler(deps));

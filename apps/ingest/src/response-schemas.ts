@@ -26,6 +26,7 @@ export const errorResponse = z
     error: z.object({
       code: z.string().describe('snake_case, stable'),
       message: z.string().describe('for people; never internals'),
+      line: z.number().int().nullable().optional().describe("only on a transformation's code errors: the line of the code it points at, or null"),
     }),
   });
 
@@ -98,6 +99,15 @@ export const endpointResponse = z.object({
     .nullable()
     .describe('under `pacing: "adaptive"`: what the sender allows the endpoint now; else null'),
   pausedUntil: nullableTime.describe('under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null'),
+  transformation: z
+    .object({
+      code: z.string().describe('JavaScript defining `function handler(webhook)`'),
+      enabled: z.boolean(),
+      version: z.number().int().min(1).describe('1 for the first code, +1 each time the code changes'),
+      updatedAt: isoTime,
+    })
+    .nullable()
+    .describe("the endpoint's transformation (docs/transformations.md); null = none"),
 });
 
 /** `POST /v1/endpoints` 201: the endpoint with its secret (shown here and by `GET …/secret`) and policy warnings. */
@@ -148,7 +158,51 @@ export const attemptResponse = z.object({
   response: z
     .object({ headers: z.record(z.string(), z.string()), headersTruncated: z.boolean(), body: z.string(), bodyTruncated: z.boolean() })
     .nullable(),
-  cancelReason: z.string().optional().describe('`check:<reason>`: only on an attempt the org’s pre-attempt check cancelled'),
+  cancelReason: z.string().optional().describe('`check:<reason>` or `transformation:cancel`: only on an attempt the org’s pre-attempt check or the transformation cancelled'),
+  transformation: z
+    .object({
+      version: z.number().int().min(1).describe('the transformation version that ran at this attempt'),
+      request: z
+        .object({
+          method: z.string(),
+          url: z.string(),
+          contentType: z.string(),
+          headers: z.record(z.string(), z.string()).describe("the transformation's own headers (also in `requestHeaders`)"),
+          body: z.string().describe('the first 2048 bytes of the body sent'),
+          bodyTruncated: z.boolean(),
+        })
+        .nullable()
+        .describe('the request it made; null when it sent nothing (failed or cancelled)'),
+    })
+    .optional()
+    .describe("only on an attempt the endpoint's transformation ran at"),
+});
+
+/** `GET /v1/transformations/templates`. */
+export const transformationTemplatesResponse = z.object({
+  data: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      description: z.string(),
+      reference: z.string().describe("the target's documented format ('' for generic templates)"),
+      code: z.string(),
+      sample: z.object({ eventType: z.string(), payload: z.unknown() }),
+    }),
+  ),
+});
+
+/** `POST /v1/transformations/test`: the request that would be sent (nothing is), or why none would. */
+export const transformationTestResponse = z.object({
+  result: z
+    .union([
+      z.object({ cancel: z.literal(false), method: z.string(), url: z.string(), headers: z.record(z.string(), z.string()).describe('content-type and the transformation\'s headers (Postern adds its webhook-* headers)'), body: z.string() }),
+      z.object({ cancel: z.literal(true) }),
+    ])
+    .nullable(),
+  error: z.object({ code: z.string().describe('`transformation_failed:<reason>`'), message: z.string(), line: z.number().int().nullable() }).nullable(),
+  logs: z.array(z.string()).describe('console.log lines, at most 50 of 500 characters'),
+  durationMs: z.number(),
 });
 
 /** `GET /v1/deliveries/:id`: the delivery with its attempts, and the body the org's check froze for it, if any. */

@@ -3,6 +3,7 @@ import { DELIVERY_STATUSES } from '@postern/store';
 import { z } from 'zod';
 import { ApiError, invalidRequest } from './api-error.js';
 import { authField, headersField, proxyField } from './request-settings-input.js';
+import { transformationField } from './transformation-input.js';
 
 /** A zod error message that says `<field> is required` when the field is absent, else `otherwise`. */
 function requiredOr(field: string, otherwise: string) {
@@ -46,6 +47,7 @@ export const createEndpointBody = z.strictObject({
   headers: headersField.optional(),
   auth: authField.optional(),
   proxy: proxyField.optional(),
+  transformation: transformationField.optional(),
 });
 
 /** `POST /v1/endpoints/:id/rotate-secret` body: none, `{}`, or the scheme of the new key (default: the current one's). */
@@ -62,6 +64,7 @@ export const updateEndpointBody = z.strictObject({
   headers: headersField.optional(),
   auth: authField.optional(),
   proxy: proxyField.optional(),
+  transformation: transformationField.optional(),
 });
 
 /** `POST /v1/events` body. `data` is any JSON value and is kept byte for byte. */

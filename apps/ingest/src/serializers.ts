@@ -1,6 +1,7 @@
 import { DEFAULT_SIGNATURE_SCHEME, extractRawField, fullPace, publicKeyOf, signatureSchemeOf, type SignatureScheme } from '@postern/shared';
 import type { apiKeyResponse, attemptResponse, deliveryResponse, endpointResponse, eventSummaryResponse, Json, notificationResponse, platformKeyResponse } from './response-schemas.js';
 import { requestSettingsJson } from './request-settings-input.js';
+import { transformationJson } from './transformation-input.js';
 import { isWaitingForNextAttempt, type ApiKeyRecord, type PlatformKeyRecord, type NotificationRecord, type AttemptRecord, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
 
 /** Epoch ms → ISO 8601 string; null stays null. */
@@ -44,6 +45,7 @@ export function endpointJson(e: EndpointRecord): Json<typeof endpointResponse> {
     disabledAt: iso(e.disabledAt),
     disabledReason: e.disabledReason,
     ...paceJson(e),
+    transformation: transformationJson(e.transformation),
   };
 }
 
@@ -106,6 +108,7 @@ export function attemptJson(a: AttemptRecord): Json<typeof attemptResponse> {
     response: a.response,
     // Only on the attempt the org's check cancelled: every other attempt keeps its shape.
     ...(a.cancelReason ? { cancelReason: a.cancelReason } : {}),
+    ...(a.transformation ? { transformation: { version: a.transformation.version, request: a.transformation.request ? { method: a.transformation.request.method, url: a.transformation.request.url, contentType: a.transformation.request.contentType, headers: a.transformation.request.headers, body: a.transformation.request.bodyExcerpt, bodyTruncated: a.transformation.request.bodyTruncated } : null } } : {}),
   };
 }
 

@@ -20,6 +20,10 @@ export const senderConfigSchema = z.object({
   TAKEOVER_AFTER_MS: z.coerce.number().int().min(1000).default(5000),
   /** An org's pre-attempt check URL must answer within this, ms (issue 16). */
   PRE_ATTEMPT_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(3_000),
+  /** One call of an endpoint's transformation may run this long, wall clock, ms (docs/transformations.md). */
+  TRANSFORM_TIMEOUT_MS: z.coerce.number().int().min(5).max(10_000).default(50),
+  /** Threads running transformations' sandboxes, started with the first transformation. */
+  TRANSFORM_THREADS: z.coerce.number().int().min(1).max(32).default(2),
   /**
    * An egress proxy every request goes through (`http://` or `https://`, optional `user:password@`),
    * unless its endpoint has its own `proxy` or its host is in EGRESS_PROXY_BYPASS; empty = none.

@@ -23,6 +23,8 @@ import {
   shownRequestHeaders,
   NO_REQUEST_SETTINGS,
   signatureHeader,
+  TRANSFORMATION_CANCEL_REASON,
+  transformedRequestRecord,
   validateEndpointUrl,
   type AttemptOutcome,
   type BreakerTripPlan,
@@ -40,6 +42,8 @@ import { askPreAttemptCheck } from './pre-attempt-check.js';
 import type { OauthTokens } from './oauth-tokens.js';
 import { attemptAuth } from './request-auth.js';
 import { NO_DELIVERY_OBSERVER, type DeliveryObserver } from './sender-metrics.js';
+import { NO_TRANSFORM, transformStage, type TransformStage } from './transform-stage.js';
+import type { SandboxPool } from '@postern/sandbox';
 
 /** Everything one attempt needs; built once per sender by `createSender`. */
 export interface DeliverDeps {
@@ -74,6 +78,8 @@ export interface DeliverDeps {
   egress?: { proxyUrl: string | null; bypass: readonly string[] };
   /** Makes one span per attempt when tracing is on; absent = no span, no cost. */
   tracer?: Tracer;
+  /** Runs endpoints' transformations (`createSandboxPool`); absent = an endpoint with one switched on fails `transformation_failed:error`. */
+  sandbox?: SandboxPool;
   /** Told when an attempt holds a concurrency slot and when it gives it back (for shutdown). */
   slots?: { taken(ids: AttemptIds, concurrency: EndpointRecord['policy']['concurrency']): void; returned(deliveryId: string): void };
 }
@@ -103,11 +109,14 @@ export type AttemptRun =
  *    inactive, org suspended, event type switched off, payload too large) as its policy says;
  *    where the policy asks for it, the org's pre-attempt check says send (with this endpoint's
  *    body, frozen at the first send), cancel, or fails (`internal:check_…`, retried).
- * 3. **send**: the signed request, through the transport.
- * 4. **finish** (one Redis call): `planAfterAttempt`'s outcome recorded with the endpoint's health,
+ * 3. **transform**: the endpoint's transformation, if switched on, reshapes the request in its
+ *    sandbox (`transform-stage.ts`), drops the delivery (`transformation:cancel`) or fails the
+ *    attempt (`transformation_failed:<reason>`, nothing sent, never held against the endpoint).
+ * 4. **send**: the signed request, through the transport.
+ * 5. **finish** (one Redis call): `planAfterAttempt`'s outcome recorded with the endpoint's health,
  *    the lease given back; then `planBreakerTrip` may switch the endpoint off.
  *
- * A crash between 1 and 4 re-runs the same attempt number (a duplicate is possible, a loss is not).
+ * A crash between 1 and 5 re-runs the same attempt number (a duplicate is possible, a loss is not).
  * Throws only when Redis fails or a late request of a rate-limited endpoint gets no new turn in
  * time; the caller retries the job and the same attempt runs again.
  */
@@ -147,13 +156,19 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
   observer.attemptStarted({ attemptNumber, sinceAcceptedMs: startedAt - delivery.createdAt });
   const span = deps.tracer ? startAttemptSpan(deps.tracer, ids, attemptNumber, traceparent) : null;
   let result: SendResult | undefined;
+  let transformed: TransformStage = NO_TRANSFORM;
   try {
-    result = body.kind === 'unsent' ? { error: body.error, responseStatus: null, request: null, response: null } : await send(deps, ids, delivery, endpoint, body.envelope, attemptNumber, startedAt, claimedAt);
+    if (body.kind === 'send' && body.envelope !== null) transformed = await transformStage(deps, endpoint, body.envelope, startedAt, `${ids.deliveryId}.${attemptNumber}`);
+    if (transformed.kind === 'cancel') result = { error: null, responseStatus: null, request: null, response: null };
+    else if (body.kind === 'unsent') result = { error: body.error, responseStatus: null, request: null, response: null };
+    else if (transformed.kind === 'failed') result = { error: transformed.error, responseStatus: null, request: null, response: null };
+    else result = await send(deps, ids, delivery, endpoint, body.envelope, attemptNumber, startedAt, claimedAt, transformed.kind === 'send' ? transformed : null);
   } finally {
     const endedAt = clock.now();
     observer.attemptFinished({ durationMs: endedAt - startedAt, error: result ? result.error : 'delivery_failed', orgId: ids.orgId, endpointId: ids.endpointId, nowMs: endedAt });
     if (span) endAttemptSpan(span, result);
   }
+  if (transformed.kind === 'cancel') return cancelByCheck(deps, ids, claim, TRANSFORMATION_CANCEL_REASON, claimedAt, transformed.version);
 
   const finishedAt = clock.now();
   const plan = planAfterAttempt({ policy, attemptNumber, isTestEvent: delivery.isTest, outcome: result, nowMs: finishedAt, random: deps.random });
@@ -180,6 +195,7 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
     health: plan.health,
     request: result.request,
     response: result.response,
+    ...(transformed.kind !== 'none' ? { transformationVersion: transformed.version } : {}),
     concurrency: policy.concurrency,
     retention: policy.retention,
     ...(pace !== undefined ? { pace: { next: pace, claimedUnder, slowDown: signal === 'slow-down' } } : {}),
@@ -239,8 +255,11 @@ async function bodyOfAttempt(deps: DeliverDeps, claim: Claimed, nowMs: number): 
   return { ...plan, envelope: kept ?? plan.envelope };
 }
 
-/** Ends a claimed delivery that the org's check cancelled: nothing sent, health untouched, slot given back. */
-async function cancelByCheck(deps: DeliverDeps, ids: AttemptIds, claim: Claimed, cancelReason: string, startedAt: number): Promise<AttemptRun> {
+/**
+ * Ends a claimed delivery that the org's check (or the endpoint's transformation, with its
+ * `transformationVersion`) cancelled: nothing sent, health untouched, slot given back.
+ */
+async function cancelByCheck(deps: DeliverDeps, ids: AttemptIds, claim: Claimed, cancelReason: string, startedAt: number, transformationVersion?: number): Promise<AttemptRun> {
   const { policy } = claim.endpoint;
   const nowMs = deps.clock.now();
   const finished = await deps.store.attempts.finish({
@@ -257,11 +276,12 @@ async function cancelByCheck(deps: DeliverDeps, ids: AttemptIds, claim: Claimed,
     health: 'none',
     request: null,
     response: null,
+    ...(transformationVersion !== undefined ? { transformationVersion } : {}),
     concurrency: policy.concurrency,
     retention: policy.retention,
   });
   deps.slots?.returned(ids.deliveryId);
-  deps.logger.info({ requestId: `${ids.deliveryId}.${claim.attemptNumber}`, endpointId: ids.endpointId, attempt: claim.attemptNumber, status: 'cancelled', cancelReason }, 'attempt cancelled by the pre-attempt check');
+  deps.logger.info({ requestId: `${ids.deliveryId}.${claim.attemptNumber}`, endpointId: ids.endpointId, attempt: claim.attemptNumber, status: 'cancelled', cancelReason }, transformationVersion !== undefined ? 'attempt cancelled by the transformation' : 'attempt cancelled by the pre-attempt check');
   await deps.wake(ids.orgId, finished.woken);
   if (finished.kind === 'stale') return { kind: 'done', status: 'stale' };
   (deps.metrics ?? NO_DELIVERY_OBSERVER).deliveryFinished({ outcome: 'cancelled', error: cancelReason });
@@ -306,16 +326,31 @@ type SendResult = AttemptOutcome & { responseStatus: number | null; request: Sen
  * missing; custral… vestiarion all retry those without charging the endpoint) and an unsafe
  * destination are outcomes like any failed request, never exceptions.
  */
-async function send(deps: DeliverDeps, ids: AttemptIds, delivery: DeliveryRecord, endpoint: EndpointRecord, envelope: string | null, attemptNumber: number, startedAt: number, turnAt: number): Promise<SendResult> {
+async function send(
+  deps: DeliverDeps,
+  ids: AttemptIds,
+  delivery: DeliveryRecord,
+  endpoint: EndpointRecord,
+  envelope: string | null,
+  attemptNumber: number,
+  startedAt: number,
+  turnAt: number,
+  transformed: Extract<TransformStage, { kind: 'send' }> | null,
+): Promise<SendResult> {
   const fault = (error: string, request: SentRequestFields | null = null): SendResult => ({ error, responseStatus: null, request, response: null });
   if (envelope === null) return fault('internal:event_missing');
   const parsed = validateEndpointUrl(endpoint.url);
   if (!parsed.ok) return fault('internal:stored_url_invalid');
+  // A transformation may send elsewhere: that URL passes the same address check as the endpoint's
+  // own, here and at connect time; refused, it is the transformation's failure.
+  const target = transformed && transformed.request.url !== parsed.url.toString() ? validateEndpointUrl(transformed.request.url) : parsed;
+  if (!target.ok) return fault('transformation_failed:bad_result');
+  const body = transformed ? transformed.request.body : envelope;
   const secrets = endpoint.secrets.filter((s) => s.expiresAt === null || s.expiresAt > startedAt).map((s) => s.secret);
   if (secrets.length === 0 || !secrets.every((secret) => readableSecret(deps.signingKeys, secret))) return fault('internal:secret_unreadable');
 
-  const refused = await checkDestination(parsed.url, deps.classifyAddress, deps.lookupAll);
-  if (refused) return fault(refused);
+  const refused = await checkDestination(target.url, deps.classifyAddress, deps.lookupAll);
+  if (refused) return fault(target === parsed ? refused : 'transformation_failed:unsafe_url');
 
   const settings = endpoint.request ?? NO_REQUEST_SETTINGS;
   const requestSecrets = endpoint.requestSecrets ?? {};
@@ -328,26 +363,31 @@ async function send(deps: DeliverDeps, ids: AttemptIds, delivery: DeliveryRecord
   const signed: SentRequestFields = {
     userAgent: deps.userAgent,
     timestampS,
-    signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body: envelope, keyOf: deps.signingKeys.get }),
+    // Over the bytes actually sent: the transformed body where there is one.
+    signature: signatureHeader({ secrets, msgId: delivery.eventId, timestampS, body, keyOf: deps.signingKeys.get }),
     ...(delivery.orderingKey !== undefined ? { orderingKey: delivery.orderingKey } : {}),
     ...(delivery.sequence !== undefined ? { sequence: delivery.sequence } : {}),
+    ...(transformed ? { transformed: transformedRequestRecord(transformed.version, transformed.request) } : {}),
   };
+  const transformHeaders = transformed?.request.headers ?? {};
   const webhookHeaders = webhookRequestHeaders({ eventId: delivery.eventId, deliveryId: delivery.id, attemptNumber }, signed);
   // The log keeps the endpoint's own headers as shown (secrets and authorization as ••••), never their values.
   const shown = shownRequestHeaders(settings);
   const sent: SentRequestFields = Object.keys(shown).length > 0 ? { ...signed, addedHeaders: shown } : signed;
   await keepRateTurn(deps, ids, endpoint, turnAt);
   const request = {
-    url: parsed.url.toString(),
-    body: envelope,
-    headers: { ...webhookHeaders, ...addedRequestHeaders(settings, requestSecrets, auth.authorization) },
+    url: target.url.toString(),
+    ...(transformed ? { method: transformed.request.method } : {}),
+    body,
+    // A transformation's headers come last (as the log shows them); they never name a `webhook-*` header.
+    headers: { ...webhookHeaders, ...addedRequestHeaders(settings, requestSecrets, auth.authorization), ...transformHeaders },
     timeout: endpoint.policy.timeout,
     redirects: endpoint.policy.redirects,
     maxResponseBytesRead: endpoint.policy.maxResponseBytesRead,
     keepResponseBody: endpoint.policy.keepResponseBody ?? 'failed',
-    proxyUrl: proxyForRequest({ targetHost: parsed.url.hostname, endpointProxy: settings.proxy, proxyPassword: requestSecrets.proxyPassword, globalProxyUrl: deps.egress?.proxyUrl ?? null, bypass: deps.egress?.bypass ?? [] }),
+    proxyUrl: proxyForRequest({ targetHost: target.url.hostname, endpointProxy: settings.proxy, proxyPassword: requestSecrets.proxyPassword, globalProxyUrl: deps.egress?.proxyUrl ?? null, bypass: deps.egress?.bypass ?? [] }),
     clientCertificate: auth.clientCertificate,
-    originOnlyHeaders: [...settings.headers.map((h) => h.name), ...(auth.authorization !== null ? ['authorization'] : [])],
+    originOnlyHeaders: [...settings.headers.map((h) => h.name), ...(auth.authorization !== null ? ['authorization'] : []), ...Object.keys(transformHeaders)],
   };
   let result = await deps.transport.send(request);
   if (result.kind === 'response' && result.status === 401 && auth.oauth && !auth.oauth.fetched) {
@@ -356,7 +396,7 @@ async function send(deps: DeliverDeps, ids: AttemptIds, delivery: DeliveryRecord
     const renewed = await attemptAuth(deps.oauthTokens, authIds, settings, requestSecrets, auth.oauth.stored);
     // No new token: the attempt fails on its auth, with the receiver's 401 as its answer.
     if (renewed.kind === 'failed') return { error: `auth_failed:${renewed.reason}`, responseStatus: 401, request: sent, response: null };
-    result = await deps.transport.send({ ...request, headers: { ...webhookHeaders, ...addedRequestHeaders(settings, requestSecrets, renewed.authorization) } });
+    result = await deps.transport.send({ ...request, headers: { ...webhookHeaders, ...addedRequestHeaders(settings, requestSecrets, renewed.authorization), ...transformHeaders } });
   }
   if (result.kind === 'error') return fault(result.code, sent);
   const outcome = outcomeOfResponse(result.status, result.retryAfter, endpoint.policy, deps.clock.now());

@@ -17,6 +17,8 @@ export interface ClientCertificate {
 /** One signed POST to an endpoint, with the policy rules that shape it. */
 export interface OutboundRequest {
   url: string;
+  /** `POST` unless the endpoint's transformation chose `PUT` or `PATCH`. */
+  method?: 'POST' | 'PUT' | 'PATCH';
   headers: Record<string, string>;
   body: string;
   timeout: Policy['timeout'];
@@ -132,12 +134,12 @@ export function createGotTransport(opts: GotTransportOptions): DeliveryTransport
     throwHttpErrors: false,
     decompress: false,
     hooks: {
-      // Every hop is the same signed POST: got turns a 303 into a body-less GET, which a receiver
+      // Every hop is the same signed request (POST, or the method a transformation chose): got turns a 303 into a body-less GET, which a receiver
       // could answer 2xx without ever seeing the event (tourical follows 3xx). The body is the
       // one the previous hop sent (`response.request.options`, not yet replaced by `options`).
       beforeRedirect: [
         (options, response) => {
-          Object.assign(options, { method: 'POST', body: response.request.options.body });
+          Object.assign(options, { method: response.request.options.method, body: response.request.options.body });
           // The endpoint's own headers and credentials go only to its own origin, never to where a redirect points elsewhere.
           const own = (options.context as { originOnlyHeaders?: readonly string[] }).originOnlyHeaders ?? [];
           if (own.length > 0 && new URL(String(options.url)).origin !== new URL(response.url).origin) {
@@ -183,6 +185,7 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
       resolve(result);
     };
     const stream = client.stream(request.url, {
+      ...(request.method && request.method !== 'POST' ? { method: request.method } : {}),
       body: request.body,
       headers: request.headers,
       followRedirect: request.redirects.follow,

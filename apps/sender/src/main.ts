@@ -83,6 +83,8 @@ const sender = createSender({
     heartbeatIntervalMs: config.HEARTBEAT_INTERVAL_MS,
     takeoverAfterMs: config.TAKEOVER_AFTER_MS,
     checkTimeoutMs: config.PRE_ATTEMPT_CHECK_TIMEOUT_MS,
+    transformTimeoutMs: config.TRANSFORM_TIMEOUT_MS,
+    transformThreads: config.TRANSFORM_THREADS,
     userAgent: SENDER_USER_AGENT,
     allowList,
     egressProxyUrl: config.EGRESS_PROXY_URL || null,

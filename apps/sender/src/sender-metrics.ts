@@ -34,6 +34,8 @@ export interface DeliveryObserver {
    * `internal:check_…` code; how long it took. Optional: observers that do not count checks omit it.
    */
   checkFinished?(check: { result: 'send' | 'cancel' | 'fault'; error: string | null; durationMs: number }): void;
+  /** An endpoint's transformation ran in its sandbox this long, ms. Optional. */
+  transformed?(durationMs: number): void;
   /** Adaptive pacing changed an endpoint's pace (`nextPace`); `cut` when it slowed down. */
   paceChanged(change: { endpointId: string; pace: Pace; cut: boolean }): void;
   /**
@@ -198,6 +200,12 @@ export function createSenderMetrics(opts: {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers,
   });
+  const transformDuration = new Histogram({
+    name: 'postern_transformation_duration_seconds',
+    help: "Duration of one call of an endpoint's transformation in its sandbox thread (docs/transformations.md).",
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers,
+  });
   const tokenFetches = new Counter({
     name: 'postern_oauth_token_fetches_total',
     help: 'OAuth 2.0 client-credentials token fetches (one per token, not per attempt), by result: ok, or the failure reason (token_http_<status>, token_timeout, token_bad_answer, token_connection_failed, …).',
@@ -293,6 +301,9 @@ export function createSenderMetrics(opts: {
     checkFinished({ result, error, durationMs }) {
       checks.inc({ result, error: errorLabel(error) });
       checkDuration.observe(Math.max(0, durationMs) / 1000);
+    },
+    transformed(durationMs) {
+      transformDuration.observe(Math.max(0, durationMs) / 1000);
     },
     tokenFetched({ result }) {
       tokenFetches.inc({ result: tokenFetchLabel(result) });

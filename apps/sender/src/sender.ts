@@ -4,6 +4,7 @@ import { createIdFactory, createSigningKeyCache } from '@postern/shared';
 import type { Logger } from 'pino';
 import type { Tracer } from '@postern/telemetry';
 import { runAttempt, type DeliverDeps } from './deliver.js';
+import { createSandboxPool, type SandboxPool } from '@postern/sandbox';
 import { createOauthTokens, type OauthTokens } from './oauth-tokens.js';
 import type { DeliveryTransport } from './http-transport.js';
 import type { LookupAll } from './destination-check.js';
@@ -47,7 +48,13 @@ export interface SenderDeps {
   tracer?: Tracer;
   /** OAuth 2.0 tokens (`createOauthTokens`); default one over `store.oauthTokens` with `config.allowList`. */
   oauthTokens?: OauthTokens;
+  /** Sandboxes for endpoints' transformations; default the sender's own (`config.transformTimeoutMs`, `config.transformThreads`), closed with it. */
+  sandbox?: SandboxPool;
   config: {
+    /** One transformation call's wall-clock cap, ms (`TRANSFORM_TIMEOUT_MS`, default 50). */
+    transformTimeoutMs?: number;
+    /** Threads running transformations (`TRANSFORM_THREADS`, default 2), started with the first one. */
+    transformThreads?: number;
     /** Addresses allowed although not public (`ALLOWED_ADDRESSES`): for the token requests of OAuth 2.0 endpoints. Default none. */
     allowList?: readonly string[];
     /** The global egress proxy (`EGRESS_PROXY_URL`), null or absent = none; endpoints' own `proxy` overrides it. */
@@ -131,7 +138,9 @@ export function createSender(deps: SenderDeps): Sender {
         clock: deps.clock,
         onFetched: ({ result }) => deps.metrics?.tokenFetched?.({ result }),
       });
+  const ownSandbox = deps.sandbox ? null : createSandboxPool({ timeoutMs: deps.config.transformTimeoutMs, threads: deps.config.transformThreads });
   const deliverDeps: DeliverDeps = {
+    sandbox: deps.sandbox ?? ownSandbox ?? undefined,
     oauthTokens: deps.oauthTokens ?? ownTokens ?? undefined,
     egress: { proxyUrl: deps.config.egressProxyUrl ?? null, bypass: deps.config.egressProxyBypass ?? [] },
     store: deps.store,
@@ -311,6 +320,7 @@ export function createSender(deps: SenderDeps): Sender {
     heartbeat,
     async close(opts = {}) {
       ownTokens?.close();
+      void ownSandbox?.close();
       if (timer) clearInterval(timer);
       if (janitorTimer) clearInterval(janitorTimer);
       const closed = Promise.all(workers.map((w) => w.close())).then(() => true);

@@ -8,6 +8,8 @@ export interface ApiErrorBody {
     code: string;
     /** for people; never internals */
     message: string;
+    /** only on a transformation's code errors: the line of the code it points at, or null */
+    line?: number | null;
   };
 }
 
@@ -232,6 +234,16 @@ export interface Endpoint {
   } | null;
   /** under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null */
   pausedUntil: string | null;
+  /** the endpoint's transformation (docs/transformations.md); null = none */
+  transformation: {
+    /** JavaScript defining `function handler(webhook)` */
+    code: string;
+    enabled: boolean;
+    /** 1 for the first code, +1 each time the code changes */
+    version: number;
+    /** ISO 8601 date-time, UTC */
+    updatedAt: string;
+  } | null;
 }
 
 /** A new endpoint with its secret and policy warnings. */
@@ -313,6 +325,16 @@ export interface CreatedEndpoint {
   } | null;
   /** under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null */
   pausedUntil: string | null;
+  /** the endpoint's transformation (docs/transformations.md); null = none */
+  transformation: {
+    /** JavaScript defining `function handler(webhook)` */
+    code: string;
+    enabled: boolean;
+    /** 1 for the first code, +1 each time the code changes */
+    version: number;
+    /** ISO 8601 date-time, UTC */
+    updatedAt: string;
+  } | null;
   /** `whsec_…` */
   secret: string;
   warnings: string[];
@@ -397,6 +419,16 @@ export interface UpdatedEndpoint {
   } | null;
   /** under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null */
   pausedUntil: string | null;
+  /** the endpoint's transformation (docs/transformations.md); null = none */
+  transformation: {
+    /** JavaScript defining `function handler(webhook)` */
+    code: string;
+    enabled: boolean;
+    /** 1 for the first code, +1 each time the code changes */
+    version: number;
+    /** ISO 8601 date-time, UTC */
+    updatedAt: string;
+  } | null;
   warnings: string[];
 }
 
@@ -479,6 +511,16 @@ export interface ResumedEndpoint {
   } | null;
   /** under `pacing: "adaptive"`: the end of the last Retry-After pause (a past time: not paused); else null */
   pausedUntil: string | null;
+  /** the endpoint's transformation (docs/transformations.md); null = none */
+  transformation: {
+    /** JavaScript defining `function handler(webhook)` */
+    code: string;
+    enabled: boolean;
+    /** 1 for the first code, +1 each time the code changes */
+    version: number;
+    /** ISO 8601 date-time, UTC */
+    updatedAt: string;
+  } | null;
   requeued: number;
 }
 
@@ -556,8 +598,24 @@ export interface Attempt {
     body: string;
     bodyTruncated: boolean;
   } | null;
-  /** `check:<reason>`: only on an attempt the org’s pre-attempt check cancelled */
+  /** `check:<reason>` or `transformation:cancel`: only on an attempt the org’s pre-attempt check or the transformation cancelled */
   cancelReason?: string;
+  /** only on an attempt the endpoint's transformation ran at */
+  transformation?: {
+    /** the transformation version that ran at this attempt */
+    version: number;
+    /** the request it made; null when it sent nothing (failed or cancelled) */
+    request: {
+      method: string;
+      url: string;
+      contentType: string;
+      /** the transformation's own headers (also in `requestHeaders`) */
+      headers: Record<string, string>;
+      /** the first 2048 bytes of the body sent */
+      body: string;
+      bodyTruncated: boolean;
+    } | null;
+  };
 }
 
 /** A delivery with its attempts. */
@@ -866,6 +924,10 @@ export interface CreateEndpointBody {
     ca?: string | null;
   } | null;
   proxy?: string | null;
+  transformation?: {
+    code: string;
+    enabled?: boolean;
+  } | null;
 }
 
 /** `PATCH /v1/endpoints/:id` body. */
@@ -903,6 +965,10 @@ export interface UpdateEndpointBody {
     ca?: string | null;
   } | null;
   proxy?: string | null;
+  transformation?: {
+    code: string;
+    enabled?: boolean;
+  } | null;
 }
 
 /** `POST /v1/events` body. */

@@ -1,5 +1,6 @@
 import { errorFamily } from './error-codes.js';
 import type { Policy } from './policy.js';
+import type { TransformedRequestRecord } from './transformation.js';
 
 /**
  * What the delivery log keeps of one attempt's exchange besides its status (issue 14): the
@@ -23,6 +24,11 @@ export interface SentRequestFields {
    * values and `authorization` as `••••`); absent when it has none.
    */
   addedHeaders?: Record<string, string>;
+  /**
+   * The request as the endpoint's transformation shaped it (method, URL, content type, its extra
+   * headers, body excerpt) and the version that ran; absent when no transformation ran.
+   */
+  transformed?: TransformedRequestRecord;
 }
 
 /**
@@ -30,11 +36,13 @@ export interface SentRequestFields {
  * `webhook-attempt`, `webhook-delivery-id`, `webhook-request-id`, and for an event with an ordering
  * key `webhook-ordering-key` and, under a `per-key` policy, `webhook-sequence`). The one place they are built: the
  * sender sends them, and the delivery log rebuilds them from {@link SentRequestFields} (all it
- * stores), so the log shows exactly what was sent.
+ * stores), so the log shows exactly what was sent. A transformation's content type replaces
+ * `application/json` and its headers come last; they never carry a `webhook-*` name
+ * (`planTransformedRequest` refuses those), so Postern's own headers stay as built.
  */
 export function webhookRequestHeaders(ids: { eventId: string; deliveryId: string; attemptNumber: number }, sent: SentRequestFields): Record<string, string> {
   return {
-    'content-type': 'application/json',
+    'content-type': sent.transformed?.contentType ?? 'application/json',
     'user-agent': sent.userAgent,
     'webhook-id': ids.eventId,
     'webhook-timestamp': String(sent.timestampS),
@@ -45,17 +53,19 @@ export function webhookRequestHeaders(ids: { eventId: string; deliveryId: string
     ...(sent.orderingKey !== undefined ? { 'webhook-ordering-key': sent.orderingKey } : {}),
     ...(sent.sequence !== undefined ? { 'webhook-sequence': String(sent.sequence) } : {}),
     ...sent.addedHeaders,
+    ...sent.transformed?.headers,
   };
 }
 
 /**
  * Whether a failed attempt shows in the endpoint's health (`lastFailureAt`, `failedAttempts`,
  * `consecutiveFailedAttempts`): every error but Postern's own faults (`internal:*`, never held
- * against the endpoint). Unlike the breaker's streak it ignores what the policy counts (4xx only,
+ * against the endpoint) and the endpoint's own transformation failing (`transformation_failed:*`,
+ * its configuration, not the receiver's health). Unlike the breaker's streak it ignores what the policy counts (4xx only,
  * test events, deliveries): the health shows every failure the endpoint had.
  */
 export function isEndpointFailure(error: string | null): boolean {
-  return error !== null && errorFamily(error) !== 'internal';
+  return error !== null && errorFamily(error) !== 'internal' && errorFamily(error) !== 'transformation_failed';
 }
 
 /** Bounds on the response headers kept with an attempt: count, bytes of one value, bytes in all. */

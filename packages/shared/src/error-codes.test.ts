@@ -27,6 +27,7 @@ describe('ERROR_CODES', () => {
     'unsafe_url:<reason>',
     'auth_failed:<reason>',
     'proxy_error:<code>',
+    'transformation_failed:<reason>',
     'payload_too_large',
     'endpoint_inactive',
     'endpoint_deleted',
@@ -40,7 +41,7 @@ describe('ERROR_CODES', () => {
     expect(new Set(ERROR_CODES.map((e) => e.family)).size).toBe(documented.length);
     for (const entry of ERROR_CODES) {
       expect(entry.meaning.length).toBeGreaterThan(10);
-      expect(['yes', 'no', 'policy']).toContain(entry.retried);
+      expect(['yes', 'no', 'policy', 'reason']).toContain(entry.retried);
       expect(['yes', 'no', 'policy']).toContain(entry.countsAgainstEndpoint);
     }
   });
@@ -57,11 +58,12 @@ describe('ERROR_CODES', () => {
       auth_failed: 'auth_failed:token_http_500',
       proxy_error: 'proxy_error:ECONNREFUSED',
       internal: 'internal:secret_unreadable',
+      transformation_failed: 'transformation_failed:error',
     };
     for (const entry of ERROR_CODES) {
       const code = example[entry.family] ?? entry.family;
       for (const policy of Object.values(P)) {
-        if (entry.retried !== 'policy') expect(isRetried(code, policy, live)).toBe(entry.retried === 'yes');
+        if (entry.retried !== 'policy' && entry.retried !== 'reason') expect(isRetried(code, policy, live)).toBe(entry.retried === 'yes');
         if (entry.countsAgainstEndpoint !== 'policy') {
           expect(countsAgainstEndpoint(code, policy)).toBe(entry.countsAgainstEndpoint === 'yes');
         }
@@ -90,6 +92,8 @@ describe('isValidErrorCode and errorFamily', () => {
     ['org_suspended', 'org_suspended'],
     ['internal:redis_unavailable', 'internal'],
     ['delivery_failed', 'delivery_failed'],
+    ['transformation_failed:timeout', 'transformation_failed'],
+    ['transformation_failed:bad_result', 'transformation_failed'],
   ])('%s is valid, family %s', (code, family) => {
     expect(isValidErrorCode(code)).toBe(true);
     expect(errorFamily(code)).toBe(family);

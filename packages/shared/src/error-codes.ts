@@ -6,7 +6,7 @@ import type { Policy } from './policy.js';
  * `http_<status>` · `redirect_not_followed` · `too_many_redirects` · `timeout` ·
  * `connection_failed[:<ECODE>]` · `tls_error[:<CODE>]` ·
  * `dns_lookup_failed[:<ECODE>]` · `unsafe_url:<reason>` · `auth_failed:<reason>` ·
- * `proxy_error:<code>` · `payload_too_large` ·
+ * `proxy_error:<code>` · `transformation_failed:<reason>` · `payload_too_large` ·
  * `endpoint_inactive` · `endpoint_deleted` · `org_suspended` ·
  * `internal:<reason>` · `delivery_failed`.
  * Details after the colon match `[A-Za-z0-9_]+`.
@@ -25,6 +25,7 @@ export type ErrorFamily =
   | 'unsafe_url'
   | 'auth_failed'
   | 'proxy_error'
+  | 'transformation_failed'
   | 'payload_too_large'
   | 'endpoint_inactive'
   | 'endpoint_deleted'
@@ -32,8 +33,11 @@ export type ErrorFamily =
   | 'internal'
   | 'delivery_failed';
 
-/** `yes`, `no`, or `policy` when a field of the endpoint's policy decides. */
-export type ErrorRule = 'yes' | 'no' | 'policy';
+/**
+ * `yes`, `no`, `policy` when a field of the endpoint's policy decides, or `reason` when the detail
+ * after the colon decides (`transformation_failed`: `timeout` and `memory` are retried).
+ */
+export type ErrorRule = 'yes' | 'no' | 'policy' | 'reason';
 
 /** One row of the error code table. */
 export interface ErrorCodeInfo {
@@ -72,6 +76,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = Object.freeze(
       ['unsafe_url:<reason>', 'unsafe_url', 'The URL, or an address its hostname resolved to, is not a public destination.', 'policy', 'policy'],
       ['auth_failed:<reason>', 'auth_failed', 'The endpoint\'s OAuth 2.0 token endpoint gave no token, so nothing was sent (or, when the receiver answered 401 to a cached token and no new one came, nothing was sent again: the 401 is the attempt\'s response): `token_http_<status>` (it answered that status), `token_timeout` (no answer in time), `token_bad_answer` (no usable token in the answer), `token_<code>` for a connection, TLS, DNS or address failure (e.g. `token_connection_failed_ECONNREFUSED`).', 'yes', 'policy'],
       ['proxy_error:<code>', 'proxy_error', 'The egress proxy could not be used: unreachable, refused the tunnel (`status_<status>`, e.g. `status_407` for bad proxy credentials), timed out, or its address is not allowed; the code follows the colon.', 'yes', 'policy'],
+      ['transformation_failed:<reason>', 'transformation_failed', 'The endpoint\'s transformation did not give a request to send, so nothing was sent: `timeout` or `memory` (over its caps; retried on the policy\'s schedule, as it may pass), `error` (it threw, or defines no handler), `bad_result` (its answer is not a request) or `unsafe_url` (it chose a URL that is not a public destination); these three fail the delivery at once. Never held against the endpoint: it is the endpoint\'s configuration, not the receiver\'s health.', 'reason', 'no'],
       ['payload_too_large', 'payload_too_large', 'The envelope is larger than the policy allows, so it was never sent.', 'no', 'no'],
       ['endpoint_inactive', 'endpoint_inactive', 'The endpoint was paused or disabled before the attempt.', 'no', 'no'],
       ['endpoint_deleted', 'endpoint_deleted', 'The endpoint was deleted before the attempt.', 'no', 'no'],
@@ -90,13 +95,15 @@ const VALID = new RegExp(
     '|redirect_not_followed|too_many_redirects|timeout|payload_too_large' +
     '|endpoint_inactive|endpoint_deleted|org_suspended|delivery_failed' +
     `|(?:connection_failed|tls_error|dns_lookup_failed)(?::${DETAIL})?` +
-    `|(?:unsafe_url|internal|auth_failed|proxy_error):${DETAIL})$`,
+    `|(?:unsafe_url|internal|auth_failed|proxy_error):${DETAIL}` +
+    '|transformation_failed:(?:error|timeout|memory|bad_result|unsafe_url))$',
 );
 
 /**
  * Whether `code` belongs to the closed set: `http_` takes a 3-digit status
  * 100..999, details are `[A-Za-z0-9_]+`, and `unsafe_url`, `internal`,
- * `auth_failed` and `proxy_error` require one.
+ * `auth_failed` and `proxy_error` require one; `transformation_failed` takes one of
+ * `error`, `timeout`, `memory`, `bad_result`, `unsafe_url`.
  */
 export function isValidErrorCode(code: string): boolean {
   return typeof code === 'string' && VALID.test(code);
@@ -148,13 +155,16 @@ export interface ErrorRuleOptions {
  * `org_suspended` never; a test event never when `retryTestEvents` is false
  * (vestiarion); `unsafe_url:*` only when `unsafeUrl` is `retry` (custral
  * fails it at once; 001 to 004 retry); everything else, `internal:*`
- * included, yes.
+ * included, yes. `transformation_failed:timeout` and `:memory` yes (a busy process or a large
+ * event may pass); `:error`, `:bad_result` and `:unsafe_url` never (the same code on the same
+ * event fails the same way).
  */
 export function isRetried(code: string, policy: Policy, opts: ErrorRuleOptions): boolean {
   const family = errorFamily(code);
   if (NEVER_RETRIED.has(family)) return false;
   if (opts.isTestEvent && !policy.retryTestEvents) return false;
   if (family === 'unsafe_url') return policy.unsafeUrl === 'retry';
+  if (family === 'transformation_failed') return code === 'transformation_failed:timeout' || code === 'transformation_failed:memory';
   return true;
 }
 
@@ -162,7 +172,8 @@ export function isRetried(code: string, policy: Policy, opts: ErrorRuleOptions):
  * Whether a failed attempt with this code extends the endpoint's failure
  * streak.
  *
- * Never for `internal:*` (Postern's fault; vestiarion) or for
+ * Never for `internal:*` (Postern's fault; vestiarion), `transformation_failed:*` (the endpoint's
+ * own configuration, not the receiver's health) or for
  * `payload_too_large`, `endpoint_inactive`, `endpoint_deleted` and
  * `org_suspended`. With a breaker whose `of` is `4xx`, only `http_4xx` counts
  * (tourical). `unsafe_url:*` counts only when `unsafeUrlCountsAgainstEndpoint`
@@ -173,7 +184,7 @@ export function isRetried(code: string, policy: Policy, opts: ErrorRuleOptions):
  */
 export function countsAgainstEndpoint(code: string, policy: Policy, opts?: Partial<ErrorRuleOptions>): boolean {
   const family = errorFamily(code);
-  if (family === 'internal' || NEVER_RETRIED.has(family)) return false;
+  if (family === 'internal' || family === 'transformation_failed' || NEVER_RETRIED.has(family)) return false;
   if (opts?.isTestEvent && !policy.breaker?.countTestEvents) return false;
   if (policy.breaker?.of === '4xx') {
     const status = family === 'http' ? Number(code.slice('http_'.length)) : 0;

@@ -17,11 +17,12 @@ const PUBLIC_CONTRACT = new Set([
   'MAX_ATTEMPTS', 'MAX_WAIT_MS', 'MAX_URL_LENGTH', 'parseAllowList',
   'ALL_EVENT_TYPES', 'MAX_EVENT_TYPE_FILTER_ENTRIES', 'MAX_EVENT_TYPE_LENGTH',
   'LOG_REDACT_CENSOR', 'LOG_REDACT_PATHS',
+  'RETRIED_TRANSFORMATION_FAILURES', 'TRANSFORMATION_FAILURES', 'MAX_TRANSFORMED_BODY_BYTES', 'MAX_TRANSFORMED_HEADERS', 'TRANSFORMED_BODY_EXCERPT_BYTES', 'TRANSFORM_METHODS',
 ]);
 
 /** The TypeScript source (tests excluded) of the workspaces that depend on this package. */
 function dependentSources(): string {
-  const roots = ['../../store/src/', '../../../apps/ingest/src/', '../../../apps/sender/src/', '../../../apps/ingest/src/routes/'];
+  const roots = ['../../store/src/', '../../sandbox/src/', '../../../apps/ingest/src/', '../../../apps/sender/src/', '../../../apps/ingest/src/routes/'];
   return roots
     .flatMap((root) => {
       const dir = new URL(root, import.meta.url);

@@ -133,3 +133,31 @@ export type { HttpServerTimeoutOptions, HttpTimeoutSettings } from './env-config
 
 export { SecretUnreadableError, createSecretBox, isSealed, sealedKeyId, secretContext } from './secret-box.js';
 export type { SecretBox, SecretKey, SecretKeyring, SecretUnreadableReason } from './secret-box.js';
+export {
+  DEFAULT_TRANSFORM_TIMEOUT_MS,
+  MAX_TRANSFORMATION_CODE_BYTES,
+  MAX_TRANSFORMED_BODY_BYTES,
+  MAX_TRANSFORMED_HEADERS,
+  RETRIED_TRANSFORMATION_FAILURES,
+  TRANSFORMATION_CANCEL_REASON,
+  TRANSFORMATION_FAILURES,
+  TRANSFORMED_BODY_EXCERPT_BYTES,
+  TRANSFORM_MEMORY_LIMIT_BYTES,
+  TRANSFORM_METHODS,
+  nextTransformation,
+  planTransformedRequest,
+  transformationCodeFits,
+  transformationInput,
+  transformedRequestRecord,
+} from './transformation.js';
+export type {
+  TransformMethod,
+  TransformationFailure,
+  TransformationInput,
+  TransformationSettings,
+  TransformedRequest,
+  TransformedRequestPlan,
+  TransformedRequestRecord,
+} from './transformation.js';
+export { TRANSFORMATION_TEMPLATES } from './transformation-templates.js';
+export type { TransformationTemplate } from './transformation-templates.js';

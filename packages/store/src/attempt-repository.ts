@@ -90,6 +90,8 @@ export interface FinishInput {
   request: SentRequestFields | null;
   /** What the policy's `keepResponseBody` kept of the answer, else null. */
   response: AttemptResponseRecord | null;
+  /** The endpoint transformation's version that ran and sent nothing (failed or cancelled); absent = none ran, or `request.transformed` says. */
+  transformationVersion?: number;
   /** The endpoint policy's concurrency limits, to wake as many parked deliveries as have room. */
   concurrency: { perEndpoint: number; perOrg: number };
   /** The endpoint policy's retention, applied if this attempt finishes the delivery. */
@@ -248,6 +250,7 @@ export class AttemptRepository {
       ...(input.request ? { sent: input.request } : {}),
       ...(input.response ? { response: input.response } : {}),
       ...(input.cancelReason ? { cancelReason: input.cancelReason } : {}),
+      ...(input.transformationVersion !== undefined && !input.request?.transformed ? { transformationVersion: input.transformationVersion } : {}),
     };
     const hourStartMs = input.nowMs - (input.nowMs % 3_600_000);
     const r = (await finishScript.run(

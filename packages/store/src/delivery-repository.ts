@@ -84,6 +84,7 @@ export class DeliveryRepository {
       requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId, deliveryId, attemptNumber: a.number }, { ...ordering, ...a.sent }) : null,
       response: a.response ?? null,
       ...(a.cancelReason ? { cancelReason: a.cancelReason } : {}),
+      ...(a.sent?.transformed ? { transformation: { version: a.sent.transformed.version, request: a.sent.transformed } } : a.transformationVersion !== undefined ? { transformation: { version: a.transformationVersion, request: null } } : {}),
     }));
   }
 

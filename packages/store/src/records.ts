@@ -1,4 +1,4 @@
-import { isApiKeyScope, NO_REQUEST_SETTINGS, type ApiKeyScope, type Pace, type Policy, type RequestSecrets, type RequestSettings, type SecretBox, type SentRequestFields } from '@postern/shared';
+import { isApiKeyScope, NO_REQUEST_SETTINGS, type ApiKeyScope, type Pace, type Policy, type RequestSecrets, type RequestSettings, type SecretBox, type SentRequestFields, type TransformationSettings, type TransformedRequestRecord } from '@postern/shared';
 import { deliveryIdsOfEvent, eventIdOfDelivery, idTimeOf, storedDeliveryIds, storedEventId } from './derived-ids.js';
 import { openSealedField, sealField } from './sealed-fields.js';
 import { decodeRequestSecrets, parseRequestSettings } from './request-secrets.js';
@@ -83,6 +83,11 @@ export interface EndpointRecord {
    * `oauthTokenFetchedAt`, written by `OauthTokenRepository.recordFetched`); null = never.
    */
   oauthTokenFetchedAt?: number | null;
+  /**
+   * The endpoint's transformation (stored field `transformation`, JSON; docs/transformations.md):
+   * code, switch and version; absent or null = none.
+   */
+  transformation?: TransformationSettings | null;
 }
 
 /** An accepted event. `envelope` is the exact body every delivery of it sends. */
@@ -215,6 +220,11 @@ export interface AttemptRecord {
   response: AttemptResponseRecord | null;
   /** Set when the attempt sent nothing because the org's check cancelled the delivery (`check:<reason>`). */
   cancelReason?: string;
+  /**
+   * The endpoint transformation's version that ran at this attempt, and the request it made (null
+   * when it sent nothing: it failed or cancelled); absent when no transformation ran.
+   */
+  transformation?: { version: number; request: TransformedRequestRecord | null };
 }
 
 /**
@@ -231,6 +241,8 @@ export interface StoredAttempt {
   response?: AttemptResponseRecord;
   /** The pre-attempt check cancelled the delivery at this attempt, nothing sent (`check:<reason>`). */
   cancelReason?: string;
+  /** The transformation version that ran and sent nothing (it failed or cancelled); with a request sent, `sent.transformed` has it. */
+  transformationVersion?: number;
 }
 
 /** What was kept of an answer: headers (bounded), body excerpt (≤ `maxResponseBytesRead` bytes, UTF-8). */
@@ -393,6 +405,17 @@ function parseSecrets(raw: string | undefined, box: SecretBox, orgId: string, en
   }
 }
 
+/** Reads a stored transformation leniently: absent, cleared or unreadable = none. */
+function parseTransformation(raw: string | undefined): TransformationSettings | null {
+  if (!raw) return null;
+  try {
+    const t = JSON.parse(raw) as TransformationSettings;
+    return t && typeof t.code === 'string' && typeof t.version === 'number' ? { code: t.code, enabled: t.enabled === true, version: t.version, updatedAt: Number(t.updatedAt) || 0 } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Reads a stored pace leniently: absent or unreadable = none (the policy's limits). */
 export function parsePace(raw: string | undefined): Pace | null {
   if (!raw) return null;
@@ -429,6 +452,7 @@ export function parseEndpoint(h: Record<string, string>, box: SecretBox): Endpoi
     disabledReason: optionalString(h.disabledReason),
     recreateRequired: h.recreateRequired === '1',
     pace: parsePace(h.pace),
+    transformation: parseTransformation(h.transformation),
     request: parseRequestSettings(h.request) ?? NO_REQUEST_SETTINGS,
     requestSecrets: decodeRequestSecrets(h.requestSecrets, box, h.orgId ?? '', h.id),
     ...(h.oauthTokenFetchedAt ? { oauthTokenFetchedAt: Number(h.oauthTokenFetchedAt) } : {}),

@@ -1,3 +1,4 @@
+import type { SandboxPool } from '@postern/sandbox';
 import {
   classifyAddress,
   DEFAULT_EVENT_TYPE_FILTER,
@@ -22,6 +23,7 @@ import { endpointJson, signingJson } from '../serializers.js';
 import { createEndpointBody, pageQuery, parseListQuery, rotateSecretBody, updateEndpointBody } from '../schemas.js';
 import { requireEmptyBody } from '../empty-body.js';
 import { resolveRequestSettings } from '../request-settings-input.js';
+import { resolveTransformation } from '../transformation-input.js';
 import { requireScope } from '../auth.js';
 import { actionIdempotency } from '../action-idempotency.js';
 import { createdEndpointResponse, endpointSecretResponse, endpointTimelineResponse, resumedEndpointResponse, rotatedSecretResponse, updatedEndpointResponse, type Json } from '../response-schemas.js';
@@ -136,7 +138,7 @@ function rotateSecretInput<Params>(req: Request<Params>, res: Response, next: Ne
 export const MAX_PREVIOUS_SECRETS = 2;
 
 /** Endpoint CRUD, pause/resume, secret read and rotation (the actions take `Idempotency-Key`), policy timeline. Mounted behind API-key auth. */
-export function endpointRoutes(deps: AppDeps): Router {
+export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router {
   const router = Router();
 
   router.post('/v1/endpoints', requireScope('webhooks:write'), async (req, res) => {
@@ -151,6 +153,7 @@ export function endpointRoutes(deps: AppDeps): Router {
     const secret = given ?? generateSigningSecret(scheme);
     const settings = resolveRequestSettings(body.data, null, { allowList: deps.config.allowList, checkUrl, targetUrl: url });
     const now = deps.clock.now();
+    const transformation = await resolveTransformation(deps.sandbox, body.data.transformation, null, now);
     const endpoint: EndpointRecord = {
       id: deps.ids('ep', now),
       orgId: res.locals.orgId as string,
@@ -172,6 +175,7 @@ export function endpointRoutes(deps: AppDeps): Router {
       disabledAt: null,
       disabledReason: null,
       ...(settings ? { request: settings.request, requestSecrets: settings.requestSecrets } : {}),
+      ...(transformation ? { transformation } : {}),
     };
     await deps.store.endpoints.create(endpoint);
     // The resolved policy is in the answer (`policy`), with what an override left surprising.
@@ -215,6 +219,8 @@ export function endpointRoutes(deps: AppDeps): Router {
       patch.request = settings.request;
       patch.requestSecrets = settings.requestSecrets;
     }
+    const transformation = await resolveTransformation(deps.sandbox, body.data.transformation, endpoint.transformation ?? null, deps.clock.now());
+    if (transformation !== undefined) patch.transformation = transformation;
     if (body.data.policy !== undefined) {
       const resolved = policyOrThrow(body.data.policy);
       patch.policy = resolved.policy;

@@ -44,7 +44,18 @@ function attemptDetail(a, policy) {
     { class: 'attempt', id: `attempt-${a.number}`, open: Boolean(a.error) },
     h('summary', null, `Attempt #${a.number}: `, a.responseStatus === null ? 'no response' : `HTTP ${a.responseStatus}`, a.error ? [' · ', h('code', null, a.error)] : a.cancelReason ? [' · cancelled ', h('code', null, a.cancelReason)] : ' · succeeded'),
     h('div', { class: 'exchange' },
-      h('div', null, h('h3', null, 'Request headers sent'), a.requestHeaders ? headerList(a.requestHeaders, `request-headers-${a.number}`) : h('p', { class: 'hint' }, 'Nothing was sent (the attempt stopped before the request).')),
+      h(
+        'div',
+        null,
+        a.transformation
+          ? h('p', { class: 'transformation-version', id: `transformation-version-${a.number}` }, `Transformation version ${a.transformation.version}`, a.transformation.request ? `: ${a.transformation.request.method} ${a.transformation.request.url}` : ' (nothing sent)')
+          : null,
+        h('h3', null, 'Request headers sent'),
+        a.requestHeaders ? headerList(a.requestHeaders, `request-headers-${a.number}`) : h('p', { class: 'hint' }, 'Nothing was sent (the attempt stopped before the request).'),
+        a.transformation?.request
+          ? [h('h3', null, 'Body sent'), h('pre', { class: 'json', id: `request-body-${a.number}`, tabindex: '0' }, a.transformation.request.body + (a.transformation.request.bodyTruncated ? '…' : ''))]
+          : null,
+      ),
       h(
         'div',
         null,
@@ -150,9 +161,9 @@ export async function deliveryView(ctx) {
       ? h('p', { class: 'empty card' }, 'No attempt yet.')
       : table(
           'Attempts, first to last',
-          ['Attempt', 'Started', 'Duration', 'Response status', 'Error code'],
+          ['Attempt', 'Started', 'Duration', 'Response status', 'Error code', 'Transformation'],
           attempts.map((a) => ({
-            cells: [num(`#${a.number}`), time(a.startedAt), num(a.durationMs === null ? 'in flight' : duration(a.durationMs)), num(a.responseStatus), a.error ? h('code', null, a.error) : a.cancelReason ? h('code', null, a.cancelReason) : a.durationMs === null ? '—' : '✓ none'],
+            cells: [num(`#${a.number}`), time(a.startedAt), num(a.durationMs === null ? 'in flight' : duration(a.durationMs)), num(a.responseStatus), a.error ? h('code', null, a.error) : a.cancelReason ? h('code', null, a.cancelReason) : a.durationMs === null ? '—' : '✓ none', a.transformation ? `v${a.transformation.version}` : '—'],
           })),
         ),
     attempts.filter((a) => a.durationMs !== null).map((a) => attemptDetail(a, endpoint?.policy)),

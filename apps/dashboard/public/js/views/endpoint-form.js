@@ -6,6 +6,7 @@ import { h } from '../dom.js';
 import { duration } from '../format.js';
 import { timelineChart } from '../timeline-chart.js';
 import { requestSettingsFields } from './request-settings-fields.js';
+import { transformationFields } from './transformation-fields.js';
 
 const KEEP = '__keep__';
 
@@ -38,6 +39,7 @@ export async function endpointFormView(ctx) {
         h('option', { value: 'ed25519' }, 'Ed25519 (v1a, whpk_ public key)'),
       );
   const requestSettings = requestSettingsFields(endpoint);
+  const transformation = transformationFields(ctx, endpoint, () => url.value.trim());
   const overrides = h('textarea', { id: 'endpoint-overrides', name: 'overrides', rows: '3', spellcheck: 'false', placeholder: '{"maxAttempts": 3}', 'aria-describedby': 'endpoint-overrides-hint' });
   const summary = h('p', { class: 'hint', id: 'policy-summary' });
   const preview = h('div', { id: 'policy-preview', 'aria-live': 'polite' });
@@ -88,7 +90,7 @@ export async function endpointFormView(ctx) {
   function markField(err) {
     const path = /^([A-Za-z0-9_.]+): /.exec(err.message ?? '')?.[1];
     if (!path || err.status !== 400) return;
-    const input = path === 'url' ? url : requestSettings.fieldFor(path);
+    const input = path === 'url' ? url : path.startsWith('transformation') ? document.getElementById('transformation-code') : requestSettings.fieldFor(path);
     if (!input || input.hidden) return;
     input.setAttribute('aria-invalid', 'true');
     input.focus();
@@ -116,6 +118,7 @@ export async function endpointFormView(ctx) {
           description: description.value,
           eventTypes: eventTypes.value.split(',').map((t) => t.trim()).filter(Boolean),
           ...settings,
+          ...transformation.body(),
         };
         if (policy !== undefined) body.policy = policy;
         if (scheme) body.signatureScheme = scheme.value;
@@ -136,6 +139,7 @@ export async function endpointFormView(ctx) {
     field('endpoint-event-types', 'Event types', eventTypes, 'Comma-separated, e.g. invoice.paid, invoice.failed; * receives every type.'),
     scheme ? field('endpoint-signature-scheme', 'Signatures', scheme, 'Standard Webhooks: HMAC needs the secret at the receiver; with Ed25519 the receiver holds only the public key.') : null,
     requestSettings.element,
+    transformation.element,
     h('h2', null, 'Policy'),
     field('endpoint-policy', 'Policy', preset),
     summary,

@@ -1,0 +1,73 @@
+import { TRANSFORMATION_TEMPLATES, eventTypeSchema, transformationInput } from '@postern/shared';
+import { runTransformation, type SandboxPool } from '@postern/sandbox';
+import { Router } from 'express';
+import { z } from 'zod';
+import { invalidRequest, notFound } from '../api-error.js';
+import type { AppDeps } from '../app-deps.js';
+import { requireScope } from '../auth.js';
+import { transformationTemplatesResponse, transformationTestResponse, type Json } from '../response-schemas.js';
+import { checkTransformationCode } from '../transformation-input.js';
+
+/** `POST /v1/transformations/test` body: code and a sample event, or code and a stored event's id. */
+export const transformationTestBody = z.union([
+  z.strictObject({
+    code: z.string({ error: 'code must be a string' }),
+    eventType: eventTypeSchema,
+    payload: z.unknown(),
+    url: z.string({ error: 'url must be a string' }).optional(),
+  }),
+  z.strictObject({
+    code: z.string({ error: 'code must be a string' }),
+    eventId: z.string({ error: 'eventId must be a string' }),
+    url: z.string({ error: 'url must be a string' }).optional(),
+  }),
+], { error: 'body: {code, eventType, payload} or {code, eventId}' });
+
+/** The URL a test request shows when none is given (nothing is ever sent to it). */
+const SAMPLE_URL = 'https://receiver.example/webhook';
+
+/**
+ * `GET /v1/transformations/templates` (any key of the org) and `POST /v1/transformations/test`
+ * (`webhooks:write`: it runs code; nothing is sent, nothing stored).
+ */
+export function transformationRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router {
+  const router = Router();
+
+  router.get('/v1/transformations/templates', requireScope('webhooks:read'), (_req, res) => {
+    res.json({ data: TRANSFORMATION_TEMPLATES.map((t) => ({ ...t })) } satisfies Json<typeof transformationTemplatesResponse>);
+  });
+
+  router.post('/v1/transformations/test', requireScope('webhooks:write'), async (req, res) => {
+    const parsed = transformationTestBody.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      const direct = z.object({ code: z.string({ error: 'code must be a string' }) }).safeParse(req.body ?? {});
+      throw direct.success ? invalidRequest(parsed.error) : invalidRequest(direct.error);
+    }
+    const body = parsed.data;
+    await checkTransformationCode(deps.sandbox, body.code, 'code');
+    const now = deps.clock.now();
+    let envelope: string;
+    if ('eventId' in body) {
+      const event = await deps.store.events.get(res.locals.orgId as string, body.eventId);
+      if (!event || event.orgId !== res.locals.orgId) throw notFound('event');
+      envelope = event.envelope;
+    } else {
+      envelope = JSON.stringify({ id: 'evt_test', type: body.eventType, timestamp: new Date(now).toISOString(), data: body.payload ?? null });
+    }
+    const verdict = await runTransformation(deps.sandbox, { key: null, code: body.code, input: transformationInput(envelope, body.url ?? SAMPLE_URL), nowMs: now });
+    const durationMs = Math.round(verdict.durationMs * 1000) / 1000;
+    if (!verdict.ok) {
+      res.json({ result: null, error: { code: `transformation_failed:${verdict.reason}`, message: verdict.message, line: verdict.line }, logs: verdict.logs, durationMs } satisfies Json<typeof transformationTestResponse>);
+      return;
+    }
+    const r = verdict.request;
+    res.json({
+      result: r.kind === 'cancel' ? { cancel: true } : { cancel: false, method: r.method, url: r.url, headers: { 'content-type': r.contentType, ...r.headers }, body: r.body },
+      error: null,
+      logs: verdict.logs,
+      durationMs,
+    } satisfies Json<typeof transformationTestResponse>);
+  });
+
+  return router;
+}

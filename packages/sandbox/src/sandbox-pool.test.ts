@@ -1,0 +1,101 @@
+import { transformationInput } from '@postern/shared';
+import { createSandboxPool, type SandboxPool } from './sandbox-pool.js';
+import { runTransformation } from './run-transformation.js';
+
+const envelope = JSON.stringify({ id: 'evt_1', type: 'invoice.paid', timestamp: '2026-12-01T00:00:00.000Z', data: { amount: 4200, customer: { name: 'Ada' } } });
+const input = transformationInput(envelope, 'https://receiver.example/hook');
+const NOW = Date.UTC(2026, 11, 1, 12, 0, 0);
+
+let pool: SandboxPool;
+beforeAll(() => {
+  pool = createSandboxPool({ threads: 2, timeoutMs: 1500 });
+});
+afterAll(() => pool.close());
+
+const run = (code: string, key: string | null = null) => runTransformation(pool, { key, code, input, nowMs: NOW });
+
+test('a handler reshapes the payload; the answer is the request to send', async () => {
+  const v = await run('function handler(w) { w.payload = { total: w.payload.amount, who: w.payload.customer.name }; w.headers["x-kind"] = w.eventType; return w; }');
+  expect(v).toMatchObject({ ok: true, request: { kind: 'send', method: 'POST', url: 'https://receiver.example/hook', body: '{"total":4200,"who":"Ada"}', contentType: 'application/json', headers: { 'x-kind': 'invoice.paid' } } });
+});
+
+test('the clock inside is the fixed time passed in; console.log lines come back, capped', async () => {
+  const v = await run('function handler(w) { console.log("now", Date.now(), new Date().toISOString()); for (let i = 0; i < 100; i++) console.log(i); w.payload = Date.now(); return w; }');
+  expect(v.ok).toBe(true);
+  if (!v.ok || v.request.kind !== 'send') throw new Error('expected a request');
+  expect(v.request.body).toBe(String(NOW));
+  expect(v.logs[0]).toBe(`now ${NOW} ${new Date(NOW).toISOString()}`);
+  expect(v.logs).toHaveLength(50);
+});
+
+test('cancel: true drops the delivery', async () => {
+  expect(await run('function handler(w) { w.cancel = true; return w; }')).toMatchObject({ ok: true, request: { kind: 'cancel' } });
+});
+
+test('a syntax error names its line; a missing handler is its own code', async () => {
+  expect(await pool.compile('function handler(w) {\n  return w +;\n}')).toMatchObject({ ok: false, code: 'syntax_error', line: 2 });
+  expect(await pool.compile('function nothing() {}')).toMatchObject({ ok: false, code: 'handler_missing' });
+  expect(await pool.compile('function handler(w) { return w; }')).toEqual({ ok: true });
+  expect(await run('function handler(w) {\n\n  null.x;\n}')).toMatchObject({ ok: false, reason: 'error', line: 3 });
+});
+
+describe('escape attempts end in a failure, and the pool keeps working', () => {
+  test.each([
+    ['while(true){}', 'function handler(w) { while (true) {} }', 'timeout'],
+    ['allocating 1 GB, 1 MB at a time', 'function handler(w) { const a = []; for (let i = 0; i < 1024; i++) a.push("x".repeat(1024 * 1024) + i); return w; }', 'memory|timeout'],
+    ['allocating 1 GB in one array', 'function handler(w) { w.payload = new Array(128 * 1024 * 1024).fill(0).length; return w; }', 'memory|timeout'],
+    ['binary buffers (not counted by QuickJS)', 'function handler(w) { w.payload = new Uint8Array(1024 * 1024 * 1024).length; return w; }', 'error'],
+    // Refused for its size; on a busy machine building it may already run past the cap.
+    ['a 10 MB returned string', 'function handler(w) { w.body = "x".repeat(10 * 1024 * 1024); return w; }', 'bad_result|timeout|memory'],
+    ['deep recursion', 'function handler(w) { return handler(w); }', 'memory'],
+    ['an async handler', 'async function handler(w) { return w; }', 'bad_result'],
+    ['returning nothing', 'function handler(w) {}', 'bad_result'],
+    ['a webhook-* header', 'function handler(w) { w.headers["webhook-signature"] = "v1,forged"; return w; }', 'bad_result'],
+    ['a method other than POST/PUT/PATCH', 'function handler(w) { w.method = "DELETE"; return w; }', 'bad_result'],
+    ['a file: URL', 'function handler(w) { w.url = "file:///etc/passwd"; return w; }', 'bad_result'],
+  ])('%s → %s', async (_name, code, reason) => {
+    const v = await run(code);
+    expect(v.ok).toBe(false);
+    expect(reason.split('|')).toContain(v.ok ? null : v.reason);
+    expect(await run('function handler(w) { w.payload = 1; return w; }')).toMatchObject({ ok: true });
+  });
+
+  test('a native loop QuickJS cannot interrupt is cut off by killing its thread, within the grace', async () => {
+    // Filling a 1e5-element array made with `new Array(n)` runs in native code for seconds.
+    const started = Date.now();
+    const v = await run('function handler(w) { const a = []; for (;;) a.push(new Array(100000).fill(1)); }');
+    expect(v.ok).toBe(false);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await run('function handler(w) { w.payload = 2; return w; }')).toMatchObject({ ok: true });
+  });
+
+  test('no Node: process, require and import() are not there', async () => {
+    const v = await run('function handler(w) { w.payload = [typeof process, typeof require, typeof globalThis.process, typeof module, typeof fetch, typeof setTimeout]; return w; }');
+    expect(v).toMatchObject({ ok: true, request: { body: '["undefined","undefined","undefined","undefined","undefined","undefined"]' } });
+    const imported = await run('function handler(w) { import("node:fs"); return w; }');
+    // import() only makes a promise that no module loader will ever settle: nothing is loaded.
+    expect(imported.ok).toBe(true);
+    expect(await run('function handler(w) { require("fs"); return w; }')).toMatchObject({ ok: false, reason: 'error' });
+  });
+
+  test("prototype pollution stays inside the endpoint's own sandbox", async () => {
+    await run('Object.prototype.polluted = "yes"; Array.prototype.push = null; function handler(w) { return w; }', 'ep_a:1');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    const other = await run('function handler(w) { w.payload = [({}).polluted === undefined, typeof [].push]; return w; }', 'ep_b:1');
+    expect(other).toMatchObject({ ok: true, request: { body: '[true,"function"]' } });
+  });
+});
+
+test('compiled code is kept per key and used again; memory is reported', async () => {
+  const code = 'let calls = 0; function handler(w) { calls++; w.payload = calls; return w; }';
+  const first = await run(code, 'ep_c:1');
+  const again = await run(code, 'ep_c:1');
+  const bodies = [first, again].map((v) => (v.ok && v.request.kind === 'send' ? v.request.body : null));
+  // Two threads: each keeps its own copy, so the second call is 2 on the same thread or 1 on the other.
+  expect(bodies[0]).toBe('1');
+  expect(['1', '2']).toContain(bodies[1]);
+  const memory = await pool.memory();
+  expect(memory.threads).toBe(2);
+  expect(memory.cached).toBeGreaterThanOrEqual(1);
+  expect(memory.wasmBytes).toBeGreaterThan(0);
+});
