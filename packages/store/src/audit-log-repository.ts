@@ -60,15 +60,25 @@ export class AuditLogRepository {
   }
 
   private async appendTo(key: string, entry: AuditEntry, nowMs: number): Promise<string> {
-    const [[addErr, streamId], [expireErr]] = (await this.redis
-      .multi()
+    const add = async (id: string) => {
+      const [[addErr, streamId], [expireErr]] = (await this.redis
+        .multi()
+        .xadd(key, 'MINID', '~', String(nowMs - AUDIT_RETENTION_MS), id, 'e', JSON.stringify(entry))
+        .pexpire(key, AUDIT_RETENTION_MS)
+        .exec()) as [[Error | null, string], [Error | null, number]];
+      if (addErr) throw addErr;
+      if (expireErr) throw expireErr;
+      return streamId;
+    };
+    try {
       // `<ms>-*`: the stream id carries the entry's time, so since/until are id ranges.
-      .xadd(key, 'MINID', '~', String(nowMs - AUDIT_RETENTION_MS), `${Math.max(entry.at, 0)}-*`, 'e', JSON.stringify(entry))
-      .pexpire(key, AUDIT_RETENTION_MS)
-      .exec()) as [[Error | null, string], [Error | null, number]];
-    if (addErr) throw addErr;
-    if (expireErr) throw expireErr;
-    return streamId;
+      return await add(`${Math.max(Math.floor(entry.at), 0)}-*`);
+    } catch (err) {
+      // Another process whose clock runs a little ahead appended later ids already: the stream
+      // stays in order with Redis's own time (`*`), which is as close as the clocks are.
+      if (err instanceof Error && err.message.includes('equal or smaller than the target stream top item')) return add('*');
+      throw err;
+    }
   }
 
   private async listFrom(key: string, q: AuditLogQuery, nowMs: number): Promise<{ items: StoredAuditEntry[]; nextCursor: string | null }> {
