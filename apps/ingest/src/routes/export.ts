@@ -26,7 +26,7 @@ export const deliveryExportQuery = z
   .refine((q) => q.since === undefined || q.until === undefined || Date.parse(q.since) <= Date.parse(q.until), { message: 'since must not be after until', path: ['since'] });
 
 /** Deliveries read from Redis per page: one pipeline of two reads each, then written out. */
-export const EXPORT_PAGE_SIZE = 200;
+export const EXPORT_PAGE_SIZE = 100;
 
 /** Resolves once `res` can take more (`drain`), or it closed; false when it closed. */
 async function writable(res: Response): Promise<boolean> {
@@ -72,6 +72,8 @@ export function exportRoutes(deps: AppDeps): Router {
       for await (const page of pages) {
         let chunk = '';
         for (const { delivery, attempts } of page) chunk += `${JSON.stringify({ ...deliveryJson(delivery), attempts: attempts.map(attemptJson) })}\n`;
+        // Let go of the page before waiting on the client: only the written bytes are held meanwhile.
+        page.length = 0;
         if (chunk !== '') res.write(chunk);
         if (!(await writable(res))) return;
       }
