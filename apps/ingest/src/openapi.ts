@@ -331,6 +331,7 @@ const TAGS: { name: string; description: string }[] = [
   { name: 'overview', description: 'Attempt counts over time.' },
   { name: 'deliveries', description: 'The delivery log, attempts and redelivery.' },
   { name: 'notifications', description: 'Endpoints paused or disabled by their breaker.' },
+  { name: 'audit log', description: 'Who changed what through the API, kept 90 days.' },
 ];
 
 /**

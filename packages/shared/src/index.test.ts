@@ -17,6 +17,7 @@ const PUBLIC_CONTRACT = new Set([
   'MAX_ATTEMPTS', 'MAX_WAIT_MS', 'MAX_URL_LENGTH', 'parseAllowList',
   'ALL_EVENT_TYPES', 'MAX_EVENT_TYPE_FILTER_ENTRIES', 'MAX_EVENT_TYPE_LENGTH',
   'LOG_REDACT_CENSOR', 'LOG_REDACT_PATHS',
+  'AUDIT_ACTOR_KINDS', 'changedFields', 'isAuditAction',
 ]);
 
 /** The TypeScript source (tests excluded) of the workspaces that depend on this package. */
