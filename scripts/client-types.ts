@@ -51,6 +51,11 @@ const NAMED: [name: string, method: string, path: string, part: string, doc: str
   ['DeliveryListQuery', 'get', '/v1/endpoints/{id}/deliveries', 'query', '`GET /v1/endpoints/:id/deliveries` query.'],
   ['EventListQuery', 'get', '/v1/events', 'query', '`GET /v1/events` query.'],
   ['StatsQuery', 'get', '/v1/stats', 'query', '`GET /v1/stats` query.'],
+  ['AuditEntry', 'get', '/v1/audit-log', '200#data[]', 'One change made through the API: who, what, when, which fields (never their values).'],
+  ['AuditLogQuery', 'get', '/v1/audit-log', 'query', '`GET /v1/audit-log` query.'],
+  ['EventErasure', 'delete', '/v1/events/{id}/data', '200', "An event's payload erased."],
+  ['EventErasures', 'delete', '/v1/events/data', '200', 'The events erased under one idempotency key.'],
+  ['DeliveryExportQuery', 'get', '/v1/deliveries/export', 'query', '`GET /v1/deliveries/export` query.'],
 ];
 
 function pick(doc: Schema, method: string, path: string, part: string): Schema {

@@ -140,6 +140,8 @@ test('GET /v1/events/:id returns the data as posted and the delivery ids', async
     createdAt: expect.any(String),
     idempotencyKey: 'rich-1',
     envelope: receiver.requests.find((r) => r.headers['webhook-id'] === posted.body.id)?.body ?? expect.any(String),
+    dataErased: false,
+    dataErasedAt: null,
     deliveryIds,
     deliveries: expect.any(Array),
   });

@@ -126,6 +126,17 @@ test('every answer of every documented operation validates against the document'
   await call('POST', '/v1/transformations/test', { key, body: { code: 'function handler(w) { w.payload = { text: w.eventType }; return w; }', eventType: 'invoice.paid', payload: { n: 1 } } });
   await call('POST', '/v1/transformations/test', { key, body: { code: 'function handler(w) { throw new Error("no"); }', eventType: 'invoice.paid', payload: {} } });
   await call('POST', '/v1/transformations/test', { key, body: { code: 'function handler(w) {', eventType: 'invoice.paid', payload: {} } });
+  await call('GET', '/v1/audit-log?limit=5', { key });
+  await call('GET', '/v1/audit-log?action=nope', { key });
+  await call('GET', '/v1/audit-log', { key: session.token });
+  await call('GET', '/v1/platform-audit-log', { key: TEST_ADMIN_TOKEN });
+  await call('GET', `/v1/deliveries/export?endpointId=${endpoint.id}`, { key });
+  await call('GET', '/v1/deliveries/export?status=lost', { key });
+  await call('DELETE', `/v1/events/${event.id}/data`, { key });
+  await call('DELETE', '/v1/events/evt_nope/data', { key });
+  await call('DELETE', '/v1/events/data?idempotencyKey=spec-1', { key });
+  await call('DELETE', '/v1/events/data?idempotencyKey=never', { key });
+  await call('POST', `/v1/deliveries/${deliveryId}/redeliver`, { key });
 
   await call('POST', `/v1/endpoints/${endpoint.id}/pause`, { key });
   await call('POST', `/v1/endpoints/${endpoint.id}/test`, { key });

@@ -14,7 +14,10 @@ import { requireApiCredential } from './auth.js';
 import { jsonBody } from './json-body.js';
 import { DEFAULT_LOOKUP_CACHE_MAX_ENTRIES, DEFAULT_LOOKUP_CACHE_TTL_MS, LookupCache } from './lookup-cache.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
+import { auditLogRoutes } from './routes/audit-log.js';
 import { deliveryRoutes } from './routes/deliveries.js';
+import { erasureRoutes } from './routes/erasure.js';
+import { exportRoutes } from './routes/export.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
 import { orgRoutes } from './routes/orgs.js';
@@ -71,6 +74,8 @@ export function createApp(given: AppDeps): Express {
   app.use(orgRoutes(deps));
   app.use(portalSessionRoutes(deps));
   app.use(platformKeyRoutes(deps));
+  const auditLog = auditLogRoutes(deps);
+  app.use(auditLog.platform);
   const lookups = new LookupCache(deps, {
     ttlMs: deps.config.lookupCacheTtlMs ?? DEFAULT_LOOKUP_CACHE_TTL_MS,
     maxEntries: deps.config.lookupCacheMaxEntries ?? DEFAULT_LOOKUP_CACHE_MAX_ENTRIES,
@@ -83,6 +88,9 @@ export function createApp(given: AppDeps): Express {
   app.use(eventRoutes(deps));
   app.use(apiKeyRoutes(deps));
   app.use(endpointRoutes(deps));
+  app.use(erasureRoutes(deps));
+  // Before `/v1/deliveries/:id`, which would take `export` for an id.
+  app.use(exportRoutes(deps));
   app.use(deliveryRoutes(deps));
   app.use(redeliveryRoutes(deps));
   app.use(sendNowRoutes(deps));
@@ -91,6 +99,7 @@ export function createApp(given: AppDeps): Express {
   app.use(notificationRoutes(deps));
   app.use(orgSettingsRoutes(deps));
   app.use(transformationRoutes(deps));
+  app.use(auditLog.org);
 
   app.use((req, _res, next) => next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`)));
   app.use(errorHandler(deps));

@@ -88,7 +88,7 @@ function requirePortalSession(deps: Pick<AppDeps, 'store' | 'clock'>) {
  * secret. 403 `api_key_required`.
  */
 export const requireApiKeyCredential: RequestHandler = (_req, res, next) => {
-  if (res.locals.portalSession) return next(new ApiError(403, 'api_key_required', 'a portal session cannot manage API keys or change org settings; use an API key'));
+  if (res.locals.portalSession) return next(new ApiError(403, 'api_key_required', 'a portal session cannot manage API keys, change org settings or read the audit log; use an API key'));
   next();
 };
 

@@ -16,6 +16,11 @@ export function requestLogger(req: Request, logger: Logger): Logger {
   return requestId === undefined ? logger : logger.child({ requestId });
 }
 
+/** The request's id as {@link requestLogging} chose it (`X-Request-Id`); undefined for a request it did not see. */
+export function requestIdOf(req: Request): string | undefined {
+  return (req as unknown as Record<symbol, string | undefined>)[REQUEST_ID_KEY];
+}
+
 /** Query parameters whose values are not logged: a client that puts a key or secret in a URL must not leak it. */
 const SECRET_PARAM = /key|secret|token|pass|auth|sig/i;
 

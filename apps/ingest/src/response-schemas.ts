@@ -145,6 +145,7 @@ export const deliveryResponse = z.object({
   waitingForNextAttempt: z.boolean(),
   orderingKey: z.string().nullable().describe("the event's `orderingKey`, or null"),
   sequence: z.number().int().min(1).nullable().describe('its `webhook-sequence` under a `per-key` policy, or null'),
+  dataErased: z.boolean().describe("true once its event's payload was erased (`DELETE /v1/events/:id/data`): its body and stored responses are gone, the log's metadata kept"),
 });
 
 /** One attempt of a delivery. */
@@ -224,10 +225,12 @@ export const eventResponse = z.object({
   id: id('evt'),
   type: z.string(),
   timestamp: isoTime,
-  data: z.unknown().describe('the producer’s JSON value, byte for byte'),
+  data: z.unknown().describe('the producer’s JSON value, byte for byte; null once erased'),
   createdAt: isoTime,
   idempotencyKey: z.string().nullable(),
-  envelope: z.string().describe('the exact body every delivery sent'),
+  envelope: z.string().nullable().describe('the exact body every delivery sent; null once erased'),
+  dataErased: z.boolean().describe('true once the payload was erased (`DELETE /v1/events/:id/data`)'),
+  dataErasedAt: nullableTime,
   deliveryIds: z.array(id('dlv')),
   deliveries: z.array(deliveryResponse),
 });
@@ -325,3 +328,25 @@ export const openApiDocumentResponse = z.object({ openapi: z.string(), info: z.o
 
 /** The JSON type of an answer described by `S`. */
 export type Json<S extends z.ZodType> = z.output<S>;
+
+/** One entry of the audit log (docs/audit-log.md). */
+export const auditEntryResponse = z.object({
+  id: id('aud'),
+  at: isoTime,
+  actor: z.object({ kind: z.enum(['api_key', 'platform_key', 'portal_session', 'admin']), id: z.string().describe('`key_…`, `pfk_…`, `ps_…` or `admin`'), name: z.string() }),
+  action: z.string().describe('e.g. `endpoint.updated` (docs/audit-log.md lists them)'),
+  target: z.object({ type: z.enum(['org', 'api_key', 'platform_key', 'portal_session', 'endpoint', 'delivery', 'event']), id: z.string() }),
+  changes: z.array(z.string()).describe('names of the fields changed, never their values'),
+  requestId: z.string().describe('the request’s `X-Request-Id`'),
+});
+
+/** One event's erasure (`DELETE /v1/events/:id/data`). */
+export const eventErasureResponse = z.object({
+  eventId: id('evt'),
+  dataErased: z.literal(true),
+  dataErasedAt: isoTime.describe('when it was first erased (erasing again changes nothing)'),
+  cancelledDeliveries: z.number().int().min(0).describe('pending deliveries of the event this call cancelled with `data_erased`'),
+});
+
+/** `DELETE /v1/events/data?idempotencyKey=…`: every event of the org accepted under that key, erased. */
+export const eventErasuresResponse = z.object({ data: z.array(eventErasureResponse) });

@@ -88,6 +88,7 @@ export function deliveryJson(d: DeliveryRecord): Json<typeof deliveryResponse> {
     waitingForNextAttempt: isWaitingForNextAttempt(d),
     orderingKey: d.orderingKey ?? null,
     sequence: d.sequence ?? null,
+    dataErased: d.dataErased === true,
   };
 }
 
@@ -114,15 +115,20 @@ export function attemptJson(a: AttemptRecord): Json<typeof attemptResponse> {
 
 /**
  * An event as JSON text: its envelope fields, the data exactly as delivered, `envelope` (the exact
- * body every delivery sent, as a string) and its delivery ids; `extra` fields are appended.
+ * body every delivery sent, as a string), `dataErased`/`dataErasedAt` and its delivery ids; `extra`
+ * fields are appended. An erased event shows `data` and `envelope` null, its timestamp from `createdAt`.
  */
 export function eventJson(e: EventRecord, extra: Record<string, unknown> = {}): string {
+  // Erased: the metadata is kept, the payload (and so the envelope) is not.
+  if (e.dataErasedAt !== undefined) {
+    return JSON.stringify({ id: e.id, type: e.type, timestamp: iso(e.createdAt), data: null, createdAt: iso(e.createdAt), idempotencyKey: e.idempotencyKey, envelope: null, dataErased: true, dataErasedAt: iso(e.dataErasedAt), deliveryIds: e.deliveryIds, ...extra });
+  }
   // Built as text so `data` is the producer's JSON byte for byte (big integers, `1.0`, duplicate
   // keys), exactly as delivered, rather than what a parse-and-stringify would make of it.
   const dataText = extractRawField(e.envelope, 'data') ?? 'null';
   const timestamp = extractRawField(e.envelope, 'timestamp') ?? 'null';
   const head = JSON.stringify({ id: e.id, type: e.type });
-  const tail = JSON.stringify({ createdAt: iso(e.createdAt), idempotencyKey: e.idempotencyKey, envelope: e.envelope, deliveryIds: e.deliveryIds, ...extra });
+  const tail = JSON.stringify({ createdAt: iso(e.createdAt), idempotencyKey: e.idempotencyKey, envelope: e.envelope, dataErased: false, dataErasedAt: null, deliveryIds: e.deliveryIds, ...extra });
   return `${head.slice(0, -1)},"timestamp":${timestamp},"data":${dataText},${tail.slice(1)}`;
 }
 

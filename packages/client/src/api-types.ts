@@ -581,6 +581,8 @@ export interface Delivery {
   orderingKey: string | null;
   /** its `webhook-sequence` under a `per-key` policy, or null */
   sequence: number | null;
+  /** true once its event's payload was erased (`DELETE /v1/events/:id/data`): its body and stored responses are gone, the log's metadata kept */
+  dataErased: boolean;
 }
 
 /** One HTTP request of a delivery. */
@@ -647,6 +649,8 @@ export interface DeliveryWithAttempts {
   orderingKey: string | null;
   /** its `webhook-sequence` under a `per-key` policy, or null */
   sequence: number | null;
+  /** true once its event's payload was erased (`DELETE /v1/events/:id/data`): its body and stored responses are gone, the log's metadata kept */
+  dataErased: boolean;
   /** the body this delivery sends instead of the event’s envelope (pre-attempt check) */
   frozenEnvelope?: string;
   attempts: Attempt[];
@@ -693,13 +697,16 @@ export interface Event {
   type: string;
   /** ISO 8601 date-time, UTC */
   timestamp: string;
-  /** the producer’s JSON value, byte for byte */
+  /** the producer’s JSON value, byte for byte; null once erased */
   data: unknown;
   /** ISO 8601 date-time, UTC */
   createdAt: string;
   idempotencyKey: string | null;
-  /** the exact body every delivery sent */
-  envelope: string;
+  /** the exact body every delivery sent; null once erased */
+  envelope: string | null;
+  /** true once the payload was erased (`DELETE /v1/events/:id/data`) */
+  dataErased: boolean;
+  dataErasedAt: string | null;
   deliveryIds: string[];
   deliveries: Delivery[];
 }
@@ -1037,4 +1044,63 @@ export interface EventListQuery {
 export interface StatsQuery {
   window?: "hour" | "day";
   endpointId?: string;
+}
+
+/** One change made through the API: who, what, when, which fields (never their values). */
+export interface AuditEntry {
+  /** `aud_…` id */
+  id: string;
+  /** ISO 8601 date-time, UTC */
+  at: string;
+  actor: {
+    kind: "api_key" | "platform_key" | "portal_session" | "admin";
+    /** `key_…`, `pfk_…`, `ps_…` or `admin` */
+    id: string;
+    name: string;
+  };
+  /** e.g. `endpoint.updated` (docs/audit-log.md lists them) */
+  action: string;
+  target: {
+    type: "org" | "api_key" | "platform_key" | "portal_session" | "endpoint" | "delivery" | "event";
+    id: string;
+  };
+  /** names of the fields changed, never their values */
+  changes: string[];
+  /** the request’s `X-Request-Id` */
+  requestId: string;
+}
+
+/** `GET /v1/audit-log` query. */
+export interface AuditLogQuery {
+  limit?: number;
+  cursor?: string;
+  action?: "org.created" | "org.suspended" | "org.reactivated" | "org.settings_updated" | "api_key.created" | "api_key.revoked" | "platform_key.created" | "platform_key.revoked" | "portal_session.created" | "portal_session.revoked" | "endpoint.created" | "endpoint.updated" | "endpoint.paused" | "endpoint.resumed" | "endpoint.deleted" | "endpoint.secret_rotated" | "endpoint.test_sent" | "endpoint.failed_redelivered" | "endpoint.recovered" | "delivery.redelivered" | "delivery.sent_now" | "event.data_erased";
+  target?: string;
+  actor?: string;
+  since?: string;
+  until?: string;
+}
+
+/** An event's payload erased. */
+export interface EventErasure {
+  /** `evt_…` id */
+  eventId: string;
+  dataErased: true;
+  /** when it was first erased (erasing again changes nothing) */
+  dataErasedAt: string;
+  /** pending deliveries of the event this call cancelled with `data_erased` */
+  cancelledDeliveries: number;
+}
+
+/** The events erased under one idempotency key. */
+export interface EventErasures {
+  data: EventErasure[];
+}
+
+/** `GET /v1/deliveries/export` query. */
+export interface DeliveryExportQuery {
+  endpointId?: string;
+  status?: "pending" | "in_flight" | "succeeded" | "failed" | "cancelled";
+  since?: string;
+  until?: string;
 }

@@ -3,11 +3,13 @@ export { PosternApiError, PosternConnectionError } from './errors.js';
 export { PagedList, type Page } from './paging.js';
 export { RawJson, rawJson } from './raw-json.js';
 export { retryAfterMs, retryDelayMs, type CallOptions, type RequestOptions } from './transport.js';
-export { ApiKeys, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies } from './resources.js';
+export { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, type ExportedDelivery } from './resources.js';
 export type {
   AcceptedEvent,
   ApiErrorBody,
   ApiKey,
+  AuditEntry,
+  AuditLogQuery,
   Attempt,
   BulkRedelivery,
   CheckSecret,
@@ -22,12 +24,15 @@ export type {
   CreatePlatformKeyBody,
   Delivery,
   DeliveryAction,
+  DeliveryExportQuery,
   DeliveryListQuery,
   DeliveryWithAttempts,
   Endpoint,
   EndpointSecret,
   EndpointTimeline,
   Event,
+  EventErasure,
+  EventErasures,
   EventListQuery,
   EventSummary,
   Me,

@@ -1,6 +1,6 @@
 import type * as T from './api-types.js';
-import { ApiKeys, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, type Call } from './resources.js';
-import { request, type RequestOptions, type TransportSettings } from './transport.js';
+import { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, type Call, type LinesCall } from './resources.js';
+import { request, requestLines, type RequestOptions, type TransportSettings } from './transport.js';
 
 /** Options of {@link Postern}. Give one credential: `apiKey`, `platformKey` with `orgId`, or `adminToken`. */
 export interface PosternOptions {
@@ -67,11 +67,11 @@ function checkedSettings(options: PosternOptions): TransportSettings {
  *   without `orgId`, or a negative or fractional limit.
  */
 export class Postern {
-  /** Events: create, get, list. */
+  /** Events: create, get, list, eraseData, eraseDataByIdempotencyKey. */
   readonly events: Events;
   /** Endpoints: create, list, get, update, delete, secret, rotateSecret, pause, resume, test, timeline, redeliverFailed, recover. */
   readonly endpoints: Endpoints;
-  /** Deliveries: get, attempts, list (per endpoint), redeliver, sendNow. */
+  /** Deliveries: get, attempts, list (per endpoint), export (the whole log, streamed), redeliver, sendNow. */
   readonly deliveries: Deliveries;
   /** The org's API keys: create, list, revoke. */
   readonly apiKeys: ApiKeys;
@@ -85,6 +85,8 @@ export class Postern {
   readonly notifications: Notifications;
   /** The calling org's settings: get, update, checkSecret. */
   readonly org: CurrentOrg;
+  /** The audit log: list (the org's), listPlatform (admin token). */
+  readonly auditLog: AuditLog;
 
   private readonly settings: TransportSettings;
   private readonly options: PosternOptions;
@@ -96,13 +98,15 @@ export class Postern {
     this.call = call;
     this.events = new Events(call);
     this.endpoints = new Endpoints(call);
-    this.deliveries = new Deliveries(call);
+    const lines: LinesCall = (spec) => requestLines(this.settings, spec);
+    this.deliveries = new Deliveries(call, lines);
     this.apiKeys = new ApiKeys(call);
     this.platformKeys = new PlatformKeys(call);
     this.orgs = new Orgs(call);
     this.policies = new Policies(call);
     this.notifications = new Notifications(call);
     this.org = new CurrentOrg(call);
+    this.auditLog = new AuditLog(call);
   }
 
   private readonly call: Call;

@@ -5,6 +5,12 @@ import type { CallOptions, RequestOptions, RequestSpec } from './transport.js';
 /** Makes one call; the resources share it (see `transport.ts`). */
 export type Call = <R>(spec: RequestSpec) => Promise<R>;
 
+/** Makes one call whose answer is NDJSON, yielding its lines (see `requestLines` in `transport.ts`). */
+export type LinesCall = <R>(spec: Omit<RequestSpec, 'body' | 'idempotencyKey'>) => AsyncGenerator<R>;
+
+/** One line of `GET /v1/deliveries/export`: a delivery with its attempts, as `deliveries.get` shows it, without a frozen body. */
+export type ExportedDelivery = Omit<T.DeliveryWithAttempts, 'frozenEnvelope'>;
+
 const seg = (id: string) => encodeURIComponent(id);
 
 function paged<Item>(call: Call, path: string, query: Record<string, string | number | undefined>, signal?: AbortSignal): PagedList<Item> {
@@ -33,6 +39,21 @@ export class Events {
   /** The org's events, newest first, filtered; iterate it with `for await`. A page may be short when filters match sparsely. */
   list(query: T.EventListQuery = {}, options: RequestOptions = {}): PagedList<T.EventSummary> {
     return paged(this.call, '/v1/events', { ...query }, options.signal);
+  }
+
+  /**
+   * Erases an event's payload (envelope, frozen bodies, stored responses), keeping the delivery
+   * log's metadata; its pending deliveries are cancelled with `data_erased`. Needs
+   * `webhooks:write`. 404 `not_found`; 409 `in_flight` while one of its deliveries is being
+   * attempted (nothing erased: try again).
+   */
+  eraseData(id: string, options: RequestOptions = {}): Promise<T.EventErasure> {
+    return this.call({ method: 'DELETE', path: `/v1/events/${seg(id)}/data`, ...options });
+  }
+
+  /** Erases the payload of every event of the org accepted under `idempotencyKey`, as {@link eraseData} does. 404 when there is none. */
+  eraseDataByIdempotencyKey(idempotencyKey: string, options: RequestOptions = {}): Promise<T.EventErasures> {
+    return this.call({ method: 'DELETE', path: '/v1/events/data', query: { idempotencyKey }, ...options });
   }
 }
 
@@ -108,7 +129,20 @@ export class Endpoints {
 
 /** The delivery log, attempts, redelivery and send-now. */
 export class Deliveries {
-  constructor(private readonly call: Call) {}
+  constructor(
+    private readonly call: Call,
+    private readonly lines: LinesCall,
+  ) {}
+
+  /**
+   * The org's delivery log, streamed (`GET /v1/deliveries/export`, NDJSON): iterate with
+   * `for await`; each item is one delivery with its attempts, endpoint by endpoint, oldest first.
+   * Lines are parsed as they arrive, so memory stays flat whatever the size; stopping early
+   * (`break`) closes the connection. Throws `PosternConnectionError` when the stream is cut short.
+   */
+  export(query: T.DeliveryExportQuery = {}, options: RequestOptions = {}): AsyncIterable<ExportedDelivery> {
+    return { [Symbol.asyncIterator]: () => this.lines<ExportedDelivery>({ method: 'GET', path: '/v1/deliveries/export', query: { ...query }, signal: options.signal }) };
+  }
 
   /** One delivery with its attempts. */
   get(id: string, options: RequestOptions = {}): Promise<T.DeliveryWithAttempts> {
@@ -126,7 +160,7 @@ export class Deliveries {
     return paged(this.call, `/v1/endpoints/${seg(endpointId)}/deliveries`, { ...rest }, options.signal);
   }
 
-  /** A new delivery of the same event to the same endpoint. 409 `in_flight`, `delivery_pending`, `endpoint_inactive` or `redelivery_not_offered`. */
+  /** A new delivery of the same event to the same endpoint. 409 `in_flight`, `delivery_pending`, `endpoint_inactive`, `redelivery_not_offered` or `data_erased`. */
   redeliver(id: string, options: CallOptions = {}): Promise<T.DeliveryAction> {
     return this.call({ method: 'POST', path: `/v1/deliveries/${seg(id)}/redeliver`, ...options });
   }
@@ -244,5 +278,20 @@ export class CurrentOrg {
   /** The secret that signs requests to the check URL (null before one was set). Needs `webhooks:write`. */
   checkSecret(options: RequestOptions = {}): Promise<T.CheckSecret> {
     return this.call({ method: 'GET', path: '/v1/org/check-secret', ...options });
+  }
+}
+
+/** The org's audit log: who changed what through the API, kept 90 days. */
+export class AuditLog {
+  constructor(private readonly call: Call) {}
+
+  /** Entries newest first, filtered by action, target, actor and time; iterate with `for await`. Needs an API or platform key with `webhooks:read`. */
+  list(query: T.AuditLogQuery = {}, options: RequestOptions = {}): PagedList<T.AuditEntry> {
+    return paged(this.call, '/v1/audit-log', { ...query }, options.signal);
+  }
+
+  /** The instance's own entries (platform keys created and revoked); needs the admin token. */
+  listPlatform(query: T.AuditLogQuery = {}, options: RequestOptions = {}): PagedList<T.AuditEntry> {
+    return paged(this.call, '/v1/platform-audit-log', { ...query }, options.signal);
   }
 }

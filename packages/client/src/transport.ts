@@ -132,3 +132,65 @@ export async function request<T>(settings: TransportSettings, spec: RequestSpec)
     throw await errorOf(res);
   }
 }
+
+/**
+ * Makes one call whose answer is NDJSON and yields its lines parsed, as they arrive: the body is
+ * never held whole. `timeoutMs` bounds the wait for the answer's headers only (an export may take
+ * minutes to stream); `signal` aborts the stream. An error answer throws `PosternApiError` before
+ * the first line (503 retried as {@link request} does); a stream cut short (the connection ended
+ * without its final chunk) throws `PosternConnectionError`, so a partial export is never taken for
+ * a whole one.
+ */
+export async function* requestLines<T>(settings: TransportSettings, spec: Omit<RequestSpec, 'body' | 'idempotencyKey'>): AsyncGenerator<T> {
+  const url = new URL(spec.path, settings.baseUrl);
+  for (const [name, value] of Object.entries(spec.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
+  const headers: Record<string, string> = { accept: 'application/x-ndjson', ...settings.headers };
+  let res: Response | undefined;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(spec.signal?.reason);
+  spec.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    for (let retry = 0; res === undefined; retry++) {
+      const timer = setTimeout(() => controller.abort(new DOMException('timed out', 'TimeoutError')), settings.timeoutMs);
+      let answer: Response;
+      try {
+        answer = await settings.fetch(url, { method: spec.method, headers, signal: controller.signal });
+      } catch (err) {
+        if (spec.signal?.aborted) throw spec.signal.reason;
+        const timedOut = (controller.signal.reason as { name?: string } | undefined)?.name === 'TimeoutError';
+        throw new PosternConnectionError(timedOut ? `no answer from ${url.origin} within ${settings.timeoutMs} ms` : `could not reach ${url.origin}: ${(err as Error).message}`, { cause: err });
+      } finally {
+        clearTimeout(timer);
+      }
+      if (answer.ok) res = answer;
+      else if (RETRIED_STATUSES.has(answer.status) && retry < settings.maxRetries) {
+        await answer.body?.cancel().catch(() => undefined);
+        await sleep(retryDelayMs(retry + 1, retryAfterMs(answer.headers.get('retry-after'), Date.now()), settings.maxRetryDelayMs), spec.signal);
+      } else throw await errorOf(answer);
+    }
+    if (!res.body) return;
+    const decoder = new TextDecoder();
+    let buffered = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffered += decoder.decode(chunk, { stream: true });
+        let newline = buffered.indexOf('\n');
+        while (newline >= 0) {
+          const line = buffered.slice(0, newline);
+          buffered = buffered.slice(newline + 1);
+          if (line.trim() !== '') yield JSON.parse(line) as T;
+          newline = buffered.indexOf('\n');
+        }
+      }
+    } catch (err) {
+      if (spec.signal?.aborted) throw spec.signal.reason;
+      throw new PosternConnectionError(`the stream from ${url.origin} ended before it was complete: ${(err as Error).message}`, { cause: err });
+    }
+    buffered += decoder.decode();
+    if (buffered.trim() !== '') yield JSON.parse(buffered) as T;
+  } finally {
+    spec.signal?.removeEventListener('abort', onAbort);
+    // A consumer that stops early (break) closes the connection, so the server stops too.
+    controller.abort();
+  }
+}

@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 /**
  * Kinds of record that carry a Postern id, and the prefix each id starts with:
  * `org` tenant, `ep` endpoint, `evt` event, `dlv` delivery, `key` API key,
- * `ntf` notification, `ps` portal session, `pfk` platform key.
+ * `ntf` notification, `ps` portal session, `pfk` platform key, `aud` audit log entry.
  */
-export type IdPrefix = 'org' | 'ep' | 'evt' | 'dlv' | 'key' | 'ntf' | 'ps' | 'pfk';
+export type IdPrefix = 'org' | 'ep' | 'evt' | 'dlv' | 'key' | 'ntf' | 'ps' | 'pfk' | 'aud';
 
 /** Every prefix {@link newId} accepts, in no particular order. */
-export const ID_PREFIXES: readonly IdPrefix[] = Object.freeze(['org', 'ep', 'evt', 'dlv', 'key', 'ntf', 'ps', 'pfk']);
+export const ID_PREFIXES: readonly IdPrefix[] = Object.freeze(['org', 'ep', 'evt', 'dlv', 'key', 'ntf', 'ps', 'pfk', 'aud']);
 
 /**
  * Source of random bytes: returns a Buffer of exactly `n` bytes.

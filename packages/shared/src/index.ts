@@ -3,6 +3,8 @@
  * listed here by name; what is not exported is internal.
  */
 export { ID_PREFIXES, createIdFactory, isId, newId } from './ids.js';
+export { AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, AUDIT_RETENTION_MS, buildAuditEntry, changedFields, isAuditAction } from './audit-entry.js';
+export type { AuditAction, AuditActor, AuditActorKind, AuditEntry, AuditTarget, ChangedFieldsOptions } from './audit-entry.js';
 export type { IdFactory, IdPrefix, RandomBytes } from './ids.js';
 
 export { buildEnvelope, extractRawField } from './envelope.js';

@@ -3,7 +3,7 @@ import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { webhookRequestHeaders } from '@postern/shared';
+import { newId, webhookRequestHeaders } from '@postern/shared';
 import { joinSplitValues } from './split-values.js';
 import { endpointLogIds } from './endpoint-log.js';
 import { readAttempts } from './attempt-encoding.js';
@@ -21,6 +21,31 @@ const TRIM_TURN_MS = 5_000;
 export const TRIM_WORK_MS = TRIM_TURN_MS / 2;
 const releaseScript = LuaScript.load('release-if-holder');
 const makeDueNowScript = LuaScript.load('make-due-now');
+
+/**
+ * Every attempt of a delivery from its hash and its attempts hash (split values joined), with the
+ * request headers rebuilt as sent (`webhookRequestHeaders`). `eventId` is read from the delivery
+ * hash when not given.
+ */
+function attemptsOf(deliveryHash: Record<string, string>, attemptsHash: Record<string, string>, deliveryId: string, eventId?: string): AttemptRecord[] {
+  const storedEventId = eventId ?? eventIdOfDelivery(deliveryHash.eventId, deliveryId);
+  // The ordering headers were sent from the delivery's own orderingKey and sequence.
+  const ordering = {
+    ...(deliveryHash.orderingKey ? { orderingKey: deliveryHash.orderingKey } : {}),
+    ...(deliveryHash.sequence ? { sequence: Number(deliveryHash.sequence) } : {}),
+  };
+  return readAttempts(deliveryHash, attemptsHash).map((a) => ({
+    number: a.number ?? 0,
+    startedAt: a.startedAt ?? 0,
+    durationMs: a.durationMs ?? null,
+    responseStatus: a.responseStatus ?? null,
+    error: a.error ?? null,
+    requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId, deliveryId, attemptNumber: a.number }, { ...ordering, ...a.sent }) : null,
+    response: a.response ?? null,
+    ...(a.cancelReason ? { cancelReason: a.cancelReason } : {}),
+    ...(a.sent?.transformed ? { transformation: { version: a.sent.transformed.version, request: a.sent.transformed } } : a.transformationVersion !== undefined ? { transformation: { version: a.transformationVersion, request: null } } : {}),
+  }));
+}
 
 /** Deliveries, their attempts and the per-endpoint delivery log. */
 export class DeliveryRepository {
@@ -69,23 +94,54 @@ export class DeliveryRepository {
       this.redis.hgetallBuffer(this.keys.delivery(orgId, deliveryId)).then(joinSplitValues),
       this.redis.hgetallBuffer(this.keys.deliveryAttempts(orgId, deliveryId)).then(joinSplitValues),
     ]);
-    const storedEventId = eventId ?? eventIdOfDelivery(deliveryHash.eventId, deliveryId);
-    // The ordering headers were sent from the delivery's own orderingKey and sequence.
-    const ordering = {
-      ...(deliveryHash.orderingKey ? { orderingKey: deliveryHash.orderingKey } : {}),
-      ...(deliveryHash.sequence ? { sequence: Number(deliveryHash.sequence) } : {}),
-    };
-    return readAttempts(deliveryHash, attemptsHash).map((a) => ({
-      number: a.number ?? 0,
-      startedAt: a.startedAt ?? 0,
-      durationMs: a.durationMs ?? null,
-      responseStatus: a.responseStatus ?? null,
-      error: a.error ?? null,
-      requestHeaders: a.sent ? webhookRequestHeaders({ eventId: storedEventId, deliveryId, attemptNumber: a.number }, { ...ordering, ...a.sent }) : null,
-      response: a.response ?? null,
-      ...(a.cancelReason ? { cancelReason: a.cancelReason } : {}),
-      ...(a.sent?.transformed ? { transformation: { version: a.sent.transformed.version, request: a.sent.transformed } } : a.transformationVersion !== undefined ? { transformation: { version: a.transformationVersion, request: null } } : {}),
-    }));
+    return attemptsOf(deliveryHash, attemptsHash, deliveryId, eventId);
+  }
+
+  /**
+   * Deliveries of one org by id with their attempts, in the order given, missing ones skipped:
+   * two reads per delivery, all in one pipeline (the export's page).
+   */
+  async getManyWithAttempts(orgId: string, ids: readonly string[]): Promise<{ delivery: DeliveryRecord; attempts: AttemptRecord[] }[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetallBuffer(this.keys.delivery(orgId, id)).hgetallBuffer(this.keys.deliveryAttempts(orgId, id));
+    const results = assertExec(await pipeline.exec());
+    const out: { delivery: DeliveryRecord; attempts: AttemptRecord[] }[] = [];
+    ids.forEach((id, i) => {
+      const deliveryHash = joinSplitValues(results[2 * i]![1] as Record<string, Buffer>);
+      const delivery = parseDelivery(deliveryHash, orgId, id);
+      if (!delivery) return;
+      out.push({ delivery, attempts: attemptsOf(deliveryHash, joinSplitValues(results[2 * i + 1]![1] as Record<string, Buffer>), id, delivery.eventId) });
+    });
+    return out;
+  }
+
+  /**
+   * The org's delivery log in pages, for the export (docs/erasure-and-export.md): each endpoint of
+   * `endpointIds` in turn, its deliveries oldest first (id order = creation order), those of
+   * `status` only when given, created from `sinceMs` to `untilMs` (epoch ms, both inclusive) when
+   * given. Reads one page of ids, then those deliveries with their attempts, and yields it, so only
+   * one page is ever held: the consumer pulls the next when it has written this one.
+   */
+  async *pagesOfLog(
+    orgId: string,
+    endpointIds: readonly string[],
+    q: { status?: DeliveryStatus; sinceMs?: number; untilMs?: number; pageSize: number },
+  ): AsyncGenerator<{ delivery: DeliveryRecord; attempts: AttemptRecord[] }[]> {
+    const floor = q.sinceMs !== undefined ? `[${newId('dlv', q.sinceMs, (n) => Buffer.alloc(n, 0))}` : '-';
+    const ceiling = q.untilMs !== undefined ? `[${newId('dlv', q.untilMs, (n) => Buffer.alloc(n, 0xff))}` : '+';
+    for (const endpointId of endpointIds) {
+      let min = floor;
+      for (;;) {
+        const ids = q.status
+          ? await this.redis.zrangebylex(this.keys.endpointDeliveriesByStatus(orgId, endpointId, q.status), min, ceiling, 'LIMIT', 0, q.pageSize)
+          : await endpointLogIds(this.redis, this.keys, orgId, endpointId, { order: 'asc', min, max: ceiling, limit: q.pageSize });
+        if (ids.length === 0) break;
+        yield await this.getManyWithAttempts(orgId, ids);
+        if (ids.length < q.pageSize) break;
+        min = `(${ids[ids.length - 1]}`;
+      }
+    }
   }
 
   /**
@@ -166,7 +222,7 @@ export class DeliveryRepository {
 
   /**
    * Deliveries of an endpoint that a bulk redelivery would take, oldest first: every `failed` one
-   * and every one `cancelled` by the breaker, not yet taken by an earlier bulk call, finished at or
+   * and every one `cancelled` by the breaker, whose event's payload was not erased, not yet taken by an earlier bulk call, finished at or
    * after `sinceMs`. Returns up to `limit` of them and how many there are in all.
    */
   async listRedeliverable(orgId: string, endpointId: string, opts: { limit: number; sinceMs?: number }): Promise<{ items: DeliveryRecord[]; total: number }> {
@@ -182,6 +238,8 @@ export class DeliveryRepository {
       const batch = await this.getMany(orgId, candidates.slice(i, i + 500));
       for (const d of batch) {
         if (d.status === 'cancelled' && d.cancelReason !== 'breaker_tripped') continue;
+        // Its event's payload was erased: nothing to send again.
+        if (d.dataErased) continue;
         if (opts.sinceMs !== undefined && (d.finishedAt ?? d.updatedAt) < opts.sinceMs) continue;
         eligible.push(d);
       }

@@ -4,10 +4,23 @@ import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
-import { deliveryHashFields, eventHashFields, parseEvent, type DeliveryRecord, type EventRecord } from './records.js';
+import { deliveryHashFields, eventHashFields, parseDelivery, parseEvent, type DeliveryRecord, type EventRecord } from './records.js';
 import { joinSplitValues } from './split-values.js';
 
 const createEventScript = LuaScript.load('create-event');
+const eraseDataScript = LuaScript.load('erase-event-data');
+
+/** Result of {@link EventRepository.eraseData}. */
+export type EraseDataResult =
+  | { kind: 'missing' }
+  /** A delivery of the event is being attempted now: nothing was erased; try again when it is over. */
+  | { kind: 'in_flight'; deliveryId: string }
+  /**
+   * Erased (now, or before: `erasedAt` is the first time, epoch ms). `cancelled`: pending deliveries
+   * cancelled by this call (`data_erased`); `woken`: deliveries now first in their ordering key's
+   * line, whose jobs the caller wakes.
+   */
+  | { kind: 'erased'; erasedAt: number; cancelled: number; woken: string[] };
 
 /** How long a producer's idempotency key keeps returning the first answer: 24 h, in seconds. */
 export const IDEMPOTENCY_TTL_S = 24 * 60 * 60;
@@ -105,6 +118,61 @@ export class EventRepository {
       if (entry) multi.zrem(this.keys.endpointKeyLines(event.orgId, d.endpointId), entry);
     });
     assertExec(await multi.exec());
+  }
+
+  /**
+   * Erases an event's payload, keeping its delivery log's metadata (erase-event-data.lua): the
+   * envelope, every delivery's frozen body and every kept response go; pending deliveries are
+   * cancelled with `data_erased`, each then expiring as `expiresAt(delivery)` says (what its
+   * endpoint's retention gives a delivery finished at `nowMs`: epoch ms, or '' when kept by count).
+   * Refused (`in_flight`) while a delivery is being attempted. Erasing again changes nothing and
+   * answers the first time. Every delivery of the event, redeliveries included, is in one script
+   * call; a redelivery made between reading them and the call makes it read them again.
+   */
+  async eraseData(orgId: string, eventId: string, nowMs: number, expiresAt: (d: DeliveryRecord) => number | ''): Promise<EraseDataResult> {
+    for (let round = 0; round < 5; round++) {
+      const event = await this.get(orgId, eventId);
+      if (!event) return { kind: 'missing' };
+      const redeliveries = await this.redis.zrange(this.keys.eventRedeliveries(orgId, eventId), 0, -1);
+      const ids = [...event.deliveryIds, ...redeliveries];
+      const pipeline = this.redis.pipeline();
+      for (const id of ids) pipeline.hgetall(this.keys.delivery(orgId, id));
+      const deliveries = assertExec(await pipeline.exec())
+        .map(([, h], i) => parseDelivery(h as Record<string, string>, orgId, ids[i]))
+        .filter((d): d is DeliveryRecord => d !== null);
+      const k = this.keys;
+      const keys = [k.event(orgId, eventId), k.eventRedeliveries(orgId, eventId), k.unfinishedDeliveries(orgId)];
+      const args: (string | number)[] = [nowMs, redeliveries.length];
+      for (const d of deliveries) {
+        keys.push(
+          k.delivery(orgId, d.id),
+          k.deliveryAttempts(orgId, d.id),
+          k.endpointDeliveriesByStatus(orgId, d.endpointId, 'pending'),
+          k.endpointDeliveriesByStatus(orgId, d.endpointId, 'cancelled'),
+          k.endpointHeld(orgId, d.endpointId),
+          k.endpointKeyLines(orgId, d.endpointId),
+        );
+        args.push(d.id, expiresAt(d));
+      }
+      const r = (await eraseDataScript.run(this.redis, keys, args)) as [string, ...unknown[]];
+      if (r[0] === 'changed') continue;
+      if (r[0] === 'in_flight') return { kind: 'in_flight', deliveryId: String(r[1]) };
+      return { kind: 'erased', cancelled: Number(r[1]), erasedAt: Number(r[2]), woken: r.slice(3).map(String) };
+    }
+    throw new Error(`event ${eventId}: its redeliveries kept changing while it was being erased`);
+  }
+
+  /** The event id of the 202 answer stored under an idempotency key's SHA-256 (hex), kept 24 h; null when none. */
+  async storedAnswer(orgId: string, keyHash: string): Promise<string | null> {
+    const raw = await this.redis.get(this.keys.idempotency(orgId, keyHash));
+    if (!raw) return null;
+    try {
+      // `{fingerprint, body: {id, deliveries}}` (ingest's accept-event.ts).
+      const id = (JSON.parse(raw) as { body?: { id?: unknown } }).body?.id;
+      return typeof id === 'string' ? id : null;
+    } catch {
+      return null;
+    }
   }
 
   /** The org's event, or null. */

@@ -50,6 +50,7 @@ export {
 } from './records.js';
 export { NotificationRepository, type TripInput } from './notification-repository.js';
 export { OrgRepository } from './org-repository.js';
+export { AUDIT_SCAN_BUDGET, AuditLogRepository, isAuditCursor, type AuditLogQuery, type StoredAuditEntry } from './audit-log-repository.js';
 export { OrgSnapshotRepository, type OrgSnapshot } from './org-snapshot-repository.js';
 export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
 export { PORTAL_SESSION_KEEP_MS, PortalSessionRepository, type PortalSessionMatch, type PortalSessionRecord } from './portal-session-repository.js';
@@ -57,7 +58,7 @@ export { PlatformKeyRepository, type PlatformKeyRecord } from './platform-key-re
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { OauthTokenRepository, type CachedToken, type CachedTokenRead } from './oauth-token-repository.js';
 export { decodeRequestSecrets, decodeSecretValue, encodeRequestSecrets, encodeSecretValue } from './request-secrets.js';
-export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult } from './event-repository.js';
+export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult, type EraseDataResult } from './event-repository.js';
 export { DeliveryRepository, TRIM_BATCH, TRIM_WORK_MS } from './delivery-repository.js';
 export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';

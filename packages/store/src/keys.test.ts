@@ -33,6 +33,7 @@ function orgKeys(k: KeySchema, org: string): string[] {
     k.unfinishedDeliveries(org),
     k.orgNotifications(org),
     k.notification(org, 'ntf_1'),
+    k.orgAuditLog(org),
     k.endpointBulkRedelivered(org, 'ep_1'),
     k.endpointTrimming(org, 'ep_1'),
     k.endpointLeases(org, 'ep_1'),
@@ -67,7 +68,7 @@ test("an API key's two lookups share the key hash's tag; global keys carry no or
 
 test('platform keys share one tag of their own, never an org tag, so each transaction on them is one slot', () => {
   const k = createKeySchema('postern');
-  const keys = [k.platformKeyRecord('pfk_1'), k.platformKeys(), k.platformKeyIdsByHash()];
+  const keys = [k.platformKeyRecord('pfk_1'), k.platformKeys(), k.platformKeyIdsByHash(), k.platformAuditLog()];
   expect(new Set(keys.map(hashTag))).toEqual(new Set(['platform']));
   expect(keys.every((key) => key.startsWith('postern:'))).toBe(true);
 });

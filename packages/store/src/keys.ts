@@ -101,6 +101,14 @@ export interface KeySchema {
   orgNotifications(orgId: string): string;
   /** Hash: one notification. */
   notification(orgId: string, notificationId: string): string;
+  /**
+   * Stream: the org's audit log, one entry per change made through the API, stream ids
+   * `<at ms>-<n>`; trimmed by MINID to 90 days on every append and expiring 90 days after the
+   * last one (audit-log-repository.ts).
+   */
+  orgAuditLog(orgId: string): string;
+  /** Stream: the instance's own audit log (platform keys, which belong to no org). Tagged `{platform}`. */
+  platformAuditLog(): string;
   /** Set: ids of an endpoint's deliveries already redelivered by a bulk call, so the next call skips them. */
   endpointBulkRedelivered(orgId: string, endpointId: string): string;
   /** String (PX): the one `{lastPerEndpoint}` trim of this endpoint running (its token); finishes meanwhile leave their trim to it. */
@@ -223,6 +231,8 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     unfinishedDeliveries: (orgId) => `${o(orgId)}:deliveries:unfinished`,
     orgNotifications: (id) => `${o(id)}:notifications`,
     notification: (orgId, id) => `${o(orgId)}:notification:${id}`,
+    orgAuditLog: (id) => `${o(id)}:audit`,
+    platformAuditLog: () => `${p}:{platform}:audit`,
     endpointBulkRedelivered: (orgId, id) => `${o(orgId)}:endpoint:${id}:bulk-redelivered`,
     endpointTrimming: (orgId, id) => `${o(orgId)}:endpoint:${id}:trimming`,
     endpointLeases: (orgId, id) => `${o(orgId)}:endpoint:${id}:leases`,

@@ -99,6 +99,8 @@ export interface EventRecord {
   createdAt: number;
   idempotencyKey: string | null;
   deliveryIds: string[];
+  /** When its payload was erased (`DELETE /v1/events/:id/data`), epoch ms; absent = not erased (its `envelope` is then ''). */
+  dataErasedAt?: number;
 }
 
 /** One event to one endpoint. Times are epoch ms or null. */
@@ -147,6 +149,8 @@ export interface DeliveryRecord {
   sequence?: number;
   /** Its entry in the endpoint's key lines (`keys.endpointKeyLines`) while unfinished; internal. */
   keyLine?: string;
+  /** Its event's payload was erased: no frozen body, no stored responses, never redelivered; absent = false. */
+  dataErased?: boolean;
 }
 
 /**
@@ -362,6 +366,7 @@ export function parseDelivery(h: Record<string, string>, orgId = '', id = ''): D
     ...(h.orderingKey ? { orderingKey: h.orderingKey } : {}),
     ...(h.sequence ? { sequence: Number(h.sequence) } : {}),
     ...(h.keyLine ? { keyLine: h.keyLine } : {}),
+    ...(h.dataErased === '1' ? { dataErased: true } : {}),
   };
 }
 
@@ -526,7 +531,7 @@ export function envelopeOf(h: Record<string, string>, id: string): string | null
  * are the org and event whose key it was read from (compact records do not store them; older ones do).
  */
 export function parseEvent(h: Record<string, string>, orgId = '', id = ''): EventRecord | null {
-  if (!h.id && !h.createdAt && !h.timestamp && h.data === undefined) return null;
+  if (!h.id && !h.createdAt && !h.timestamp && h.data === undefined && !h.dataErasedAt) return null;
   const eventId = h.id ?? id;
   return {
     id: eventId,
@@ -537,6 +542,7 @@ export function parseEvent(h: Record<string, string>, orgId = '', id = ''): Even
     idempotencyKey: optionalString(h.idempotencyKey),
     // Their count when they are the event's id plus 1, 2, … (derived-ids.ts), else their JSON.
     deliveryIds: deliveryIdsOfEvent(h.deliveryIds, eventId),
+    ...(h.dataErasedAt ? { dataErasedAt: Number(h.dataErasedAt) } : {}),
   };
 }
 

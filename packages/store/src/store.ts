@@ -2,6 +2,7 @@ import { createSecretBox, type SecretBox } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import { ActionIdempotencyRepository } from './action-idempotency-repository.js';
 import { ApiKeyRepository } from './api-key-repository.js';
+import { AuditLogRepository } from './audit-log-repository.js';
 import { AttemptRepository } from './attempt-repository.js';
 import { DeliveryRepository } from './delivery-repository.js';
 import { EndpointRepository } from './endpoint-repository.js';
@@ -47,6 +48,8 @@ export interface Store {
   readonly secretBox: SecretBox;
   /** Each endpoint's OAuth 2.0 token, cached for every sender, and the lock of its fetch. */
   readonly oauthTokens: OauthTokenRepository;
+  /** Who changed what through the API, per org (and the instance's platform keys), kept 90 days. */
+  readonly auditLog: AuditLogRepository;
 }
 
 /**
@@ -79,5 +82,6 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     leases: new LeaseRepository(deps.redis, keys),
     actionIdempotency: new ActionIdempotencyRepository(deps.redis, keys),
     senders: new SenderRegistry(deps.redis, keys),
+    auditLog: new AuditLogRepository(deps.redis, keys),
   };
 }

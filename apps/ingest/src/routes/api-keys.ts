@@ -5,6 +5,7 @@ import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { mintApiKey, requireApiKeyCredential, requireScope, type PortalSessionCredential } from '../auth.js';
 import { createApiKeyBody, pageQuery, parseListQuery } from '../schemas.js';
+import { recordAudit } from '../audit.js';
 import { apiKeyJson, iso } from '../serializers.js';
 import { createdApiKeyResponse, meResponse, type Json } from '../response-schemas.js';
 
@@ -44,6 +45,7 @@ export function apiKeyRoutes(deps: AppDeps): Router {
     const now = deps.clock.now();
     const key: ApiKeyRecord = { id: deps.ids('key', now), orgId: res.locals.orgId as string, name: body.data.name, scopes, prefix, keyHash, createdAt: now, revokedAt: null };
     await deps.store.apiKeys.create(key);
+    await recordAudit(deps, req, res, { action: 'api_key.created', target: { type: 'api_key', id: key.id }, changes: ['name', 'scopes'] });
     res.status(201).json({ ...apiKeyJson(key), apiKey } satisfies Json<typeof createdApiKeyResponse>);
   });
 
@@ -55,7 +57,9 @@ export function apiKeyRoutes(deps: AppDeps): Router {
   router.delete('/v1/api-keys/:id', requireScope('webhooks:write'), async (req, res) => {
     const key = await deps.store.apiKeys.get(res.locals.orgId as string, req.params.id);
     if (!key || key.orgId !== res.locals.orgId) throw notFound('API key');
-    res.json(apiKeyJson(await deps.store.apiKeys.revoke(key, deps.clock.now())));
+    const revoked = await deps.store.apiKeys.revoke(key, deps.clock.now());
+    await recordAudit(deps, req, res, { action: 'api_key.revoked', target: { type: 'api_key', id: key.id }, changes: ['revokedAt'] });
+    res.json(apiKeyJson(revoked));
   });
 
   return router;

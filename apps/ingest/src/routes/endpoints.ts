@@ -26,6 +26,7 @@ import { resolveRequestSettings } from '../request-settings-input.js';
 import { resolveTransformation } from '../transformation-input.js';
 import { requireScope } from '../auth.js';
 import { actionIdempotency } from '../action-idempotency.js';
+import { ENDPOINT_DIFF, endpointAuditShape, recordAudit } from '../audit.js';
 import { createdEndpointResponse, endpointSecretResponse, endpointTimelineResponse, resumedEndpointResponse, rotatedSecretResponse, updatedEndpointResponse, type Json } from '../response-schemas.js';
 
 const URL_REASONS: Record<string, string> = {
@@ -178,6 +179,7 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
       ...(transformation ? { transformation } : {}),
     };
     await deps.store.endpoints.create(endpoint);
+    await recordAudit(deps, req, res, { action: 'endpoint.created', target: { type: 'endpoint', id: endpoint.id }, before: null, after: endpointAuditShape(endpoint), diff: ENDPOINT_DIFF });
     // The resolved policy is in the answer (`policy`), with what an override left surprising.
     res.status(201).json({ ...endpointJson(endpoint), secret, warnings } satisfies Json<typeof createdEndpointResponse>);
   });
@@ -229,6 +231,7 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
     }
     const updated = await deps.store.endpoints.update(endpoint, patch, deps.clock.now());
     if (!updated) throw notFound('endpoint');
+    await recordAudit(deps, req, res, { action: 'endpoint.updated', target: { type: 'endpoint', id: updated.id }, before: endpointAuditShape(endpoint), after: endpointAuditShape(updated), diff: ENDPOINT_DIFF });
     // Deliveries already waiting look again under the new limits now, not at their next look.
     const change = planPolicyChange(endpoint.policy, updated.policy);
     if (change) {
@@ -242,6 +245,7 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
   router.delete('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     await deps.store.endpoints.delete(endpoint);
+    await recordAudit(deps, req, res, { action: 'endpoint.deleted', target: { type: 'endpoint', id: endpoint.id } });
     res.status(204).end();
   });
 
@@ -253,6 +257,7 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
     }
     const updated = await deps.store.endpoints.update(endpoint, { status: 'paused' }, deps.clock.now());
     if (!updated) throw notFound('endpoint');
+    await recordAudit(deps, req, res, { action: 'endpoint.paused', target: { type: 'endpoint', id: updated.id }, before: endpointAuditShape(endpoint), after: endpointAuditShape(updated), diff: ENDPOINT_DIFF });
     res.json(endpointJson(updated));
   });
 
@@ -268,6 +273,7 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
       deps.clock.now(),
     );
     if (!updated) throw notFound('endpoint');
+    await recordAudit(deps, req, res, { action: 'endpoint.resumed', target: { type: 'endpoint', id: updated.id }, before: endpointAuditShape(endpoint), after: endpointAuditShape(updated), diff: ENDPOINT_DIFF });
     const held = await requeueHeld(deps, updated);
     res.json({ ...endpointJson(updated), requeued: held } satisfies Json<typeof resumedEndpointResponse>);
   });
@@ -287,6 +293,7 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
       .slice(0, MAX_PREVIOUS_SECRETS);
     const secrets = [{ secret, expiresAt: null }, ...kept];
     await deps.store.endpoints.update(endpoint, { secrets }, now);
+    await recordAudit(deps, req, res, { action: 'endpoint.secret_rotated', target: { type: 'endpoint', id: endpoint.id }, changes: ['signingSecrets'] });
     res.json({ secret, ...signingJson({ secrets }), previousSecretValidUntil: new Date(now + deps.config.secretRotationGraceMs).toISOString() } satisfies Json<typeof rotatedSecretResponse>);
   });
 

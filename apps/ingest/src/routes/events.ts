@@ -11,6 +11,7 @@ import { deliveryJson, eventJson, eventSummaryJson } from '../serializers.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
 import { actionIdempotency, idempotencyKeyHeader } from '../action-idempotency.js';
+import { recordAudit } from '../audit.js';
 
 const isoTime = (name: string) => z.iso.datetime({ offset: true, error: `${name} must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z` });
 
@@ -105,6 +106,7 @@ export function eventRoutes(deps: AppDeps): Router {
     if (endpoint.status !== 'active') throw new ApiError(409, 'endpoint_inactive', `endpoint is ${endpoint.status}; resume it first`);
     const dataJson = JSON.stringify({ endpointId: endpoint.id, message: 'This is a test event from Postern.' });
     const { answer } = await acceptEvent(deps, { orgId: endpoint.orgId, type: TEST_EVENT_TYPE, dataJson, idempotencyKey: null, onlyEndpoint: endpoint, traceparent: deps.tracer ? req.get('traceparent') : undefined });
+    await recordAudit(deps, req, res, { action: 'endpoint.test_sent', target: { type: 'endpoint', id: endpoint.id } });
     res.status(202).json(answer);
   });
 

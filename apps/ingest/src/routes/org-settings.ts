@@ -6,6 +6,7 @@ import { invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { requireApiKeyCredential, requireScope } from '../auth.js';
 import { iso } from '../serializers.js';
+import { recordAudit } from '../audit.js';
 import { checkUrl } from './endpoints.js';
 import { checkSecretResponse, orgSettingsResponse, type Json } from '../response-schemas.js';
 
@@ -25,6 +26,11 @@ export function orgJson(org: OrgRecord): Json<typeof orgSettingsResponse> {
     disabledEventTypes: org.disabledEventTypes ?? [],
     preAttemptCheckUrl: org.preAttemptCheckUrl ?? null,
   };
+}
+
+/** The org's settings as the audit log compares them (the check secret by value: only names are recorded). */
+function orgAuditShape(org: OrgRecord): Record<string, unknown> {
+  return { disabledEventTypes: org.disabledEventTypes ?? [], preAttemptCheckUrl: org.preAttemptCheckUrl ?? null, preAttemptCheckSecret: org.preAttemptCheckSecret ?? null };
 }
 
 /**
@@ -55,8 +61,11 @@ export function orgSettingsRoutes(deps: AppDeps): Router {
     const url = typeof preAttemptCheckUrl === 'string' ? checkUrl(preAttemptCheckUrl, deps.config.allowList, 'preAttemptCheckUrl') : preAttemptCheckUrl;
     // Made with the first URL, kept after: HSETNX in the store leaves an existing secret alone.
     const checkSecret = typeof url === 'string' ? generateSecret() : undefined;
+    const before = await current(orgId);
     await deps.store.orgs.updateSettings(orgId, { disabledEventTypes, preAttemptCheckUrl: url, checkSecret });
-    res.json(orgJson(await current(orgId)));
+    const after = await current(orgId);
+    await recordAudit(deps, req, res, { action: 'org.settings_updated', target: { type: 'org', id: orgId }, before: orgAuditShape(before), after: orgAuditShape(after) });
+    res.json(orgJson(after));
   });
   router.get('/v1/org/check-secret', requireApiKeyCredential, requireScope('webhooks:write'), async (_req, res) => {
     const org = await current(res.locals.orgId as string);

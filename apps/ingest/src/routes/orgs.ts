@@ -7,6 +7,7 @@ import { mintApiKey, requireAdmin } from '../auth.js';
 import { jsonBody } from '../json-body.js';
 import { iso } from '../serializers.js';
 import { createOrgBody } from '../schemas.js';
+import { recordAudit } from '../audit.js';
 import { createdOrgResponse, orgResponse, type Json } from '../response-schemas.js';
 
 /**
@@ -25,6 +26,7 @@ export function orgRoutes(deps: AppDeps): Router {
     await deps.store.orgs.create(org, keyHash);
     // Should this step not happen, the key still works and gets the same record on first use.
     await deps.store.apiKeys.adopt({ id: deps.ids('key', now), orgId: org.id, name: 'first key', scopes: [...API_KEY_SCOPES], prefix, keyHash, createdAt: now, revokedAt: null });
+    await recordAudit(deps, req, res, { action: 'org.created', target: { type: 'org', id: org.id }, orgId: org.id, changes: ['name'] });
     res.status(201).json({ id: org.id, name: org.name, createdAt: iso(now), apiKey } satisfies Json<typeof createdOrgResponse>);
   });
 
@@ -35,6 +37,7 @@ export function orgRoutes(deps: AppDeps): Router {
       const org = await deps.store.orgs.get(String(req.params.id));
       if (!org) throw notFound('org');
       await deps.store.orgs.setStatus(org.id, status);
+      if (org.status !== status) await recordAudit(deps, req, res, { action: action === 'suspend' ? 'org.suspended' : 'org.reactivated', target: { type: 'org', id: org.id }, orgId: org.id, changes: ['status'] });
       res.json({ id: org.id, name: org.name, status, createdAt: iso(org.createdAt) } satisfies Json<typeof orgResponse>);
     });
   }

@@ -7,6 +7,7 @@ import { mintPlatformKey, requireAdmin } from '../auth.js';
 import { jsonBody } from '../json-body.js';
 import { createPlatformKeyBody, pageQuery, parseListQuery } from '../schemas.js';
 import { platformKeyJson } from '../serializers.js';
+import { recordAudit } from '../audit.js';
 import { createdPlatformKeyResponse, type Json } from '../response-schemas.js';
 
 /**
@@ -27,6 +28,7 @@ export function platformKeyRoutes(deps: AppDeps): Router {
     const now = deps.clock.now();
     const key: PlatformKeyRecord = { id: deps.ids('pfk', now), name: body.data.name, scopes: body.data.scopes as ApiKeyScope[], prefix, keyHash, createdAt: now, revokedAt: null };
     await deps.store.platformKeys.create(key);
+    await recordAudit(deps, req, res, { action: 'platform_key.created', target: { type: 'platform_key', id: key.id }, orgId: null, changes: ['name', 'scopes'] });
     res.status(201).json({ ...platformKeyJson(key), key: platformKey } satisfies Json<typeof createdPlatformKeyResponse>);
   });
 
@@ -38,7 +40,9 @@ export function platformKeyRoutes(deps: AppDeps): Router {
   router.delete('/v1/platform-keys/:id', admin, async (req, res) => {
     const key = await deps.store.platformKeys.get(String(req.params.id));
     if (!key) throw notFound('platform key');
-    res.json(platformKeyJson(await deps.store.platformKeys.revoke(key, deps.clock.now())));
+    const revoked = await deps.store.platformKeys.revoke(key, deps.clock.now());
+    await recordAudit(deps, req, res, { action: 'platform_key.revoked', target: { type: 'platform_key', id: key.id }, orgId: null, changes: ['revokedAt'] });
+    res.json(platformKeyJson(revoked));
   });
 
   return router;

@@ -7,6 +7,7 @@ import { mintPortalToken, requirePlatformAuthority } from '../auth.js';
 import { jsonBody } from '../json-body.js';
 import { iso } from '../serializers.js';
 import { createPortalSessionBody } from '../schemas.js';
+import { recordAudit } from '../audit.js';
 
 /** Path of the dashboard page a portal session opens; the token follows in the fragment. */
 export const PORTAL_PATH = '/dashboard/portal';
@@ -71,6 +72,7 @@ export function portalSessionRoutes(deps: AppDeps): Router {
       revokedAt: null,
     };
     await deps.store.portalSessions.create(session);
+    await recordAudit(deps, req, res, { action: 'portal_session.created', target: { type: 'portal_session', id: session.id }, orgId: org.id, changes: ['scopes', 'expiresAt'] });
     deps.logger.info({ orgId: org.id, portalSessionId: session.id, platformKeyId: platformKey?.id, scopes: session.scopes, expiresAt: iso(session.expiresAt) }, 'portal session created');
     res.status(201).json({ ...sessionJson(session), token, url: `${publicOrigin(deps, req)}${PORTAL_PATH}#session=${token}` });
   });
@@ -85,6 +87,7 @@ export function portalSessionRoutes(deps: AppDeps): Router {
     const session = await deps.store.portalSessions.get(String(req.params.id), String(req.params.sessionId));
     if (!session) throw notFound('portal session');
     const revoked = await deps.store.portalSessions.revoke(session, deps.clock.now());
+    await recordAudit(deps, req, res, { action: 'portal_session.revoked', target: { type: 'portal_session', id: session.id }, orgId: session.orgId, changes: ['revokedAt'] });
     deps.logger.info({ orgId: session.orgId, portalSessionId: session.id }, 'portal session revoked');
     res.json(sessionJson(revoked));
   });

@@ -8,6 +8,7 @@ import { ownEndpoint } from './endpoints.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
 import { actionIdempotency } from '../action-idempotency.js';
+import { recordAudit } from '../audit.js';
 import { bulkRedeliveryResponse, deliveryActionResponse, type Json } from '../response-schemas.js';
 
 /** `POST /v1/endpoints/:id/recover` body. */
@@ -24,12 +25,14 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     if (!original || original.orgId !== res.locals.orgId) throw notFound('delivery');
     const endpoint = await deps.store.endpoints.get(original.orgId, original.endpointId);
     assertRedeliverable(endpoint);
+    if (original.dataErased) throw new ApiError(409, 'data_erased', "this delivery's event payload was erased; there is nothing left to send");
     if (original.status === 'in_flight') throw new ApiError(409, 'in_flight', 'the delivery is being attempted right now; try again when it has finished');
     if (original.status === 'pending' && !endpoint.policy.redelivery.whilePending) {
       throw new ApiError(409, 'delivery_pending', 'the delivery is still queued; its own attempts are not over');
     }
     const redelivery = newRedelivery(deps, original, deps.clock.now());
     await queueRedeliveries(deps, endpoint, [redelivery], false);
+    await recordAudit(deps, req, res, { action: 'delivery.redelivered', target: { type: 'delivery', id: original.id } });
     res.status(202).json({ delivery: deliveryJson(redelivery) } satisfies Json<typeof deliveryActionResponse>);
   });
 
@@ -39,6 +42,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.orgId, endpoint.id, { limit: BULK_REDELIVERY_LIMIT });
     const now = deps.clock.now();
     await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
+    await recordAudit(deps, req, res, { action: 'endpoint.failed_redelivered', target: { type: 'endpoint', id: endpoint.id } });
     res.status(202).json({ count: items.length, remaining: total - items.length } satisfies Json<typeof bulkRedeliveryResponse>);
   });
 
@@ -51,6 +55,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.orgId, endpoint.id, { limit: BULK_REDELIVERY_LIMIT, sinceMs });
     const now = deps.clock.now();
     await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
+    await recordAudit(deps, req, res, { action: 'endpoint.recovered', target: { type: 'endpoint', id: endpoint.id } });
     res.status(202).json({ count: items.length, remaining: total - items.length } satisfies Json<typeof bulkRedeliveryResponse>);
   });
 

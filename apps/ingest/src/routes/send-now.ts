@@ -4,6 +4,7 @@ import { ApiError, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
+import { recordAudit } from '../audit.js';
 import { deliveryJson } from '../serializers.js';
 import { deliveryActionResponse, type Json } from '../response-schemas.js';
 
@@ -36,6 +37,7 @@ export function sendNowRoutes(deps: AppDeps): Router {
     await job.promote().catch(() => {
       throw notWaiting();
     });
+    await recordAudit(deps, req, res, { action: 'delivery.sent_now', target: { type: 'delivery', id: delivery.id }, changes: ['nextAttemptAt'] });
     // As it is now: its next attempt due at once.
     res.status(202).json({ delivery: deliveryJson({ ...delivery, nextAttemptAt: now }) } satisfies Json<typeof deliveryActionResponse>);
   });
