@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { buildEnvelope, isEventTypeDisabled, matchesEventTypes } from '@postern/shared';
-import { deliveryJobs, newPendingDelivery, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
+import { buildEnvelope, durabilityVerdict, isEventTypeDisabled, matchesEventTypes } from '@postern/shared';
+import { confirmWrites, deliveryJobs, newPendingDelivery, touchForConfirmation, type DeliveryRecord, type EndpointRecord, type EventRecord, type RedisClient } from '@postern/store';
 import { SpanKind, SpanStatusCode, contextFromTraceparent, traceparentOf } from '@postern/telemetry';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
@@ -147,6 +147,8 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     // The first request may have died between writing and queueing. Re-adding is safe: a job id
     // that exists is ignored, and a job for a finished delivery ends without sending anything.
     await queueJobs(deps.queues, input.orgId, deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId })), 0, traceparent));
+    // The first answer may have been a 503 not_durable: this one promises the same as a first 202.
+    await confirmDurable(deps, input.orgId, stored.body.id, stored.body.deliveries[0]?.id ?? null, true);
     return { replayed: true, answer: stored.body };
   }
 
@@ -157,5 +159,34 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);
     throw err;
   }
+  await confirmDurable(deps, input.orgId, eventId, deliveries[0]?.id ?? null, false);
   return { replayed: false, answer };
+}
+
+/**
+ * Under `ACCEPT_DURABILITY=replica` or `local-fsync`, waits until Redis confirms the event's writes
+ * (the event's on the store's connection, its jobs' on the queue's: two primaries on a cluster)
+ * as durable as promised; else throws 503 `not_durable` with `Retry-After`. The event stays
+ * written (and, with an idempotency key, its answer stored), so a retry with the same key answers
+ * the same event, confirmed again. A replay first writes a probe on each connection, since `WAIT`
+ * counts only a connection's own writes.
+ */
+async function confirmDurable(deps: AppDeps, orgId: string, eventId: string, firstDeliveryId: string | null, replay: boolean): Promise<void> {
+  const durability = deps.config.durability;
+  if (!durability || durability.mode === 'local') return;
+  const fsync = durability.mode === 'local-fsync';
+  const opts = { replicas: durability.replicas, timeoutMs: durability.waitMs, fsync };
+  const writes: { redis: RedisClient; key: string }[] = [{ redis: deps.redis, key: deps.store.keys.durabilityProbe(orgId) }];
+  if (firstDeliveryId !== null && deps.queues.connection) writes.push({ redis: deps.queues.connection, key: deps.store.keys.queueDurabilityProbe(orgId) });
+  const now = deps.clock.now();
+  const confirmations = await Promise.all(
+    writes.map(async ({ redis, key }) => {
+      if (replay) await touchForConfirmation(redis, key, now);
+      return confirmWrites(redis, key, opts);
+    }),
+  );
+  const verdict = durabilityVerdict(durability.mode, durability.replicas, confirmations);
+  if (verdict.durable) return;
+  deps.logger.warn({ orgId, eventId, reason: verdict.reason }, 'event written but not confirmed durable: answered 503');
+  throw new ApiError(503, 'not_durable', `the event was written but ${verdict.reason}; retry with the same idempotencyKey to get the same event`, undefined, verdict.retryAfterS);
 }

@@ -163,3 +163,5 @@ export type {
 } from './transformation.js';
 export { TRANSFORMATION_TEMPLATES } from './transformation-templates.js';
 export type { TransformationTemplate } from './transformation-templates.js';
+export { ACCEPT_DURABILITY_MODES, durabilityVerdict, NOT_DURABLE_RETRY_AFTER_S, supportsWaitAof } from './durability.js';
+export type { AcceptDurability, DurabilityConfirmation, DurabilityVerdict } from './durability.js';

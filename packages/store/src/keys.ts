@@ -77,6 +77,10 @@ export interface KeySchema {
   endpointHeld(orgId: string, endpointId: string): string;
   /** Hash: one event (its envelope bytes, type, org). */
   event(orgId: string, eventId: string): string;
+  /** A key in the org's slot written only to be waited on (`ACCEPT_DURABILITY`: an idempotent replay's `WAIT`). */
+  durabilityProbe(orgId: string): string;
+  /** The same in the slot of the org's queue partition. */
+  queueDurabilityProbe(orgId: string): string;
   /** String (JSON): the first 202 answer for an idempotency key, kept 24 h. */
   idempotency(orgId: string, keyHash: string): string;
   /**
@@ -222,6 +226,8 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     endpointDeliveriesByStatus: (orgId, id, status) => `${o(orgId)}:endpoint:${id}:deliveries:${status}`,
     endpointHeld: (orgId, id) => `${o(orgId)}:endpoint:${id}:held`,
     event: (orgId, id) => `${o(orgId)}:event:${id}`,
+    durabilityProbe: (orgId) => `${o(orgId)}:durability-probe`,
+    queueDurabilityProbe: (orgId) => `${queuePrefix(partitionOf(orgId))}:durability-probe`,
     idempotency: (orgId, hash) => `${o(orgId)}:idem:${hash}`,
     actionIdempotency: (orgId, route, hash) => `${o(orgId)}:action-idem:${route}:${hash}`,
     instanceMarker: () => `${p}:instance`,
