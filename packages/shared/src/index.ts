@@ -131,3 +131,34 @@ export type { HttpServerTimeoutOptions, HttpTimeoutSettings } from './env-config
 
 export { SecretUnreadableError, createSecretBox, isSealed, sealedKeyId, secretContext } from './secret-box.js';
 export type { SecretBox, SecretKey, SecretKeyring, SecretUnreadableReason } from './secret-box.js';
+
+export {
+  EVENT_VALIDATION_MODES,
+  MAX_EVENT_TYPE_DOCUMENT_BYTES,
+  MAX_EVENT_TYPE_EXAMPLES,
+  createEventTypeBody,
+  decideEventValidation,
+  needsCatalogLookup,
+  needsSchemaCheck,
+  updateEventTypeBody,
+} from './event-catalog.js';
+export type { EventTypeDefinition, EventValidationDecision, EventValidationMode, EventValidationSettings, SchemaIssue } from './event-catalog.js';
+export { buildAsyncApiDocument } from './asyncapi.js';
+export type { AsyncApiInput } from './asyncapi.js';
+export { PORTAL_SURFACE_COLOUR, WCAG_AA_TEXT_RATIO, checkAccentColour, contrastRatio, isHexColour, normaliseHexColour, relativeLuminance } from './contrast.js';
+export type { AccentCheck } from './contrast.js';
+export {
+  DEFAULT_PORTAL_POLICIES,
+  NO_PORTAL_BRANDING,
+  PORTAL_POLICY_FIELDS,
+  breakerLabel,
+  checkPortalPolicyInput,
+  endpointActions,
+  endpointStatusSummary,
+  policyChoiceLabel,
+  portalBrandingSchema,
+  portalPoliciesSchema,
+  retryLabel,
+  spanInWords,
+} from './portal.js';
+export type { EndpointAction, EndpointStateInput, EndpointStatusSummary, PortalBranding, PortalPolicies, PortalPolicyField } from './portal.js';
