@@ -9,7 +9,11 @@ import type { z } from 'zod';
  * and stable; messages are for people and never carry internals.
  */
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  /**
+   * @param details - answered as `error.details` when given: the places a request went wrong, e.g.
+   * `[{path: "/amountCents", message: "must be integer"}]` for `event_invalid` (JSON pointers into `data`)
+   */
+  constructor(readonly status: number, readonly code: string, message: string, readonly details?: readonly { path: string; message: string }[]) {
     super(message);
     this.name = 'ApiError';
   }
@@ -83,6 +87,6 @@ export function errorHandler(deps: { redis: RedisClient; logger: Logger; config?
     }
     if (res.headersSent) return;
     if (apiError.status === 503) res.setHeader('retry-after', '5');
-    res.status(apiError.status).json({ error: { code: apiError.code, message: apiError.message } });
+    res.status(apiError.status).json({ error: { code: apiError.code, message: apiError.message, ...(apiError.details ? { details: apiError.details } : {}) } });
   };
 }

@@ -15,6 +15,9 @@ import { apiKeyRoutes } from './routes/api-keys.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
+import { eventTypeRoutes } from './routes/event-types.js';
+import { portalRoutes } from './routes/portal.js';
+import { EventValidators } from './event-validation.js';
 import { orgRoutes } from './routes/orgs.js';
 import { platformKeyRoutes } from './routes/platform-keys.js';
 import { orgSettingsRoutes } from './routes/org-settings.js';
@@ -75,7 +78,11 @@ export function createApp(deps: AppDeps): Express {
   app.use('/v1', refuseBracketedQuery);
   app.use(jsonBody(deps.config.maxBodyBytes));
   // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
-  app.use(eventRoutes(deps));
+  // One cache of compiled event-data validators per app: each type version compiles once.
+  const validators = new EventValidators();
+  app.use(eventRoutes(deps, validators));
+  app.use(eventTypeRoutes(deps, validators));
+  app.use(portalRoutes(deps));
   app.use(apiKeyRoutes(deps));
   app.use(endpointRoutes(deps));
   app.use(deliveryRoutes(deps));

@@ -1,7 +1,9 @@
 import { PRESET_NAMES, policySchema } from '@postern/shared';
 import { z } from 'zod';
-import { errorResponse as errorResponse_, pageOf, checkSecretResponse, orgSettingsResponse, acceptedEventResponse, apiKeyResponse, bulkRedeliveryResponse, createdApiKeyResponse, createdEndpointResponse, createdOrgResponse, createdPlatformKeyResponse, deliveryActionResponse, deliveryResponse, deliveryWithAttemptsResponse, endpointResponse, endpointSecretResponse, endpointTimelineResponse, eventResponse, eventSummaryResponse, healthResponse, meResponse, notificationResponse, openApiDocumentResponse, orgResponse, platformKeyResponse, portalSessionResponse, createdPortalSessionResponse, policyPreviewResponse, presetListResponse, presetTimelineResponse, readinessResponse, resumedEndpointResponse, rotatedSecretResponse, statsResponse, updatedEndpointResponse } from './response-schemas.js';
-import { eventListQuery } from './routes/events.js';
+import { errorResponse as errorResponse_, pageOf, checkSecretResponse, orgSettingsResponse, acceptedEventResponse, apiKeyResponse, bulkRedeliveryResponse, createdApiKeyResponse, createdEndpointResponse, createdOrgResponse, createdPlatformKeyResponse, deliveryActionResponse, deliveryResponse, deliveryWithAttemptsResponse, endpointResponse, endpointSecretResponse, endpointTimelineResponse, eventResponse, eventSummaryResponse, healthResponse, meResponse, notificationResponse, openApiDocumentResponse, orgResponse, platformKeyResponse, portalSessionResponse, createdPortalSessionResponse, policyPreviewResponse, presetListResponse, presetTimelineResponse, readinessResponse, resumedEndpointResponse, rotatedSecretResponse, statsResponse, updatedEndpointResponse, eventTypeResponse, asyncApiDocumentResponse, portalResponse, endpointSummaryResponse } from './response-schemas.js';
+import { eventListQuery, sendExampleBody } from './routes/events.js';
+import { eventTypeListQuery } from './routes/event-types.js';
+import { createEventTypeBody, updateEventTypeBody } from '@postern/shared';
 import { updateOrgBody } from './routes/org-settings.js';
 import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
@@ -79,7 +81,7 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/v1/platform-keys', tag: 'platform keys', auth: 'admin', query: pageQuery, summary: 'Every platform key (prefix only), revoked ones included', responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(platformKeyResponse) } } }),
   r({ method: 'delete', path: '/v1/platform-keys/:id', tag: 'platform keys', auth: 'admin', summary: 'Revoke a platform key: the next request with it gets 401', responses: { 200: { description: 'the revoked key record', schema: platformKeyResponse }, 404: 'no such platform key' } }),
 
-  r({ method: 'get', path: '/v1/org', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:read', summary: "The calling org's settings", responses: { 200: { description: '`{id, name, status, createdAt, disabledEventTypes, preAttemptCheckUrl}`', schema: orgSettingsResponse } } }),
+  r({ method: 'get', path: '/v1/org', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:read', summary: "The calling org's settings", responses: { 200: { description: '`{id, name, status, createdAt, disabledEventTypes, preAttemptCheckUrl, eventValidation, requireKnownEventTypes, portal, portalPolicies}`', schema: orgSettingsResponse } } }),
   r({
     method: 'patch',
     path: '/v1/org',
@@ -88,7 +90,7 @@ export const API_ROUTES: readonly RouteDoc[] = [
     scope: 'webhooks:write',
     body: updateOrgBody,
     summary:
-      'Change the org\'s settings: `disabledEventTypes` (exact types or `prefix.*`: their deliveries are cancelled before the next attempt with `event_type_disabled`, new events of them get none; on again replays nothing) and `preAttemptCheckUrl` (asked before attempts whose policy says `preAttemptCheck: first | every`; `null` clears it)',
+      'Change the org\'s settings: `eventValidation` (`off` | `warn` | `reject`: what happens to an event whose `data` fails its catalog schema) and `requireKnownEventTypes`; `portal` branding (`displayName`, `logoUrl`, `accentColor` — at least 4.5:1 on white, WCAG AA, else 400 naming its ratio — and `supportUrl`, merged into what is stored) and `portalPolicies` (what portal customers may pick); `disabledEventTypes` (exact types or `prefix.*`: their deliveries are cancelled before the next attempt with `event_type_disabled`, new events of them get none; on again replays nothing) and `preAttemptCheckUrl` (asked before attempts whose policy says `preAttemptCheck: first | every`; `null` clears it)',
     responses: { 200: { description: 'the org settings, as `GET /v1/org`', schema: orgSettingsResponse }, 400: '`invalid_request` or `unsafe_url`, naming the field' },
   }),
   r({ method: 'get', path: '/v1/org/check-secret', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:write', summary: 'The secret that signs requests to the pre-attempt check URL (Standard Webhooks)', responses: { 200: { description: '`{secret}` (null before a check URL was set)', schema: checkSecretResponse } } }),
@@ -98,10 +100,10 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's API keys (prefix only)", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(apiKeyResponse) } } }),
   r({ method: 'delete', path: '/v1/api-keys/:id', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', summary: 'Revoke an API key', responses: { 200: { description: 'the revoked key record', schema: apiKeyResponse } } }),
 
-  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, bodyExample: { url: 'https://hooks.example.org/postern', eventTypes: ['invoice.paid'], policy: 'standard', description: 'billing' }, summary: 'Register an endpoint; `signatureScheme` `hmac-sha256` (default: `whsec_` secret, `v1` signatures) or `ed25519` (`whsk_` secret key, `whpk_` public key, `v1a` signatures; Standard Webhooks); optional `headers`, `auth` (basic, bearer, oauth2_client_credentials, mtls) and `proxy`, whose secrets are write-only (shown as `••••`)', responses: { 400: '`invalid_request` naming the field (`headers.0.name`, `auth.privateKey`, `proxy`…), `invalid_policy` naming the field, `unsafe_url` for a literal non-public address (url, auth.tokenUrl, proxy)', 201: { description: 'the endpoint with its `secret` (`whsec_…` or `whsk_…`), `signatureScheme` and `publicKey` (`whpk_…`, null for `hmac-sha256`)', schema: createdEndpointResponse } } }),
+  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, bodyExample: { url: 'https://hooks.example.org/postern', eventTypes: ['invoice.paid'], policy: 'standard', description: 'billing' }, summary: 'Register an endpoint; `signatureScheme` `hmac-sha256` (default: `whsec_` secret, `v1` signatures) or `ed25519` (`whsk_` secret key, `whpk_` public key, `v1a` signatures; Standard Webhooks); optional `headers`, `auth` (basic, bearer, oauth2_client_credentials, mtls) and `proxy`, whose secrets are write-only (shown as `••••`)', responses: { 403: '`policy_not_offered`: a portal session in customer mode picked a policy the org does not offer (`portalPolicies`)', 400: '`invalid_request` naming the field (`headers.0.name`, `auth.privateKey`, `proxy`…), `invalid_policy` naming the field, `unsafe_url` for a literal non-public address (url, auth.tokenUrl, proxy)', 201: { description: 'the endpoint with its `secret` (`whsec_…` or `whsk_…`), `signatureScheme` and `publicKey` (`whpk_…`, null for `hmac-sha256`)', schema: createdEndpointResponse } } }),
   r({ method: 'get', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's endpoints", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(endpointResponse) } } }),
   r({ method: 'get', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: 'One endpoint with its health, `signatureScheme` and `publicKey`', responses: { 200: { description: 'the endpoint', schema: endpointResponse } } }),
-  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint (the signature scheme changes only with a new key: rotate-secret); `headers` replaces the list, `auth: null` / `proxy: null` remove them, a secret left out of a same-type `auth` or a secret header keeps the stored one', responses: { 400: '`invalid_request` naming the field, `invalid_policy` naming the field, `unsafe_url` for a literal non-public address (url, auth.tokenUrl, proxy)', 200: { description: 'the endpoint', schema: updatedEndpointResponse } } }),
+  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint (the signature scheme changes only with a new key: rotate-secret); `headers` replaces the list, `auth: null` / `proxy: null` remove them, a secret left out of a same-type `auth` or a secret header keeps the stored one', responses: { 403: '`policy_not_offered`: a portal session in customer mode picked a policy the org does not offer (`portalPolicies`)', 400: '`invalid_request` naming the field, `invalid_policy` naming the field, `unsafe_url` for a literal non-public address (url, auth.tokenUrl, proxy)', 200: { description: 'the endpoint', schema: updatedEndpointResponse } } }),
   r({ method: 'delete', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Delete an endpoint; its queued deliveries end cancelled', responses: { 204: 'deleted' } }),
   r({ method: 'get', path: '/v1/endpoints/:id/secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'The current signing secret', responses: { 200: { description: '`{secret, signatureScheme, publicKey, previous}`', schema: endpointSecretResponse } } }),
   r({ method: 'post', path: '/v1/endpoints/:id/rotate-secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: rotateSecretBody, bodyOptional: true, summary: 'New secret (of `signatureScheme`, default the current scheme); the old one keeps signing for 24 h', responses: { 200: { description: '`{secret, signatureScheme, publicKey, previousSecretValidUntil}`', schema: rotatedSecretResponse } } }),
@@ -110,7 +112,19 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/v1/endpoints/:id/timeline', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: "The endpoint's policy as attempt times", responses: { 200: { description: '`{endpointId, policyName, attempts}`', schema: endpointTimelineResponse } } }),
   r({ method: 'post', path: '/v1/endpoints/:id/test', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', summary: 'Send a `webhook.test` event to this endpoint', responses: { 202: { description: '`{id, deliveries}`', schema: acceptedEventResponse, example: { id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] } }, 409: '`endpoint_inactive`' } }),
 
-  r({ method: 'post', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'events:write', body: createEventBody, bodyExample: { type: 'invoice.paid', data: { invoiceId: 'in_1042', amountCents: 4200 }, idempotencyKey: 'invoice-1042-paid' }, summary: 'Send an event to every subscribed endpoint', responses: { 202: { description: '`{id, deliveries: [{id, endpointId}]}`; stored and queued', schema: acceptedEventResponse, example: { id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] } }, 409: '`idempotency_key_reused`' } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/send-example', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', body: sendExampleBody, bodyExample: { eventType: 'invoice.paid', example: 0 }, summary: "Send one of a catalog type's examples to this endpoint, as a test event of that type", responses: { 202: { description: '`{id, deliveries}`', schema: acceptedEventResponse }, 404: '`not_found`: no such endpoint, or no such (live) event type in the catalog', 409: '`endpoint_inactive` or `no_example`' } }),
+
+  r({ method: 'post', path: '/v1/event-types', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:write', body: createEventTypeBody, bodyExample: { name: 'invoice.paid', description: 'An invoice was paid in full.', group: 'billing', schema: { type: 'object', required: ['invoiceId', 'amountCents'], properties: { invoiceId: { type: 'string' }, amountCents: { type: 'integer', minimum: 0 } } }, examples: [{ invoiceId: 'in_1042', amountCents: 4200 }] }, summary: 'Add an event type to the catalog: description, group, JSON Schema (2020-12) of `data`, up to 5 examples (each valid against the schema)', responses: { 201: { description: 'the entry, `version` 1', schema: eventTypeResponse }, 400: '`invalid_request` naming the field (an example that fails the schema: `examples.N`), `invalid_schema`: the schema does not compile', 409: '`event_type_exists`' } }),
+  r({ method: 'get', path: '/v1/event-types', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:read', query: eventTypeListQuery, summary: "The org's event catalog, by name (archived entries only with `includeArchived=true`)", responses: { 200: { description: '`{data}`', schema: z.object({ data: z.array(eventTypeResponse) }) } } }),
+  r({ method: 'get', path: '/v1/event-types/asyncapi.json', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:read', summary: 'The catalog as an AsyncAPI 3.0 document (archived entries left out): one message per type, its payload the envelope with `data` as the schema', responses: { 200: { description: 'AsyncAPI 3.0 document', schema: asyncApiDocumentResponse } } }),
+  r({ method: 'get', path: '/v1/event-types/:name', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:read', summary: 'One event type', responses: { 200: { description: 'the entry', schema: eventTypeResponse } } }),
+  r({ method: 'patch', path: '/v1/event-types/:name', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:write', body: updateEventTypeBody, bodyExample: { deprecated: true }, summary: 'Change an event type (`null` clears `group` or `schema`); `version` goes up by one', responses: { 200: { description: 'the entry', schema: eventTypeResponse }, 400: '`invalid_request` naming the field, `invalid_schema`' } }),
+  r({ method: 'delete', path: '/v1/event-types/:name', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:write', summary: 'Remove an event type from the catalog (events of it are still accepted unless `requireKnownEventTypes`)', responses: { 204: 'removed' } }),
+
+  r({ method: 'get', path: '/v1/portal', tag: 'portal', auth: 'apiKey', scope: 'webhooks:read', summary: "What the customer portal shows: the mode of the credential, the org's branding and the policy choices offered to customers, in plain words", responses: { 200: { description: '`{mode, branding, policies, fields}`', schema: portalResponse } } }),
+  r({ method: 'get', path: '/v1/endpoints/:id/summary', tag: 'portal', auth: 'apiKey', scope: 'webhooks:read', summary: 'An endpoint in plain words: its state, since when, deliveries waiting, the actions accepted now, its policy as a sentence; the last 24 h success rate and hourly counts', responses: { 200: { description: '`{endpointId, policyLabel, state, last24h}`', schema: endpointSummaryResponse } } }),
+
+  r({ method: 'post', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'events:write', body: createEventBody, bodyExample: { type: 'invoice.paid', data: { invoiceId: 'in_1042', amountCents: 4200 }, idempotencyKey: 'invoice-1042-paid' }, summary: 'Send an event to every subscribed endpoint', responses: { 202: { description: '`{id, deliveries: [{id, endpointId}]}`; stored and queued', schema: acceptedEventResponse, example: { id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] } }, 409: '`idempotency_key_reused`', 422: '`event_invalid`: `data` fails its type\'s schema and the org rejects such events (`error.details`: JSON pointers into `data`); `event_type_unknown`: the type is not in the catalog and the org accepts known types only' } }),
   r({ method: 'get', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', query: eventListQuery, summary: "The org's events, newest first, filtered by type, idempotency key, endpoint and time", responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{data: [{id, type, createdAt, idempotencyKey, deliveryCount}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null', schema: pageOf(eventSummaryResponse) } } }),
   r({ method: 'get', path: '/v1/events/:id', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', summary: 'An event: its data, the exact envelope sent, and every delivery of it, redeliveries included', responses: { 200: { description: 'the event with `envelope`, `deliveryIds` and `deliveries`', schema: eventResponse } } }),
   r({ method: 'get', path: '/v1/stats', tag: 'overview', auth: 'apiKey', scope: 'webhooks:read', query: statsQuery, summary: 'Attempts by minute (last hour) or hour (last day): successes, failures, error codes; the org or one endpoint', responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{scope, window, bucketMs, totals: {attempts, succeeded, failed, successRate}, buckets: [{startAt, attempts, succeeded, failed}], errors: [{code, count}]}`', schema: statsResponse } } }),
@@ -134,6 +148,7 @@ const IDEMPOTENT_ACTIONS = new Set([
   'post /v1/endpoints/:id/resume',
   'post /v1/endpoints/:id/rotate-secret',
   'post /v1/endpoints/:id/test',
+  'post /v1/endpoints/:id/send-example',
 ]);
 
 /** JSON Schema of what a route accepts (zod's input side: defaults optional, coercions as their target). */
@@ -188,6 +203,13 @@ const DEFAULT_ERROR_CODES: Record<number, string[]> = {
   503: ['service_unavailable'],
 };
 
+/** `error.details`: where a request went wrong (`event_invalid`: JSON pointers into the event's `data`). */
+const ERROR_DETAILS = {
+  type: 'array',
+  description: 'where the request went wrong, when the error can say: `path` is a JSON pointer (for `event_invalid`, into `data`)',
+  items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } }, additionalProperties: false },
+};
+
 /** An error response: `{error: {code, message}}` with `code` one of the codes it documents. */
 function errorResponse(status: number | string, doc: ResponseDoc): Record<string, unknown> {
   const codes = errorCodes(doc);
@@ -202,7 +224,11 @@ function errorResponse(status: number | string, doc: ResponseDoc): Record<string
             error: {
               type: 'object',
               required: ['code', 'message'],
-              properties: { code: { type: 'string', enum: known, description: 'snake_case, stable' }, message: { type: 'string', description: 'for people; never internals' } },
+              properties: {
+                code: { type: 'string', enum: known, description: 'snake_case, stable' },
+                message: { type: 'string', description: 'for people; never internals' },
+                details: ERROR_DETAILS,
+              },
               additionalProperties: false,
             },
           },
@@ -320,6 +346,8 @@ const TAGS: { name: string; description: string }[] = [
   { name: 'api keys', description: "An org's API keys and scopes." },
   { name: 'endpoints', description: 'Where deliveries go, with their secrets, policy and health.' },
   { name: 'events', description: 'What producers send; each fans out to subscribed endpoints.' },
+  { name: 'event catalog', description: "The org's event types: descriptions, JSON Schemas, examples; validation of new events; AsyncAPI." },
+  { name: 'portal', description: 'What the customer portal shows: branding, policy choices, endpoints in plain words.' },
   { name: 'overview', description: 'Attempt counts over time.' },
   { name: 'deliveries', description: 'The delivery log, attempts and redelivery.' },
   { name: 'notifications', description: 'Endpoints paused or disabled by their breaker.' },

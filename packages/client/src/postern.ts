@@ -1,5 +1,5 @@
 import type * as T from './api-types.js';
-import { ApiKeys, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, type Call } from './resources.js';
+import { ApiKeys, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, EventTypes, Portal, type Call } from './resources.js';
 import { request, type RequestOptions, type TransportSettings } from './transport.js';
 
 /** Options of {@link Postern}. Give one credential: `apiKey`, `platformKey` with `orgId`, or `adminToken`. */
@@ -85,6 +85,10 @@ export class Postern {
   readonly notifications: Notifications;
   /** The calling org's settings: get, update, checkSecret. */
   readonly org: CurrentOrg;
+  /** The org's event catalog and its AsyncAPI document. */
+  readonly eventTypes: EventTypes;
+  /** What the customer portal shows. */
+  readonly portal: Portal;
 
   private readonly settings: TransportSettings;
   private readonly options: PosternOptions;
@@ -103,6 +107,8 @@ export class Postern {
     this.policies = new Policies(call);
     this.notifications = new Notifications(call);
     this.org = new CurrentOrg(call);
+    this.eventTypes = new EventTypes(call);
+    this.portal = new Portal(call);
   }
 
   private readonly call: Call;

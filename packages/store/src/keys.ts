@@ -101,6 +101,8 @@ export interface KeySchema {
   orgNotifications(orgId: string): string;
   /** Hash: one notification. */
   notification(orgId: string, notificationId: string): string;
+  /** Hash: the org's event catalog, event type name → its definition (JSON, with its version). */
+  orgEventTypes(orgId: string): string;
   /** Set: ids of an endpoint's deliveries already redelivered by a bulk call, so the next call skips them. */
   endpointBulkRedelivered(orgId: string, endpointId: string): string;
   /** String (PX): the one `{lastPerEndpoint}` trim of this endpoint running (its token); finishes meanwhile leave their trim to it. */
@@ -223,6 +225,7 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     unfinishedDeliveries: (orgId) => `${o(orgId)}:deliveries:unfinished`,
     orgNotifications: (id) => `${o(id)}:notifications`,
     notification: (orgId, id) => `${o(orgId)}:notification:${id}`,
+    orgEventTypes: (id) => `${o(id)}:event-types`,
     endpointBulkRedelivered: (orgId, id) => `${o(orgId)}:endpoint:${id}:bulk-redelivered`,
     endpointTrimming: (orgId, id) => `${o(orgId)}:endpoint:${id}:trimming`,
     endpointLeases: (orgId, id) => `${o(orgId)}:endpoint:${id}:leases`,
