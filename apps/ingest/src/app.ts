@@ -40,6 +40,28 @@ const refuseBracketedQuery: RequestHandler = (req, _res, next) => {
 };
 
 /**
+ * CORS for the customer portal in a sandboxed iframe, whose opaque origin (`null`) makes every
+ * call to the API cross-origin: a preflight is answered for any origin, and an answer carries
+ * `Access-Control-Allow-Origin: *` only when the request presented a portal session token
+ * (`pst_…`). No cookie is involved (the token is the credential, sent as a header), so this lets
+ * a browser do nothing that the token alone would not; API keys stay same-origin only.
+ */
+const portalCors: RequestHandler = (req, res, next) => {
+  if (!req.get('origin')) return next();
+  if (req.method === 'OPTIONS') {
+    res.set({
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'GET, POST, PATCH, DELETE',
+      'access-control-allow-headers': 'authorization, content-type, idempotency-key',
+      'access-control-max-age': '600',
+    });
+    return res.status(204).end();
+  }
+  if (/^Bearer pst_/.test(req.get('authorization') ?? '')) res.set('access-control-allow-origin', '*');
+  next();
+};
+
+/**
  * Builds the ingest API without listening: tests pass a port-0 listener and their own prefix.
  * Every error is JSON `{error:{code,message}}` with the right status. Also serves `/healthz`,
  * `/readyz`, `/metrics` (from `deps.registry`), `/openapi.json` and Bull Board at `/admin/queues`.
@@ -73,6 +95,7 @@ export function createApp(deps: AppDeps): Express {
     ttlMs: deps.config.lookupCacheTtlMs ?? DEFAULT_LOOKUP_CACHE_TTL_MS,
     maxEntries: deps.config.lookupCacheMaxEntries ?? DEFAULT_LOOKUP_CACHE_MAX_ENTRIES,
   });
+  app.use('/v1', portalCors);
   // An org's API key, or a platform key acting for the org named in `Postern-Org`.
   app.use('/v1', requireApiCredential(deps, lookups));
   app.use('/v1', refuseBracketedQuery);
