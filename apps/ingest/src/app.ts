@@ -57,7 +57,7 @@ const portalCors: RequestHandler = (req, res, next) => {
     });
     return res.status(204).end();
   }
-  if (/^Bearer pst_/.test(req.get('authorization') ?? '')) res.set('access-control-allow-origin', '*');
+  if (/^Bearer pst_/.test(req.get('authorization') ?? '')) res.set({ 'access-control-allow-origin': '*', 'access-control-expose-headers': 'idempotent-replayed, retry-after' });
   next();
 };
 
@@ -87,6 +87,7 @@ export function createApp(deps: AppDeps): Express {
 
   // Credentials before bodies: a caller without a valid API key (or, for POST /v1/orgs and the
   // platform keys, the admin token) gets 401 whatever it sent, and its body is never read. The policies are public.
+  app.use('/v1', portalCors);
   app.use(policyRoutes());
   app.use(orgRoutes(deps));
   app.use(portalSessionRoutes(deps));
@@ -95,7 +96,6 @@ export function createApp(deps: AppDeps): Express {
     ttlMs: deps.config.lookupCacheTtlMs ?? DEFAULT_LOOKUP_CACHE_TTL_MS,
     maxEntries: deps.config.lookupCacheMaxEntries ?? DEFAULT_LOOKUP_CACHE_MAX_ENTRIES,
   });
-  app.use('/v1', portalCors);
   // An org's API key, or a platform key acting for the org named in `Postern-Org`.
   app.use('/v1', requireApiCredential(deps, lookups));
   app.use('/v1', refuseBracketedQuery);

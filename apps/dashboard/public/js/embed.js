@@ -44,7 +44,8 @@ export function startEmbedding() {
  * display name says "Webhooks", never the org id.
  */
 export function applyBranding(portal, isSession) {
-  const b = portal?.branding ?? {};
+  // The org's branding is for its customers' portal; the operator console stays Postern's.
+  const b = isSession ? (portal?.branding ?? {}) : {};
   const brand = document.querySelector('.brand');
   const name = b.displayName ?? (isSession ? 'Webhooks' : 'Postern');
   brand.replaceChildren();
