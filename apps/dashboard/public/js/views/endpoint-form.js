@@ -248,6 +248,8 @@ function customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput }) {
   const fields = ctx.portal.fields;
   const maxAttempts = fields.includes('maxAttempts') ? h('input', { id: 'endpoint-max-attempts', name: 'maxAttempts', type: 'number', min: '1', max: '100', inputmode: 'numeric', value: '' }) : null;
   const timeoutS = fields.includes('timeoutMs') ? h('input', { id: 'endpoint-timeout', name: 'timeoutS', type: 'number', min: '1', max: '120', inputmode: 'numeric', value: '' }) : null;
+  // Headers, auth and proxy are the customer's own receiver's business: offered as in the console.
+  const requestSettings = requestSettingsFields(endpoint);
   const save = h('button', { type: 'submit', class: 'primary', id: 'save-endpoint' }, editing ? 'Save changes' : 'Create endpoint');
   const form = h(
     'form',
@@ -255,7 +257,14 @@ function customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput }) {
       class: 'card form',
       onsubmit: async (e) => {
         e.preventDefault();
-        const body = { url: url.value.trim(), description: description.value, eventTypes: picker ? picker.selected() : eventTypesInput.value.split(',').map((t) => t.trim()).filter(Boolean) };
+        let settings;
+        try {
+          settings = requestSettings.body();
+        } catch (err) {
+          ctx.notify(err.message, 'error');
+          return;
+        }
+        const body = { url: url.value.trim(), description: description.value, eventTypes: picker ? picker.selected() : eventTypesInput.value.split(',').map((t) => t.trim()).filter(Boolean), ...settings };
         if (body.eventTypes.length === 0) {
           ctx.notify('Pick at least one event type.', 'error');
           return;
@@ -279,6 +288,7 @@ function customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput }) {
     field('endpoint-url', 'URL', url),
     field('endpoint-description', 'Description', description),
     picker ? picker.element : field('endpoint-event-types', 'Event types', eventTypesInput, 'Comma-separated, e.g. invoice.paid; * receives every type.'),
+    requestSettings.element,
     policy ? field('endpoint-policy', 'Retries', policy, 'How long deliveries are retried when your endpoint does not answer with success.') : h('p', { class: 'hint', id: 'policy-words' }, `Retries: ${choices[0]?.label ?? 'as your provider set them'}.`),
     maxAttempts ? field('endpoint-max-attempts', 'Attempts at most (optional)', maxAttempts) : null,
     timeoutS ? field('endpoint-timeout', 'Seconds to wait for an answer (optional)', timeoutS) : null,

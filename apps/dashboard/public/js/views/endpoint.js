@@ -337,6 +337,8 @@ function customerHealth(endpoint, summary) {
         ['Event types', endpoint.eventTypes.join(', ')],
       ]),
     ),
+    h('h2', null, 'Requests'),
+    h('div', { class: 'card', id: 'request-settings' }, facts(requestSettingsFacts(endpoint))),
   ];
 }
 
