@@ -135,7 +135,6 @@ export type { SecretBox, SecretKey, SecretKeyring, SecretUnreadableReason } from
 export {
   EVENT_VALIDATION_MODES,
   MAX_EVENT_TYPE_DOCUMENT_BYTES,
-  MAX_EVENT_TYPE_EXAMPLES,
   createEventTypeBody,
   decideEventValidation,
   needsCatalogLookup,
@@ -145,20 +144,15 @@ export {
 export type { EventTypeDefinition, EventValidationDecision, EventValidationMode, EventValidationSettings, SchemaIssue } from './event-catalog.js';
 export { buildAsyncApiDocument } from './asyncapi.js';
 export type { AsyncApiInput } from './asyncapi.js';
-export { PORTAL_SURFACE_COLOUR, WCAG_AA_TEXT_RATIO, checkAccentColour, contrastRatio, isHexColour, normaliseHexColour, relativeLuminance } from './contrast.js';
+export { checkAccentColour } from './contrast.js';
 export type { AccentCheck } from './contrast.js';
 export {
   DEFAULT_PORTAL_POLICIES,
   NO_PORTAL_BRANDING,
-  PORTAL_POLICY_FIELDS,
-  breakerLabel,
   checkPortalPolicyInput,
-  endpointActions,
   endpointStatusSummary,
   policyChoiceLabel,
   portalBrandingSchema,
   portalPoliciesSchema,
-  retryLabel,
-  spanInWords,
 } from './portal.js';
 export type { EndpointAction, EndpointStateInput, EndpointStatusSummary, PortalBranding, PortalPolicies, PortalPolicyField } from './portal.js';
