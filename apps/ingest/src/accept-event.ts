@@ -9,6 +9,8 @@ import type { AppDeps } from './app-deps.js';
 export interface AcceptedEvent {
   id: string;
   deliveries: { id: string; endpointId: string }[];
+  /** The catalog's warnings (`eventValidation: "warn"`); absent when none. */
+  warnings?: { path: string; message: string }[];
 }
 
 interface StoredAnswer {
@@ -88,6 +90,8 @@ export interface AcceptInput {
   /** The org's `disabledEventTypes` (issue 16): a matching event fans out to no endpoint. */
   disabledEventTypes?: readonly string[];
   traceparent?: string;
+  /** The catalog's warnings about the event's data, answered (and stored with the answer for replays); none = left out. */
+  warnings?: readonly { path: string; message: string }[];
 }
 
 async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | undefined): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
@@ -124,7 +128,7 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     idempotencyKey: input.idempotencyKey,
     deliveryIds: deliveries.map((d) => d.id),
   };
-  const answer: AcceptedEvent = { id: eventId, deliveries: deliveries.map((d) => ({ id: d.id, endpointId: d.endpointId })) };
+  const answer: AcceptedEvent = { id: eventId, deliveries: deliveries.map((d) => ({ id: d.id, endpointId: d.endpointId })), ...(input.warnings && input.warnings.length > 0 ? { warnings: [...input.warnings] } : {}) };
   // Hashed and stored only for a request that can be repeated: one with an idempotency key.
   const keyHash = input.idempotencyKey ? createHash('sha256').update(input.idempotencyKey).digest('hex') : null;
   // The ordering key counts only when given, so answers stored before it existed still match.

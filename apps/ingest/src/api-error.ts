@@ -10,7 +10,8 @@ import type { z } from 'zod';
  */
 export class ApiError extends Error {
   /**
-   * @param extra - more fields of the error object, e.g. `{line}` for a transformation's syntax error.
+   * @param extra - more fields of the error object, e.g. `{line}` for a transformation's syntax error, or `{details: [{path, message}]}` for
+   *   `event_invalid` (JSON pointers into `data`).
    * @param retryAfterS - the `Retry-After` header, s (a 503 without one gets 5).
    */
   constructor(readonly status: number, readonly code: string, message: string, readonly extra?: Record<string, unknown>, readonly retryAfterS?: number) {

@@ -8,3 +8,4 @@ export { API_ROUTES, buildOpenApiDocument, openApiPath, type OpenApiOptions, typ
 export { listRoutes, routeMatcher, type RouteEntry } from './route-list.js';
 export { createIngestMetrics, type IngestMetrics } from './http-metrics.js';
 export { BULL_BOARD_PATH, adminCredential } from './bull-board.js';
+export { EventValidators, MAX_SCHEMA_ISSUES } from './event-validation.js';

@@ -165,3 +165,28 @@ export { TRANSFORMATION_TEMPLATES } from './transformation-templates.js';
 export type { TransformationTemplate } from './transformation-templates.js';
 export { ACCEPT_DURABILITY_MODES, durabilityVerdict, NOT_DURABLE_RETRY_AFTER_S, supportsWaitAof } from './durability.js';
 export type { AcceptDurability, DurabilityConfirmation, DurabilityVerdict } from './durability.js';
+
+export {
+  EVENT_VALIDATION_MODES,
+  MAX_EVENT_TYPE_DOCUMENT_BYTES,
+  createEventTypeBody,
+  decideEventValidation,
+  needsCatalogLookup,
+  needsSchemaCheck,
+  updateEventTypeBody,
+} from './event-catalog.js';
+export type { EventTypeDefinition, EventValidationDecision, EventValidationMode, EventValidationSettings, SchemaIssue } from './event-catalog.js';
+export { buildAsyncApiDocument } from './asyncapi.js';
+export type { AsyncApiInput } from './asyncapi.js';
+export { checkAccentColour } from './contrast.js';
+export type { AccentCheck } from './contrast.js';
+export {
+  DEFAULT_PORTAL_POLICIES,
+  NO_PORTAL_BRANDING,
+  checkPortalPolicyInput,
+  endpointStatusSummary,
+  policyChoiceLabel,
+  portalBrandingSchema,
+  portalPoliciesSchema,
+} from './portal.js';
+export type { EndpointAction, EndpointStateInput, EndpointStatusSummary, PortalBranding, PortalPolicies, PortalPolicyField } from './portal.js';

@@ -113,6 +113,8 @@ export interface KeySchema {
   orgAuditLog(orgId: string): string;
   /** Stream: the instance's own audit log (platform keys, which belong to no org). Tagged `{platform}`. */
   platformAuditLog(): string;
+  /** Hash: the org's event catalog, event type name → its definition (JSON, with its version). */
+  orgEventTypes(orgId: string): string;
   /** Set: ids of an endpoint's deliveries already redelivered by a bulk call, so the next call skips them. */
   endpointBulkRedelivered(orgId: string, endpointId: string): string;
   /** String (PX): the one `{lastPerEndpoint}` trim of this endpoint running (its token); finishes meanwhile leave their trim to it. */
@@ -239,6 +241,7 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     notification: (orgId, id) => `${o(orgId)}:notification:${id}`,
     orgAuditLog: (id) => `${o(id)}:audit`,
     platformAuditLog: () => `${p}:{platform}:audit`,
+    orgEventTypes: (id) => `${o(id)}:event-types`,
     endpointBulkRedelivered: (orgId, id) => `${o(orgId)}:endpoint:${id}:bulk-redelivered`,
     endpointTrimming: (orgId, id) => `${o(orgId)}:endpoint:${id}:trimming`,
     endpointLeases: (orgId, id) => `${o(orgId)}:endpoint:${id}:leases`,
