@@ -82,9 +82,10 @@ describe('through the Sentinel', () => {
   let sender: AppProcess;
 
   beforeAll(async () => {
-    const env = { REDIS_SENTINELS: `127.0.0.1:${ports.sentinel}`, REDIS_SENTINEL_NAME: NAME, REDIS_PREFIX: prefix, ACCEPT_DURABILITY: 'replica', ACCEPT_WAIT_MS: '500' };
+    const env = { LOG_LEVEL: 'info', REDIS_SENTINELS: `127.0.0.1:${ports.sentinel}`, REDIS_SENTINEL_NAME: NAME, REDIS_PREFIX: prefix, ACCEPT_DURABILITY: 'replica', ACCEPT_WAIT_MS: '500' };
     ingest = await spawnIngest(env, 30_000);
     sender = spawnSender(env);
+    await waitUntil('the sender is connected', () => sender.output().includes('sender started') || (sender.exited ? Promise.reject(new Error(sender.output())) : false), 30_000, 100);
   }, 60_000);
 
   test('a SENTINEL FAILOVER while events arrive: every accepted event is delivered, no process restarts', async () => {

@@ -129,7 +129,7 @@ export { LOG_REDACT_CENSOR, LOG_REDACT_PATHS, loggerOptions } from './log-redact
 export { logProcessOutput } from './console-logging.js';
 export type { ConsoleMethods, FieldLogger } from './console-logging.js';
 export { commonConfigShape, httpServerOptions, parseEnvConfig } from './env-config.js';
-export { describeRedisPlan, parseHostPorts, redisConnectionPlan, redisSettingsShape } from './redis-settings.js';
+export { describeRedisPlan, parseHostPorts, redisConnectionPlan } from './redis-settings.js';
 export type { RedisAuthPlan, RedisConnectionPlan, RedisNodeAddress, RedisSettings, RedisTlsPlan } from './redis-settings.js';
 export type { HttpServerTimeoutOptions, HttpTimeoutSettings } from './env-config.js';
 
@@ -163,7 +163,7 @@ export type {
 } from './transformation.js';
 export { TRANSFORMATION_TEMPLATES } from './transformation-templates.js';
 export type { TransformationTemplate } from './transformation-templates.js';
-export { ACCEPT_DURABILITY_MODES, durabilityVerdict, NOT_DURABLE_RETRY_AFTER_S, supportsWaitAof } from './durability.js';
+export { ACCEPT_DURABILITY_MODES, durabilityVerdict, supportsWaitAof } from './durability.js';
 export type { AcceptDurability, DurabilityConfirmation, DurabilityVerdict } from './durability.js';
 
 export {
