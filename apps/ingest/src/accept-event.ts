@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { buildEnvelope, durabilityVerdict, isEventTypeDisabled, matchesEventTypes } from '@postern/shared';
-import { confirmWrites, deliveryJobs, newPendingDelivery, touchForConfirmation, type DeliveryRecord, type EndpointRecord, type EventRecord, type RedisClient } from '@postern/store';
+import { confirmWrites, deliveryJobs, markWrites, newPendingDelivery, touchForConfirmation, type DeliveryRecord, type EndpointRecord, type EventRecord, type RedisClient, type WriteMark } from '@postern/store';
 import { SpanKind, SpanStatusCode, contextFromTraceparent, traceparentOf } from '@postern/telemetry';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
@@ -136,6 +136,8 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     ? createHash('sha256').update(input.type).update('\0').update(input.dataJson).update(input.orderingKey ? `\0${input.orderingKey}` : '').digest('hex')
     : '';
 
+  // Which connections the writes go on, before they go (ACCEPT_DURABILITY: a WAIT after a reconnect confirms nothing).
+  const marks = writeMarks(deps, input.orgId);
   const written = await deps.store.events.createWithDeliveries({
     event,
     deliveries,
@@ -152,7 +154,7 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     // that exists is ignored, and a job for a finished delivery ends without sending anything.
     await queueJobs(deps.queues, input.orgId, deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId })), 0, traceparent));
     // The first answer may have been a 503 not_durable: this one promises the same as a first 202.
-    await confirmDurable(deps, input.orgId, stored.body.id, stored.body.deliveries[0]?.id ?? null, true);
+    await confirmDurable(deps, input.orgId, stored.body.id, stored.body.deliveries[0]?.id ?? null, true, marks);
     return { replayed: true, answer: stored.body };
   }
 
@@ -163,7 +165,7 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);
     throw err;
   }
-  await confirmDurable(deps, input.orgId, eventId, deliveries[0]?.id ?? null, false);
+  await confirmDurable(deps, input.orgId, eventId, deliveries[0]?.id ?? null, false, marks);
   return { replayed: false, answer };
 }
 
@@ -175,18 +177,38 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
  * the same event, confirmed again. A replay first writes a probe on each connection, since `WAIT`
  * counts only a connection's own writes.
  */
-async function confirmDurable(deps: AppDeps, orgId: string, eventId: string, firstDeliveryId: string | null, replay: boolean): Promise<void> {
+function durabilityWrites(deps: AppDeps, orgId: string, withJobs: boolean): { redis: RedisClient; key: string }[] {
+  const writes: { redis: RedisClient; key: string }[] = [{ redis: deps.redis, key: deps.store.keys.durabilityProbe(orgId) }];
+  if (withJobs && deps.queues.connection) writes.push({ redis: deps.queues.connection, key: deps.store.keys.queueDurabilityProbe(orgId) });
+  return writes;
+}
+
+/** The {@link WriteMark}s of the connections an accept writes on (none under `local`, or when Redis is unreachable: the write then fails anyway). */
+function writeMarks(deps: AppDeps, orgId: string): (WriteMark | undefined)[] {
+  if (!deps.config.durability || deps.config.durability.mode === 'local') return [];
+  return durabilityWrites(deps, orgId, true).map(({ redis, key }) => {
+    try {
+      return markWrites(redis, key);
+    } catch {
+      return undefined;
+    }
+  });
+}
+
+async function confirmDurable(deps: AppDeps, orgId: string, eventId: string, firstDeliveryId: string | null, replay: boolean, marks: readonly (WriteMark | undefined)[]): Promise<void> {
   const durability = deps.config.durability;
   if (!durability || durability.mode === 'local') return;
   const fsync = durability.mode === 'local-fsync';
   const opts = { replicas: durability.replicas, timeoutMs: durability.waitMs, fsync };
-  const writes: { redis: RedisClient; key: string }[] = [{ redis: deps.redis, key: deps.store.keys.durabilityProbe(orgId) }];
-  if (firstDeliveryId !== null && deps.queues.connection) writes.push({ redis: deps.queues.connection, key: deps.store.keys.queueDurabilityProbe(orgId) });
+  const writes = durabilityWrites(deps, orgId, firstDeliveryId !== null);
   const now = deps.clock.now();
   const confirmations = await Promise.all(
-    writes.map(async ({ redis, key }) => {
+    writes.map(async ({ redis, key }, i) => {
       if (replay) await touchForConfirmation(redis, key, now);
-      return confirmWrites(redis, key, opts);
+      // A write whose connection was not known before it went (a cluster still learning its slots) confirms nothing.
+      const mark = marks[i];
+      if (!mark) return { replicas: 0, localFsynced: false };
+      return confirmWrites(redis, key, opts, mark);
     }),
   );
   const verdict = durabilityVerdict(durability.mode, durability.replicas, confirmations);

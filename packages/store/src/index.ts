@@ -73,4 +73,4 @@ export {
 } from './action-idempotency-repository.js';
 export { checkSecretsKey, checkSecretsKeyAtStart, resealSecrets, SecretsKeyError, verifySecretsKey, type ResealCounts, type SecretsKeyCheck } from './secrets-at-rest.js';
 export { SEALED_FIELDS, openSealedField, sealField } from './sealed-fields.js';
-export { confirmWrites, touchForConfirmation } from './durability.js';
+export { confirmWrites, markWrites, touchForConfirmation, type WriteMark } from './durability.js';
