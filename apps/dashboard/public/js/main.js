@@ -11,6 +11,7 @@ import { eventsView } from './views/events.js';
 import { overviewView } from './views/overview.js';
 import { searchForm } from './views/search.js';
 import { notificationsView } from './views/notifications.js';
+import { auditLogView } from './views/audit-log.js';
 import { timelineView } from './views/timeline.js';
 import { failedView } from './views/failed.js';
 import { applyBranding, menuToggle, startEmbedding } from './embed.js';
@@ -96,6 +97,7 @@ const ROUTES = [
   { pattern: /^\/notifications$/, view: notificationsView, nav: 'notifications' },
   { pattern: /^\/failed$/, view: failedView, nav: 'failed' },
   { pattern: /^\/api-keys$/, view: apiKeysView, nav: 'api-keys' },
+  { pattern: /^\/audit-log$/, view: auditLogView, nav: 'audit-log' },
 ];
 
 const main = document.getElementById('main');
@@ -151,6 +153,8 @@ function renderShell() {
   for (const a of nav.querySelectorAll('a')) {
     // A portal session cannot manage API keys (the API answers 403 api_key_required).
     if (a.dataset.nav === 'api-keys') a.hidden = session || !me.scopes.includes('webhooks:read');
+    // Nor read the audit log.
+    if (a.dataset.nav === 'audit-log') a.hidden = session;
     // Breaker notifications speak of streaks and thresholds: the operator's view.
     if (a.dataset.nav === 'notifications') a.hidden = customer;
   }
