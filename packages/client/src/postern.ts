@@ -1,5 +1,5 @@
 import type * as T from './api-types.js';
-import { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, type Call, type LinesCall } from './resources.js';
+import { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, Transformations, type Call, type LinesCall } from './resources.js';
 import { request, requestLines, type RequestOptions, type TransportSettings } from './transport.js';
 
 /** Options of {@link Postern}. Give one credential: `apiKey`, `platformKey` with `orgId`, or `adminToken`. */
@@ -87,6 +87,8 @@ export class Postern {
   readonly org: CurrentOrg;
   /** The audit log: list (the org's), listPlatform (admin token). */
   readonly auditLog: AuditLog;
+  /** Transformations: templates, test (a run on a sample; nothing is sent). */
+  readonly transformations: Transformations;
 
   private readonly settings: TransportSettings;
   private readonly options: PosternOptions;
@@ -107,6 +109,7 @@ export class Postern {
     this.notifications = new Notifications(call);
     this.org = new CurrentOrg(call);
     this.auditLog = new AuditLog(call);
+    this.transformations = new Transformations(call);
   }
 
   private readonly call: Call;
