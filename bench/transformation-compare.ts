@@ -31,6 +31,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const PROFILE = process.env.BENCH_PROFILE === '1';
+/** BENCH_ONLY=plain or transformed: that org's runs alone (to profile one kind of run); ratios are then not computed. */
+const ONLY = process.env.BENCH_ONLY as 'plain' | 'transformed' | undefined;
 const APP_MODE = process.env.BENCH_APP_MODE === 'source' ? 'source' : 'compiled';
 const POLICY: PolicyInput = { preset: 'standard', concurrency: { perEndpoint: CONCURRENCY, perOrg: CONCURRENCY } };
 const log = (line: string) => process.stdout.write(`[transformation] ${line}\n`);
@@ -76,7 +78,7 @@ async function main(): Promise<void> {
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
     process.env.POSTERN_APP_MODE = 'compiled';
   }
-  const profileDir = path.join(REPO_ROOT, 'bench-results', 'profiles', 'transformation-sender');
+  const profileDir = path.join(REPO_ROOT, 'bench-results', 'profiles', `transformation-sender${ONLY ? `-${ONLY}` : ''}`);
   if (PROFILE) {
     rmSync(profileDir, { recursive: true, force: true });
     mkdirSync(profileDir, { recursive: true });
@@ -91,8 +93,8 @@ async function main(): Promise<void> {
     log(`apps ${APP_MODE}, concurrency ${CONCURRENCY}, ${ROUNDS} pairs of ${DURATION_S} s runs${PROFILE ? ', sender under --cpu-prof' : ''}; load average ${loadavg().map((n) => n.toFixed(1)).join(' ')}`);
     const [plainOrg] = await createOrgs(p.apiBase, { orgs: 1, endpointsPerOrg: 1, url: `${receiver.base}/ok`, policy: POLICY });
     const [transformOrg] = await createOrgs(p.apiBase, { orgs: 1, endpointsPerOrg: 1, url: `${receiver.base}/ok`, policy: POLICY, request: { transformation: { code: PICK_FIELDS_CODE, enabled: true } } });
-    await warmUp(p, receiver, plainOrg!, { events: 3000, producers: 16 });
-    await warmUp(p, receiver, transformOrg!, { events: 2000, producers: 16 });
+    if (ONLY !== 'transformed') await warmUp(p, receiver, plainOrg!, { events: 3000, producers: 16 });
+    if (ONLY !== 'plain') await warmUp(p, receiver, transformOrg!, { events: 3000, producers: 16 });
     const measure = async (org: typeof plainOrg): Promise<DeliveryCost & { deliveriesPerSecond: number; transformedBodies: number; threads: string }> => {
       const senderPid = p.sender?.child.pid;
       const window = await openCostWindow({ redis: redis.client, pids: { ingest: p.ingest.child.pid, sender: senderPid, redis: redisPid } });
@@ -104,8 +106,14 @@ async function main(): Promise<void> {
       return { ...cost, deliveriesPerSecond: Math.round(run.deliveriesPerSecond), transformedBodies: (await receiver.stats()).transformedBodies, threads };
     };
     const ratios: Record<'ingest' | 'sender' | 'redis' | 'total', number[]> = { ingest: [], sender: [], redis: [], total: [] };
+    if (ONLY) {
+      for (let round = 1; round <= ROUNDS; round++) {
+        const c = await measure(ONLY === 'plain' ? plainOrg : transformOrg);
+        log(`${ONLY} run ${round}: ${c.deliveriesPerSecond}/s, ${c.deliveries} deliveries, sender ${c.cpuMsPerDelivery.sender} CPU ms per delivery; threads: ${c.threads}`);
+      }
+    }
     let histogramBefore = '';
-    for (let round = 1; round <= ROUNDS; round++) {
+    for (let round = 1; !ONLY && round <= ROUNDS; round++) {
       const plainFirst = round % 2 === 1;
       const plain = plainFirst ? await measure(plainOrg) : null;
       histogramBefore = await scrape();
@@ -126,7 +134,7 @@ async function main(): Promise<void> {
     }
     const calls = await sandboxCallTimes();
     log(`the same code called ${calls.calls} times in a pool like the sender's (this process), exact times in its thread: p50 ${calls.p50Ms} ms, p99 ${calls.p99Ms} ms, max ${calls.maxMs} ms; ${calls.cpuMsPerCall} CPU ms per call`);
-    log(`median ratio over ${ROUNDS} pairs: ingest ${median(ratios.ingest)} sender ${median(ratios.sender)} redis ${median(ratios.redis)} total ${median(ratios.total)} (each: ${ratios.total.join(', ')})`);
+    if (!ONLY) log(`median ratio over ${ROUNDS} pairs: ingest ${median(ratios.ingest)} sender ${median(ratios.sender)} redis ${median(ratios.redis)} total ${median(ratios.total)} (each: ${ratios.total.join(', ')})`);
   } finally {
     await p.stop();
     await receiver.stop();

@@ -52,8 +52,15 @@ const PRELUDE = `(() => {
   };
   // The answer as text: 'o' + JSON (no logs), 'l' + logs JSON + newline + JSON, 'b' + {bad, logs}, 'm' + logs.
   // JSON text never holds a raw newline, so the first one ends the logs.
-  const run = (factory, nowMs, envelope, url) => {
-    now = nowMs;
+  // One string crosses per call, \`<nowMs>,<url length>,<url><envelope>\`: each string handed to
+  // QuickJS is a copy into its heap and a handle to free.
+  const run = (factory, call) => {
+    const first = call.indexOf(',');
+    const second = call.indexOf(',', first + 1);
+    now = Number(call.slice(0, first));
+    const urlEnd = second + 1 + Number(call.slice(first + 1, second));
+    const url = call.slice(second + 1, urlEnd);
+    const envelope = call.slice(urlEnd);
     logs.length = 0;
     const handler = factory();
     if (typeof handler !== 'function') return 'm' + stringify(logs);
@@ -65,7 +72,7 @@ const PRELUDE = `(() => {
     if (json.length > ${maxOutputChars}) return 'b' + stringify({ bad: 'the result is larger than ${maxOutputChars} characters', logs });
     return logs.length === 0 ? 'o' + json : 'l' + stringify(logs) + '\\n' + json;
   };
-  const bind = (factory) => (nowMs, envelope, url) => run(factory, nowMs, envelope, url);
+  const bind = (factory) => (call) => run(factory, call);
   Object.defineProperty(globalThis, '__postern_bind', { value: bind, writable: false, configurable: false, enumerable: false });
 
   const { freeze, getPrototypeOf, getOwnPropertyDescriptor, defineProperty } = Object;
@@ -142,7 +149,7 @@ function dispose(entry) {
 const HANDLER_MISSING = { ok: false, reason: 'error', code: 'handler_missing', message: 'the code must define function handler(webhook)', line: null, logs: [] };
 
 /**
- * Compiles `code` in a fresh runtime: `{entry}` (its `call(nowMs, envelope, url)` runs the handler
+ * Compiles `code` in a fresh runtime: `{entry}` (its `call("<nowMs>,<url length>,<url><envelope>")` runs the handler
  * once) or `{failure}` (a syntax error names its line). The code's top level runs once here, to
  * check that it defines `handler`.
  */
@@ -233,13 +240,9 @@ function run({ key, code, envelope, url, nowMs, timeoutMs }) {
   const { entry } = compiled;
   const { context } = entry;
   deadline = Date.now() + timeoutMs;
-  const nowHandle = context.newNumber(nowMs);
-  const envelopeHandle = context.newString(envelope);
-  const urlHandle = context.newString(url);
-  const result = context.callFunction(entry.call, context.undefined, nowHandle, envelopeHandle, urlHandle);
-  nowHandle.dispose();
-  envelopeHandle.dispose();
-  urlHandle.dispose();
+  const callHandle = context.newString(`${nowMs},${url.length},${url}${envelope}`);
+  const result = context.callFunction(entry.call, context.undefined, callHandle);
+  callHandle.dispose();
   if (result.error) {
     const failure = failureOf(context.dump(result.error));
     result.error.dispose();
