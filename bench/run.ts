@@ -48,7 +48,7 @@ import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory
 import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 import { eventValidationLine, measureEventValidation } from './event-validation-cost.js';
 import { CPU_RATIO_TARGET, measureRequestSettings, requestSettingsRows, type RequestSettingsCost } from './request-settings-cost.js';
-import { histogramP99Ms, PICK_FIELDS_CODE, sandboxMemoryFor100, transformationCost, TRANSFORM_CPU_RATIO_TARGET, TRANSFORM_P99_TARGET_MS, type TransformationCost } from './transformation-cost.js';
+import { histogramP99Ms, PICK_FIELDS_CODE, sandboxCallTimes, sandboxMemoryFor100, transformationCost, TRANSFORM_CPU_RATIO_TARGET, TRANSFORM_P99_TARGET_MS, type TransformationCost } from './transformation-cost.js';
 import { clockTicksPerSecond, openCostWindow, redisServerPid, waitForNoActiveJobs, type DeliveryCost } from './resource-cost.js';
 import { benchClusterNodes, clusterThroughput, retentionAtSpeed, type RetentionAtSpeed } from './cluster.js';
 import { bareBullmq, bareGot, createOrgs, pendingMemoryViaApi, posternAtRate, posternThroughput, scalePoint, warmUp, type EndToEnd, type PendingMemory, type ScalePoint } from './scenarios.js';
@@ -181,9 +181,11 @@ async function transformationRun(ctx: CostContext, p: PosternProcesses, plain: E
   const histogram = histogramP99Ms(await scrape(), 'postern_transformation_duration_seconds', before);
   // A call over TRANSFORM_TIMEOUT_MS on a busy machine fails its attempt (nothing sent, retried later): reported, not fatal.
   if (transformedBodies < run.deliveries) log(`    transformation run: ${run.deliveries - transformedBodies} of ${run.deliveries} requests arrived untransformed`);
+  const calls = await sandboxCallTimes();
   const memory = await sandboxMemoryFor100();
-  const cost = transformationCost(plain, run, histogram, transformedBodies, memory);
+  const cost = transformationCost(plain, run, histogram, transformedBodies, calls, memory);
   log(`    20-line pick-fields transformation: ${Math.round(run.deliveriesPerSecond)} deliveries/s, ${run.cost.cpuMsPerDelivery.total} CPU ms per delivery (× plain ${cost.ratio.total}, target ≤ ${TRANSFORM_CPU_RATIO_TARGET}); its own p99 ≤ ${cost.pickFields.p99Ms} ms over ${histogram.count} calls (target ≤ ${TRANSFORM_P99_TARGET_MS})`);
+  log(`    the same code called ${calls.calls} times in a pool like the sender's, exact times in its thread: p50 ${calls.p50Ms} ms, p99 ${calls.p99Ms} ms, max ${calls.maxMs} ms; ${calls.cpuMsPerCall} CPU ms per call`);
   log(`    sandbox memory, 100 endpoints with a transformation, ${memory.threads} threads: ${mb(memory.wasmBytes)} MB WebAssembly, ${mb(memory.quickjsBytes)} MB in QuickJS heaps (${memory.cached} compiled)`);
   return cost;
 }
@@ -386,7 +388,7 @@ async function main(): Promise<void> {
     console.log(`Request settings, 1 endpoint at full speed, same bench run (CPU ms per delivery; target ≤ ${CPU_RATIO_TARGET}× plain, Postern's processes; the proxy's own CPU apart)`);
     console.table(requestSettingsRows(postern.requestSettings));
     const t = postern.transformation;
-    console.log(`Transformation (20-line pick-fields), 1 endpoint at full speed, same bench run: ${t.pickFields.deliveriesPerSecond} deliveries/s, ${t.pickFields.cpuMsPerDelivery.total} CPU ms per delivery = ${t.ratio.total}× plain (target ≤ ${TRANSFORM_CPU_RATIO_TARGET}); its own p99 ≤ ${t.pickFields.p99Ms} ms (target ≤ ${TRANSFORM_P99_TARGET_MS}); sandbox memory with 100 endpoints: ${mb(t.memory.wasmBytes)} MB WebAssembly over ${t.memory.threads} threads, ${mb(t.memory.quickjsBytes)} MB QuickJS heaps`);
+    console.log(`Transformation (20-line pick-fields), 1 endpoint at full speed, same bench run: ${t.pickFields.deliveriesPerSecond} deliveries/s, ${t.pickFields.cpuMsPerDelivery.total} CPU ms per delivery = ${t.ratio.total}× plain (target ≤ ${TRANSFORM_CPU_RATIO_TARGET}); its own p99 ≤ ${t.pickFields.p99Ms} ms end to end, exactly ${t.calls.p99Ms} ms over ${t.calls.calls} calls in a pool (target ≤ ${TRANSFORM_P99_TARGET_MS}); sandbox memory with 100 endpoints: ${mb(t.memory.wasmBytes)} MB WebAssembly over ${t.memory.threads} threads, ${mb(t.memory.quickjsBytes)} MB QuickJS heaps`);
     console.log('Top Redis commands per delivery');
     const manyByCommand = new Map(manyCost.redisCommandsBreakdown.map((c) => [c.command, c.perDelivery]));
     console.table(oneCost.redisCommandsBreakdown.map((c) => ({ command: c.command, '1 endpoint': c.perDelivery, '100 endpoints': manyByCommand.get(c.command) ?? '—' })));

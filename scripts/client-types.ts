@@ -63,6 +63,9 @@ const NAMED: [name: string, method: string, path: string, part: string, doc: str
   ['EventErasure', 'delete', '/v1/events/{id}/data', '200', "An event's payload erased."],
   ['EventErasures', 'delete', '/v1/events/data', '200', 'The events erased under one idempotency key.'],
   ['DeliveryExportQuery', 'get', '/v1/deliveries/export', 'query', '`GET /v1/deliveries/export` query.'],
+  ['TransformationTemplate', 'get', '/v1/transformations/templates', '200#data[]', 'A transformation template: its code and a sample event to try it on.'],
+  ['TransformationTestBody', 'post', '/v1/transformations/test', 'body', '`POST /v1/transformations/test` body: code and a sample event, or code and a stored event id.'],
+  ['TransformationTestResult', 'post', '/v1/transformations/test', '200', 'What a transformation would send (nothing is sent), or why it failed, with its logs and time.'],
 ];
 
 function pick(doc: Schema, method: string, path: string, part: string): Schema {
@@ -144,7 +147,9 @@ export function clientTypesSource(): string {
   for (const { name, comment, schema } of picked) {
     const body = emit(schema, names, name, '');
     out.push(`/** ${comment} */`);
-    out.push(body.startsWith('{') ? `export interface ${name} ${body}` : `export type ${name} = ${body};`);
+    // A union of objects (`{…} | {…}`) starts with `{` too, but only a single object can be an interface.
+    const single = body.startsWith('{') && !schema.anyOf && !schema.oneOf;
+    out.push(single ? `export interface ${name} ${body}` : `export type ${name} = ${body};`);
     out.push('');
   }
   return out.join('\n');

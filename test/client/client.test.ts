@@ -134,6 +134,19 @@ test('API keys, me, policies, notifications; typed errors carry status and code'
   await client.org.update({ disabledEventTypes: [] });
 });
 
+test('transformations: templates, and a test run on a sample (nothing sent); refused code is a typed error', async () => {
+  const templates = await client.transformations.templates();
+  expect(templates.map((t) => t.id)).toContain('slack');
+  const slack = templates.find((t) => t.id === 'slack')!;
+  const run = await client.transformations.test({ code: slack.code, eventType: slack.sample.eventType, payload: slack.sample.payload });
+  expect(run.error).toBeNull();
+  expect(run.result).toMatchObject({ cancel: false, method: 'POST', headers: { 'content-type': 'application/json' } });
+  expect(JSON.parse(run.result && !run.result.cancel ? run.result.body : 'null')).toHaveProperty('text');
+  const failed = await client.transformations.test({ code: 'function handler(w) { throw new Error("no"); }', eventType: 'invoice.paid', payload: {} });
+  expect(failed).toMatchObject({ result: null, error: { code: 'transformation_failed:error' } });
+  expect(await apiError(client.transformations.test({ code: 'function handler(w) {\n  return w +;\n}', eventType: 'invoice.paid', payload: {} }))).toMatchObject({ status: 400, code: 'transformation_syntax_error' });
+});
+
 test('a platform key: one client acting for the org it names, confined to it', async () => {
   const other = await admin.orgs.create({ name: 'other' });
   const otherEndpoint = await new Postern({ baseUrl: postern.baseUrl, apiKey: other.apiKey }).endpoints.create({ url: receiver.url });

@@ -1,4 +1,4 @@
-import { transformationInput, type TransformedRequest } from '@postern/shared';
+import type { TransformedRequest } from '@postern/shared';
 import { runTransformation, type SandboxPool } from '@postern/sandbox';
 import type { EndpointRecord } from '@postern/store';
 import type { Logger } from 'pino';
@@ -38,7 +38,7 @@ export async function transformStage(deps: TransformDeps, endpoint: EndpointReco
   if (!t || !t.enabled) return NO_TRANSFORM;
   // A sender wired without sandboxes cannot honour the endpoint's code: it sends nothing.
   if (!deps.sandbox) return { kind: 'failed', version: t.version, error: 'transformation_failed:error' };
-  const verdict = await runTransformation(deps.sandbox, { key: `${endpoint.id}:${t.version}`, code: t.code, input: transformationInput(envelope, endpoint.url), nowMs });
+  const verdict = await runTransformation(deps.sandbox, { key: `${endpoint.id}:${t.version}`, code: t.code, envelope, url: endpoint.url, nowMs });
   deps.metrics?.transformed?.(verdict.durationMs);
   if (!verdict.ok) {
     // The reason is the customer's to read in the delivery log; the message (never the payload) goes to the log.

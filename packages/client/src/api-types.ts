@@ -1255,3 +1255,52 @@ export interface DeliveryExportQuery {
   since?: string;
   until?: string;
 }
+
+/** A transformation template: its code and a sample event to try it on. */
+export interface TransformationTemplate {
+  id: string;
+  name: string;
+  description: string;
+  /** the target's documented format ('' for generic templates) */
+  reference: string;
+  code: string;
+  sample: {
+    eventType: string;
+    payload: unknown;
+  };
+}
+
+/** `POST /v1/transformations/test` body: code and a sample event, or code and a stored event id. */
+export type TransformationTestBody = {
+  code: string;
+  eventType: string;
+  payload: unknown;
+  url?: string;
+} | {
+  code: string;
+  eventId: string;
+  url?: string;
+};
+
+/** What a transformation would send (nothing is sent), or why it failed, with its logs and time. */
+export interface TransformationTestResult {
+  result: {
+    cancel: false;
+    method: string;
+    url: string;
+    /** content-type and the transformation's headers (Postern adds its webhook-* headers) */
+    headers: Record<string, string>;
+    body: string;
+  } | {
+    cancel: true;
+  } | null;
+  error: {
+    /** `transformation_failed:<reason>` */
+    code: string;
+    message: string;
+    line: number | null;
+  } | null;
+  /** console.log lines, at most 50 of 500 characters */
+  logs: string[];
+  durationMs: number;
+}

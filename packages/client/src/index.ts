@@ -3,7 +3,7 @@ export { PosternApiError, PosternConnectionError } from './errors.js';
 export { PagedList, type Page } from './paging.js';
 export { RawJson, rawJson } from './raw-json.js';
 export { retryAfterMs, retryDelayMs, type CallOptions, type RequestOptions } from './transport.js';
-export { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, EventTypes, Portal, type ExportedDelivery } from './resources.js';
+export { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, EventTypes, Portal, Transformations, type ExportedDelivery } from './resources.js';
 export type {
   AcceptedEvent,
   ApiErrorBody,
@@ -62,6 +62,9 @@ export type {
   Stats,
   StatsQuery,
   TimelineEntry,
+  TransformationTemplate,
+  TransformationTestBody,
+  TransformationTestResult,
   UpdatedEndpoint,
   UpdateEndpointBody,
 } from './api-types.js';

@@ -1,5 +1,5 @@
 import type * as T from './api-types.js';
-import { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, EventTypes, Portal, type Call, type LinesCall } from './resources.js';
+import { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, EventTypes, Portal, Transformations, type Call, type LinesCall } from './resources.js';
 import { request, requestLines, type RequestOptions, type TransportSettings } from './transport.js';
 
 /** Options of {@link Postern}. Give one credential: `apiKey`, `platformKey` with `orgId`, or `adminToken`. */
@@ -91,6 +91,8 @@ export class Postern {
   readonly eventTypes: EventTypes;
   /** What the customer portal shows. */
   readonly portal: Portal;
+  /** Transformations: templates, test (a run on a sample; nothing is sent). */
+  readonly transformations: Transformations;
 
   private readonly settings: TransportSettings;
   private readonly options: PosternOptions;
@@ -113,6 +115,7 @@ export class Postern {
     this.auditLog = new AuditLog(call);
     this.eventTypes = new EventTypes(call);
     this.portal = new Portal(call);
+    this.transformations = new Transformations(call);
   }
 
   private readonly call: Call;

@@ -351,3 +351,24 @@ export class Portal {
     return this.call({ method: 'GET', path: '/v1/portal', ...options });
   }
 }
+
+/** Transformations (docs/transformations.md): the templates, and a test run of code on a sample. */
+export class Transformations {
+  constructor(private readonly call: Call) {}
+
+  /** The templates (Slack, Discord, Teams, Google Chat, form-encoded, pick fields, drop events), each with a sample event. Needs `webhooks:read`. */
+  async templates(options: RequestOptions = {}): Promise<T.TransformationTemplate[]> {
+    return (await this.call<{ data: T.TransformationTemplate[] }>({ method: 'GET', path: '/v1/transformations/templates', ...options })).data;
+  }
+
+  /**
+   * Runs `code` on a sample event (`{code, eventType, payload}`) or a stored event of the org
+   * (`{code, eventId}`): the request it would send, or `error` when the handler failed; nothing is
+   * sent. Needs `webhooks:write`. Throws `PosternApiError` 400 for code refused before it runs
+   * (`transformation_syntax_error` with `line`, `transformation_handler_missing`,
+   * `transformation_too_large`), 404 for an unknown `eventId`.
+   */
+  test(body: T.TransformationTestBody, options: RequestOptions = {}): Promise<T.TransformationTestResult> {
+    return this.call({ method: 'POST', path: '/v1/transformations/test', body, ...options });
+  }
+}

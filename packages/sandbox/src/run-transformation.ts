@@ -1,4 +1,4 @@
-import { planTransformedRequest, type TransformationFailure, type TransformationInput, type TransformedRequest } from '@postern/shared';
+import { planTransformedRequest, type TransformationFailure, type TransformedRequest } from '@postern/shared';
 import type { SandboxPool } from './sandbox-pool.js';
 
 /**
@@ -11,15 +11,18 @@ export type TransformationVerdict =
   | { ok: false; reason: Exclude<TransformationFailure, 'unsafe_url'>; code: string; message: string; line: number | null; logs: string[]; durationMs: number };
 
 /**
- * Runs `code`'s handler on `input` in the pool and checks its answer (`planTransformedRequest`).
+ * Runs `code`'s handler in the pool on the input `transformationInput(envelope, url)` (built inside
+ * the sandbox from the envelope's text) and checks its answer (`planTransformedRequest`).
  *
  * @param key - the compiled code to reuse (`<endpoint id>:<version>`); null compiles it for this call only.
+ * @param envelope - the envelope the attempt would send, JSON text.
+ * @param url - the endpoint's URL (the handler's `url` unless it changes it).
  * @param nowMs - what the sandbox's clock says (the attempt's start), epoch ms.
  */
-export async function runTransformation(pool: SandboxPool, call: { key: string | null; code: string; input: TransformationInput; nowMs: number }): Promise<TransformationVerdict> {
-  const run = await pool.run({ key: call.key, code: call.code, input: JSON.stringify(call.input), nowMs: call.nowMs });
+export async function runTransformation(pool: SandboxPool, call: { key: string | null; code: string; envelope: string; url: string; nowMs: number }): Promise<TransformationVerdict> {
+  const run = await pool.run(call);
   if (!run.ok) return run;
-  const plan = planTransformedRequest(run.output, call.input);
+  const plan = planTransformedRequest(JSON.parse(run.outputJson), call);
   if (!plan.ok) return { ok: false, reason: 'bad_result', code: 'bad_result', message: plan.message, line: null, logs: run.logs, durationMs: run.durationMs };
   return { ok: true, request: plan.request, logs: run.logs, durationMs: run.durationMs };
 }

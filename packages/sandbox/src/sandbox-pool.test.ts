@@ -3,7 +3,7 @@ import { createSandboxPool, type SandboxPool } from './sandbox-pool.js';
 import { runTransformation } from './run-transformation.js';
 
 const envelope = JSON.stringify({ id: 'evt_1', type: 'invoice.paid', timestamp: '2026-12-01T00:00:00.000Z', data: { amount: 4200, customer: { name: 'Ada' } } });
-const input = transformationInput(envelope, 'https://receiver.example/hook');
+const URL_ = 'https://receiver.example/hook';
 const NOW = Date.UTC(2026, 11, 1, 12, 0, 0);
 
 let pool: SandboxPool;
@@ -12,7 +12,7 @@ beforeAll(() => {
 });
 afterAll(() => pool.close());
 
-const run = (code: string, key: string | null = null) => runTransformation(pool, { key, code, input, nowMs: NOW });
+const run = (code: string, key: string | null = null) => runTransformation(pool, { key, code, envelope, url: URL_, nowMs: NOW });
 
 test('a handler reshapes the payload; the answer is the request to send', async () => {
   const v = await run('function handler(w) { w.payload = { total: w.payload.amount, who: w.payload.customer.name }; w.headers["x-kind"] = w.eventType; return w; }');
@@ -86,16 +86,66 @@ describe('escape attempts end in a failure, and the pool keeps working', () => {
   });
 });
 
-test('compiled code is kept per key and used again; memory is reported', async () => {
-  const code = 'let calls = 0; function handler(w) { calls++; w.payload = calls; return w; }';
-  const first = await run(code, 'ep_c:1');
-  const again = await run(code, 'ep_c:1');
-  const bodies = [first, again].map((v) => (v.ok && v.request.kind === 'send' ? v.request.body : null));
-  // Two threads: each keeps its own copy, so the second call is 2 on the same thread or 1 on the other.
-  expect(bodies[0]).toBe('1');
-  expect(['1', '2']).toContain(bodies[1]);
+test('the handler receives what transformationInput builds from the envelope', async () => {
+  const v = await run('function handler(w) { w.payload = { ...w }; return w; }');
+  if (!v.ok || v.request.kind !== 'send') throw new Error('expected a request');
+  expect(JSON.parse(v.request.body)).toEqual(transformationInput(envelope, URL_));
+});
+
+describe('no state carries from one delivery to the next, though the compiled code is kept per key', () => {
+  // One thread, so every call of a key runs in the same kept runtime.
+  let one: SandboxPool;
+  beforeAll(() => {
+    one = createSandboxPool({ threads: 1, timeoutMs: 1500 });
+  });
+  afterAll(() => one.close());
+  const twice = async (code: string, key: string) => {
+    const bodies: unknown[] = [];
+    for (let i = 0; i < 2; i++) {
+      const v = await runTransformation(one, { key, code, envelope, url: URL_, nowMs: NOW });
+      if (!v.ok) throw new Error(`${v.code}: ${v.message}`);
+      bodies.push(v.request.kind === 'send' ? JSON.parse(v.request.body) : null);
+    }
+    return bodies;
+  };
+
+  test.each([
+    ['a top-level let', 'let calls = 0; function handler(w) { calls++; w.payload = calls; return w; }'],
+    ['a top-level const object', 'const seen = []; function handler(w) { seen.push(w.eventId); w.payload = seen.length; return w; }'],
+    ['a var and a sloppy global', 'var n = 0; function handler(w) { n++; try { leaked = (typeof leaked === "number" ? leaked : 0) + 1; } catch { leaked = 0; } w.payload = n + (typeof leaked === "number" ? leaked : 0); return w; }'],
+    ['a property on globalThis', '"use strict"; function handler(w) { let c = 1; try { globalThis.count = (globalThis.count ?? 0) + 1; c = globalThis.count; } catch {} w.payload = c; return w; }'],
+    ['a property on a built-in', 'function handler(w) { try { JSON.count = (JSON.count ?? 0) + 1; } catch {} w.payload = JSON.count ?? 1; return w; }'],
+    ['a property on Object.prototype', 'function handler(w) { try { Object.prototype.count = (({}).count ?? 0) + 1; } catch {} w.payload = ({}).count ?? 1; return w; }'],
+    ['a generator prototype (reached only through syntax)', 'function handler(w) { const p = Object.getPrototypeOf(function* () {}); try { p.count = (p.count ?? 0) + 1; } catch {} w.payload = p.count ?? 1; return w; }'],
+    ['a changed input object', 'function handler(w) { w.headers.count = String(Number(w.headers.count ?? 0) + 1); w.payload = Number(w.headers.count); return w; }'],
+  ])('%s: each call sees the first call’s state', async (_name, code) => {
+    expect(await twice(code, `ep_state:${_name}`)).toEqual([1, 1]);
+  });
+
+  test('the compiled runtime is reused (kept per key) and memory is reported', async () => {
+    await twice('function handler(w) { return w; }', 'ep_c:1');
+    const memory = await one.memory();
+    expect(memory.threads).toBe(1);
+    expect(memory.cached).toBeGreaterThanOrEqual(1);
+    expect(memory.wasmBytes).toBeGreaterThan(0);
+  });
+
+  test('frozen built-ins still let a handler override inherited names on its own objects', async () => {
+    const code = '"use strict"; function handler(w) { const o = {}; o.toString = () => "mine"; o.constructor = 1; const e = new Error("x"); e.name = "Mine"; const a = []; a.push = 2; w.payload = [String(o), o.constructor, e.name, a.push, Object.keys(o)]; return w; }';
+    expect(await twice(code, 'ep_override:1')).toEqual([
+      ['mine', 1, 'Mine', 2, ['toString', 'constructor']],
+      ['mine', 1, 'Mine', 2, ['toString', 'constructor']],
+    ]);
+  });
+
+  test('code that tries to close the wrapper early is a syntax error', async () => {
+    expect(await one.compile('}); let calls = 0; (function () { function handler(w) { calls++; return w; }')).toMatchObject({ ok: false, code: 'syntax_error' });
+  });
+});
+
+test('two threads each keep their copy of a compiled transformation', async () => {
+  for (let i = 0; i < 4; i++) expect(await run('function handler(w) { w.payload = 1; return w; }', 'ep_d:1')).toMatchObject({ ok: true });
   const memory = await pool.memory();
   expect(memory.threads).toBe(2);
   expect(memory.cached).toBeGreaterThanOrEqual(1);
-  expect(memory.wasmBytes).toBeGreaterThan(0);
 });

@@ -1,9 +1,9 @@
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_TRANSFORM_TIMEOUT_MS, TRANSFORM_MEMORY_LIMIT_BYTES, type TransformationFailure } from '@postern/shared';
 
-/** What one handler call gave: its answer (parsed JSON), its `console.log` lines and how long it ran, ms. */
+/** What one handler call gave: its answer (as JSON text), its `console.log` lines and how long it ran in its thread, ms. */
 export type SandboxRun =
-  | { ok: true; output: unknown; logs: string[]; durationMs: number }
+  | { ok: true; outputJson: string; logs: string[]; durationMs: number }
   | {
       ok: false;
       /** The `transformation_failed:<reason>` it ends an attempt with (never `unsafe_url`: that is the sender's check). */
@@ -45,12 +45,18 @@ export interface SandboxPoolOptions {
   killGraceMs?: number;
 }
 
-/** A call as the pool takes it: `key` names the compiled code to reuse (null = compile, run once, drop). */
+/**
+ * A call as the pool takes it: `key` names the compiled code to reuse (null = compile, run once,
+ * drop). The handler's argument is built inside the sandbox from `envelope` and `url`, as
+ * `transformationInput` (@postern/shared) does: only these two strings cross to the thread.
+ */
 export interface SandboxCall {
   key: string | null;
   code: string;
-  /** The handler's argument as JSON text. */
-  input: string;
+  /** The envelope the attempt would send (`{"id","type","timestamp","data"}` JSON text). */
+  envelope: string;
+  /** The endpoint's URL: the handler's `url` to start with. */
+  url: string;
   /** What `Date.now()` and `new Date()` say inside the sandbox, epoch ms. */
   nowMs: number;
 }
@@ -184,7 +190,7 @@ export function createSandboxPool(options: SandboxPoolOptions = {}): SandboxPool
 
   return {
     async run(c) {
-      const answer = await call({ op: 'run', key: c.key, code: c.code, input: c.input, nowMs: c.nowMs, timeoutMs }, timeoutMs);
+      const answer = await call({ op: 'run', key: c.key, code: c.code, envelope: c.envelope, url: c.url, nowMs: c.nowMs, timeoutMs }, timeoutMs);
       return toRun(answer);
     },
     async compile(code) {
@@ -210,7 +216,7 @@ export function createSandboxPool(options: SandboxPoolOptions = {}): SandboxPool
 
 function toRun(a: Answer): SandboxRun {
   const logs = Array.isArray(a.logs) ? (a.logs as string[]) : [];
-  if (a.ok === true) return { ok: true, output: a.output, logs, durationMs: a.durationMs };
+  if (a.ok === true) return { ok: true, outputJson: String(a.output), logs, durationMs: a.durationMs };
   const reason = a.reason === 'timeout' || a.reason === 'memory' || a.reason === 'bad_result' ? a.reason : 'error';
   return { ok: false, reason, code: String(a.code ?? reason), message: String(a.message ?? ''), line: typeof a.line === 'number' ? a.line : null, logs, durationMs: a.durationMs };
 }

@@ -14,9 +14,19 @@ const { memoryLimitBytes, maxStackBytes, maxCached, maxLogLines, maxLogLineChars
 const FILE = 'transformation.js';
 
 // Installed before the endpoint's code: a fixed clock (the attempt's time), console.log into a
-// capped list, and the one entry point the host calls. Nothing of the host is reachable.
+// capped list, and the entry point the host calls. Nothing of the host is reachable.
 // Binary buffers are removed: QuickJS does not count their bytes against the memory cap, and a
 // webhook body is text.
+//
+// No state carries from one call to the next, though the runtime is kept per endpoint version:
+// - the endpoint's code is compiled once as the body of a function (`factory` below) that runs
+//   afresh for each call, so its top-level `let`, `const`, `var` and functions are new each time;
+// - then every object reachable from the global object (and the intrinsics only reachable through
+//   syntax: generator, async and iterator prototypes) is frozen, so nothing can be stored on a
+//   global, a built-in or a prototype. Data properties of the main prototypes (`toString`,
+//   `constructor`, …) become accessors whose setter defines the property on the object assigned to,
+//   so `obj.toString = f` still works on a frozen Object.prototype (as SES's property overrides).
+// The handler's argument is parsed afresh from the envelope's JSON each call.
 const PRELUDE = `(() => {
   for (const name of ['ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Atomics', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'BigInt64Array', 'BigUint64Array', 'Float32Array', 'Float64Array']) delete globalThis[name];
   const RealDate = Date;
@@ -31,22 +41,79 @@ const PRELUDE = `(() => {
   FixedDate.prototype = RealDate.prototype;
   globalThis.Date = FixedDate;
   const logs = [];
-  const show = (v) => { if (typeof v === 'string') return v; try { return JSON.stringify(v); } catch { return String(v); } };
+  const { parse, stringify } = JSON;
+  const show = (v) => { if (typeof v === 'string') return v; try { return stringify(v); } catch { return String(v); } };
   const log = (...args) => { if (logs.length < ${maxLogLines}) logs.push(args.map(show).join(' ').slice(0, ${maxLogLineChars})); };
   globalThis.console = { log, info: log, warn: log, error: log, debug: log };
-  const run = (nowMs, inputJson) => {
-    now = nowMs;
-    logs.length = 0;
-    if (typeof handler !== 'function') return JSON.stringify({ missing: true, logs });
-    const out = handler(JSON.parse(inputJson));
-    if (out !== null && typeof out === 'object' && typeof out.then === 'function') return JSON.stringify({ bad: 'handler must return the webhook, not a Promise (it runs synchronously)', logs });
-    let json;
-    try { json = JSON.stringify(out === undefined ? null : out); } catch (e) { return JSON.stringify({ bad: 'the result cannot be turned into JSON: ' + e.message, logs }); }
-    if (json.length > ${maxOutputChars}) return JSON.stringify({ bad: 'the result is larger than ${maxOutputChars} characters', logs });
-    return '{"logs":' + JSON.stringify(logs) + ',"out":' + json + '}';
+  // The handler's argument, as @postern/shared's transformationInput builds it from the envelope.
+  const inputOf = (envelope, url) => {
+    const e = parse(envelope);
+    return { eventType: String(e.type ?? ''), eventId: String(e.id ?? ''), timestamp: String(e.timestamp ?? ''), payload: e.data ?? null, method: 'POST', url, headers: {} };
   };
-  Object.defineProperty(globalThis, '__postern_run', { value: run, writable: false, configurable: false, enumerable: false });
+  // The answer as text: 'o' + JSON (no logs), 'l' + logs JSON + newline + JSON, 'b' + {bad, logs}, 'm' + logs.
+  // JSON text never holds a raw newline, so the first one ends the logs.
+  // One string crosses per call, \`<nowMs>,<url length>,<url><envelope>\`: each string handed to
+  // QuickJS is a copy into its heap and a handle to free.
+  const run = (factory, call) => {
+    const first = call.indexOf(',');
+    const second = call.indexOf(',', first + 1);
+    now = Number(call.slice(0, first));
+    const urlEnd = second + 1 + Number(call.slice(first + 1, second));
+    const url = call.slice(second + 1, urlEnd);
+    const envelope = call.slice(urlEnd);
+    logs.length = 0;
+    const handler = factory();
+    if (typeof handler !== 'function') return 'm' + stringify(logs);
+    const out = handler(inputOf(envelope, url));
+    if (out !== null && typeof out === 'object' && typeof out.then === 'function') return 'b' + stringify({ bad: 'handler must return the webhook, not a Promise (it runs synchronously)', logs });
+    let json;
+    try { json = stringify(out === undefined ? null : out); } catch (e) { return 'b' + stringify({ bad: 'the result cannot be turned into JSON: ' + e.message, logs }); }
+    if (json === undefined) json = 'null';
+    if (json.length > ${maxOutputChars}) return 'b' + stringify({ bad: 'the result is larger than ${maxOutputChars} characters', logs });
+    return logs.length === 0 ? 'o' + json : 'l' + stringify(logs) + '\\n' + json;
+  };
+  const bind = (factory) => (call) => run(factory, call);
+  Object.defineProperty(globalThis, '__postern_bind', { value: bind, writable: false, configurable: false, enumerable: false });
+
+  const { freeze, getPrototypeOf, getOwnPropertyDescriptor, defineProperty } = Object;
+  const ownKeys = Reflect.ownKeys;
+  const overridable = (proto) => {
+    for (const key of ownKeys(proto)) {
+      const d = getOwnPropertyDescriptor(proto, key);
+      if (!d || !('value' in d) || !d.configurable) continue;
+      const value = d.value;
+      defineProperty(proto, key, {
+        get() { return value; },
+        set(v) {
+          if (this === proto) throw new TypeError('the built-ins are frozen');
+          defineProperty(this, key, { value: v, writable: true, enumerable: true, configurable: true });
+        },
+        enumerable: d.enumerable,
+        configurable: false,
+      });
+    }
+  };
+  for (const proto of [Object.prototype, Array.prototype, Function.prototype, Error.prototype]) overridable(proto);
+  const roots = [globalThis, function* () {}, async function () {}, async function* () {}, (function* () {})(), [].values(), new Map().entries(), new Set().values(), ''[Symbol.iterator](), /a/[Symbol.matchAll]('a'), (function () { 'use strict'; return getOwnPropertyDescriptor(arguments, 'callee').get; })()];
+  const seen = new Set();
+  while (roots.length > 0) {
+    const o = roots.pop();
+    if (o === null || (typeof o !== 'object' && typeof o !== 'function') || seen.has(o)) continue;
+    seen.add(o);
+    freeze(o);
+    roots.push(getPrototypeOf(o));
+    for (const key of ownKeys(o)) {
+      const d = getOwnPropertyDescriptor(o, key);
+      if (!d) continue;
+      if ('value' in d) roots.push(d.value);
+      else roots.push(d.get, d.set);
+    }
+  }
 })();`;
+// The endpoint's code as the body of a function run once per call (see PRELUDE). Same first line,
+// so line numbers are the code's own; the code is also compiled on its own first, so it cannot
+// close this function early (a valid script's braces balance).
+const wrap = (code) => `(function () {${code}\n;return typeof handler === 'function' ? handler : undefined;\n})`;
 
 const quickjs = await newQuickJSWASMModuleFromVariant(variant);
 /** key → compiled transformation; Map order is use order (least recently used first). */
@@ -71,7 +138,7 @@ function failureOf(error, logs = []) {
 
 function dispose(entry) {
   try {
-    entry.run.dispose();
+    entry.call.dispose();
     entry.context.dispose();
     entry.runtime.dispose();
   } catch {
@@ -79,35 +146,56 @@ function dispose(entry) {
   }
 }
 
-/** Compiles `code` in a fresh runtime: `{entry}` or `{failure}` (a syntax error names its line). */
+const HANDLER_MISSING = { ok: false, reason: 'error', code: 'handler_missing', message: 'the code must define function handler(webhook)', line: null, logs: [] };
+
+/**
+ * Compiles `code` in a fresh runtime: `{entry}` (its `call("<nowMs>,<url length>,<url><envelope>")` runs the handler
+ * once) or `{failure}` (a syntax error names its line). The code's top level runs once here, to
+ * check that it defines `handler`.
+ */
 function compile(code) {
   const runtime = quickjs.newRuntime();
   runtime.setMemoryLimit(memoryLimitBytes);
   runtime.setMaxStackSize(maxStackBytes);
   runtime.setInterruptHandler(() => Date.now() > deadline);
   const context = runtime.newContext();
+  const drop = () => {
+    context.dispose();
+    runtime.dispose();
+  };
   const fail = (handle) => {
     const failure = failureOf(context.dump(handle));
     handle.dispose();
-    context.dispose();
-    runtime.dispose();
+    drop();
     return { failure };
   };
   const prelude = context.evalCode(PRELUDE, 'prelude.js');
   if (prelude.error) return fail(prelude.error);
   prelude.value.dispose();
-  const evaluated = context.evalCode(code, FILE);
-  if (evaluated.error) return fail(evaluated.error);
-  evaluated.value.dispose();
-  const handlerType = context.getProp(context.global, 'handler');
-  const isFunction = context.typeof(handlerType) === 'function';
-  handlerType.dispose();
-  if (!isFunction) {
-    context.dispose();
-    runtime.dispose();
-    return { failure: { ok: false, reason: 'error', code: 'handler_missing', message: 'the code must define function handler(webhook)', line: null, logs: [] } };
+  // On its own first: syntax errors name the code's own lines, and the wrapper cannot be closed early.
+  const alone = context.evalCode(code, FILE, { compileOnly: true });
+  if (alone.error) return fail(alone.error);
+  alone.value.dispose();
+  const factory = context.evalCode(wrap(code), FILE);
+  if (factory.error) return fail(factory.error);
+  const handler = context.callFunction(factory.value, context.undefined);
+  if (handler.error) {
+    factory.value.dispose();
+    return fail(handler.error);
   }
-  return { entry: { runtime, context, run: context.getProp(context.global, '__postern_run') } };
+  const isFunction = context.typeof(handler.value) === 'function';
+  handler.value.dispose();
+  if (!isFunction) {
+    factory.value.dispose();
+    drop();
+    return { failure: HANDLER_MISSING };
+  }
+  const bind = context.getProp(context.global, '__postern_bind');
+  const call = context.callFunction(bind, context.undefined, factory.value);
+  bind.dispose();
+  factory.value.dispose();
+  if (call.error) return fail(call.error);
+  return { entry: { runtime, context, call: call.value } };
 }
 
 function entryFor(key, code) {
@@ -140,19 +228,21 @@ function forget(key, entry) {
   dispose(entry);
 }
 
-/** Runs one call: `{ok: true, output, logs}` (output: the handler's answer as JSON text) or a failure. */
-function run({ key, code, input, nowMs, timeoutMs }) {
+/**
+ * Runs one call on the envelope (the JSON text an attempt would send) and the endpoint's URL:
+ * `{ok: true, output, logs}` (output: the handler's answer as JSON text, parsed by the caller) or
+ * a failure.
+ */
+function run({ key, code, envelope, url, nowMs, timeoutMs }) {
   deadline = Date.now() + timeoutMs;
   const compiled = entryFor(key, code);
   if (compiled.failure) return compiled.failure;
   const { entry } = compiled;
   const { context } = entry;
   deadline = Date.now() + timeoutMs;
-  const nowHandle = context.newNumber(nowMs);
-  const inputHandle = context.newString(input);
-  const result = context.callFunction(entry.run, context.undefined, nowHandle, inputHandle);
-  nowHandle.dispose();
-  inputHandle.dispose();
+  const callHandle = context.newString(`${nowMs},${url.length},${url}${envelope}`);
+  const result = context.callFunction(entry.call, context.undefined, callHandle);
+  callHandle.dispose();
   if (result.error) {
     const failure = failureOf(context.dump(result.error));
     result.error.dispose();
@@ -163,10 +253,20 @@ function run({ key, code, input, nowMs, timeoutMs }) {
   const text = context.getString(result.value);
   result.value.dispose();
   if (key === null) forget(null, entry);
-  const answer = JSON.parse(text);
-  if (answer.missing) return { ok: false, reason: 'error', code: 'handler_missing', message: 'the code must define function handler(webhook)', line: null, logs: answer.logs };
-  if (answer.bad) return { ok: false, reason: 'bad_result', code: 'bad_result', message: answer.bad, line: null, logs: answer.logs };
-  return { ok: true, output: answer.out, logs: answer.logs };
+  switch (text[0]) {
+    case 'o':
+      return { ok: true, output: text.slice(1), logs: null };
+    case 'l': {
+      const newline = text.indexOf('\n');
+      return { ok: true, output: text.slice(newline + 1), logs: JSON.parse(text.slice(1, newline)) };
+    }
+    case 'm':
+      return { ...HANDLER_MISSING, logs: JSON.parse(text.slice(1)) };
+    default: {
+      const answer = JSON.parse(text.slice(1));
+      return { ok: false, reason: 'bad_result', code: 'bad_result', message: answer.bad, line: null, logs: answer.logs };
+    }
+  }
 }
 
 /** What this thread's sandboxes hold: cached transformations and the WebAssembly memory, bytes. */
@@ -198,5 +298,5 @@ parentPort.on('message', (message) => {
 });
 // A cold WebAssembly module runs its first calls far slower than later ones: warm it up before
 // taking calls, so an endpoint's first delivery is not the one that pays (and times out).
-for (let i = 0; i < 20; i++) run({ key: null, code: 'function handler(w) { w.payload = { n: w.payload.n + 1, s: JSON.stringify(w) }; return w; }', input: '{"payload":{"n":1},"headers":{}}', nowMs: 0, timeoutMs: 10_000 });
+for (let i = 0; i < 20; i++) run({ key: null, code: 'function handler(w) { w.payload = { n: w.payload.n + 1, s: JSON.stringify(w) }; return w; }', envelope: '{"id":"evt_0","type":"t","timestamp":"","data":{"n":1}}', url: 'https://warm.example/', nowMs: 0, timeoutMs: 10_000 });
 parentPort.postMessage({ ready: true });

@@ -1,4 +1,4 @@
-import { TRANSFORMATION_TEMPLATES, transformationInput, type TransformedRequest } from '@postern/shared';
+import { TRANSFORMATION_TEMPLATES, type TransformedRequest } from '@postern/shared';
 import { createSandboxPool, type SandboxPool } from './sandbox-pool.js';
 import { runTransformation } from './run-transformation.js';
 
@@ -13,7 +13,7 @@ async function onSample(id: string, sample?: { eventType: string; payload: unkno
   const template = TRANSFORMATION_TEMPLATES.find((t) => t.id === id)!;
   const s = sample ?? template.sample;
   const envelope = JSON.stringify({ id: 'evt_9', type: s.eventType, timestamp: '2026-12-01T10:00:00.000Z', data: s.payload });
-  const verdict = await runTransformation(pool, { key: null, code: template.code, input: transformationInput(envelope, 'https://hooks.example/in'), nowMs: 0 });
+  const verdict = await runTransformation(pool, { key: null, code: template.code, envelope, url: 'https://hooks.example/in', nowMs: 0 });
   if (!verdict.ok) throw new Error(`${id}: ${verdict.message}`);
   return verdict.request;
 }

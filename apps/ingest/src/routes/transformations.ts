@@ -1,4 +1,4 @@
-import { TRANSFORMATION_TEMPLATES, eventTypeSchema, transformationInput } from '@postern/shared';
+import { TRANSFORMATION_TEMPLATES, eventTypeSchema } from '@postern/shared';
 import { runTransformation, type SandboxPool } from '@postern/sandbox';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -54,7 +54,7 @@ export function transformationRoutes(deps: AppDeps & { sandbox: SandboxPool }): 
     } else {
       envelope = JSON.stringify({ id: 'evt_test', type: body.eventType, timestamp: new Date(now).toISOString(), data: body.payload ?? null });
     }
-    const verdict = await runTransformation(deps.sandbox, { key: null, code: body.code, input: transformationInput(envelope, body.url ?? SAMPLE_URL), nowMs: now });
+    const verdict = await runTransformation(deps.sandbox, { key: null, code: body.code, envelope, url: body.url ?? SAMPLE_URL, nowMs: now });
     const durationMs = Math.round(verdict.durationMs * 1000) / 1000;
     if (!verdict.ok) {
       res.json({ result: null, error: { code: `transformation_failed:${verdict.reason}`, message: verdict.message, line: verdict.line }, logs: verdict.logs, durationMs } satisfies Json<typeof transformationTestResponse>);
