@@ -55,16 +55,37 @@ export function markWrites(redis: RedisClient, key: string): WriteMark {
  * are (none, when `mark` shows the connection closed since the writes began): how many replicas have them (`WAIT replicas timeoutMs`) or, with `fsync`, whether its AOF
  * has them on disk (`WAITAOF 1 0 timeoutMs`, Redis ≥ 7.2). Rejects on Redis trouble.
  */
-export async function confirmWrites(redis: RedisClient, key: string, opts: { replicas: number; timeoutMs: number; fsync: boolean }, mark?: WriteMark): Promise<DurabilityConfirmation> {
+export async function confirmWrites(redis: RedisClient, key: string, opts: { replicas: number; timeoutMs: number; fsync: boolean }, mark?: WriteMark, nowMs: () => number = Date.now): Promise<DurabilityConfirmation> {
   const node = connectionOfKey(redis, key);
   const intact = () => mark === undefined || (mark.node === node && closesOf(node).count === mark.closes);
-  if (opts.fsync) {
-    const [local] = (await node.call('WAITAOF', '1', '0', String(opts.timeoutMs))) as [number, number];
-    return { replicas: 0, localFsynced: local >= 1 && intact() };
+  // A WAIT holds up every command behind it on its connection. A primary that just fell short
+  // (no replica after a failover) is not waited on again for SHORT_PRIMARY_MS, but for one probe
+  // at a time: its other answers are 503 at once instead of one per wait.
+  const short = shortness.get(node);
+  if (short && nowMs() < short.untilMs && short.probing) return { replicas: 0, localFsynced: false };
+  const state = short ?? { untilMs: 0, probing: false };
+  shortness.set(node, state);
+  state.probing = true;
+  try {
+    let result: DurabilityConfirmation;
+    if (opts.fsync) {
+      const [local] = (await node.call('WAITAOF', '1', '0', String(opts.timeoutMs))) as [number, number];
+      result = { replicas: 0, localFsynced: local >= 1 && intact() };
+    } else {
+      const replicas = (await node.call('WAIT', String(opts.replicas), String(opts.timeoutMs))) as number;
+      result = { replicas: intact() ? replicas : 0, localFsynced: false };
+    }
+    const fellShort = opts.fsync ? !result.localFsynced : result.replicas < opts.replicas;
+    state.untilMs = fellShort ? nowMs() + SHORT_PRIMARY_MS : 0;
+    return result;
+  } finally {
+    state.probing = false;
   }
-  const replicas = (await node.call('WAIT', String(opts.replicas), String(opts.timeoutMs))) as number;
-  return { replicas: intact() ? replicas : 0, localFsynced: false };
 }
+
+/** After a primary fell short of the durability asked, how long its answers are 503 without waiting, but for one probe at a time, ms. */
+export const SHORT_PRIMARY_MS = 1000;
+const shortness = new WeakMap<Redis, { untilMs: number; probing: boolean }>();
 
 /**
  * A write whose only purpose is to be waited on: an idempotent replay wrote nothing itself, and
