@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { IdFactory } from '@postern/shared';
 import type { Tracer } from '@postern/telemetry';
+import type { LiveHub } from './live-hub.js';
+import type { LiveStreamSettings } from './routes/delivery-stream.js';
 import type { DataLossMonitor, DeliveryQueues, RedisClient, Store } from '@postern/store';
 
 /** Everything `createApp` needs; `main.ts` (or a test) builds it. */
@@ -31,6 +33,12 @@ export interface AppDeps {
   tracer?: Tracer;
   /** Notices Redis losing its data (`/readyz` check `redis_data`, metric `postern_redis_data_lost`); none in most tests. */
   dataLossMonitor?: DataLossMonitor;
+  /**
+   * Fans each org's live feed out to the live streams (`GET /v1/deliveries/stream`); the caller
+   * closes it before the server (it ends every stream). Absent: one of the app's own, whose
+   * blocking reads use duplicates of `redis`.
+   */
+  liveHub?: LiveHub;
   config: {
     adminToken: string;
     /** Largest request body accepted, bytes (`MAX_BODY_BYTES`). */
@@ -59,5 +67,7 @@ export interface AppDeps {
      * the portal page's `Content-Security-Policy: frame-ancestors`; empty or absent: no framing.
      */
     portalFrameAncestors?: readonly string[];
+    /** The live stream's heartbeat, credential re-check and per-key limit (`LIVE_STREAM_*`); defaults in `LIVE_STREAM_DEFAULTS`. */
+    liveStream?: LiveStreamSettings;
   };
 }

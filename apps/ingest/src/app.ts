@@ -16,6 +16,9 @@ import { DEFAULT_LOOKUP_CACHE_MAX_ENTRIES, DEFAULT_LOOKUP_CACHE_TTL_MS, LookupCa
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { auditLogRoutes } from './routes/audit-log.js';
 import { deliveryRoutes } from './routes/deliveries.js';
+import { deliveryStreamRoutes } from './routes/delivery-stream.js';
+import { LiveHub } from './live-hub.js';
+import type { RedisClient } from '@postern/store';
 import { erasureRoutes } from './routes/erasure.js';
 import { exportRoutes } from './routes/export.js';
 import { endpointRoutes } from './routes/endpoints.js';
@@ -81,7 +84,8 @@ export function createApp(given: AppDeps): Express {
     maxEntries: deps.config.lookupCacheMaxEntries ?? DEFAULT_LOOKUP_CACHE_MAX_ENTRIES,
   });
   // An org's API key, or a platform key acting for the org named in `Postern-Org`.
-  app.use('/v1', requireApiCredential(deps, lookups));
+  const credentialCheck = requireApiCredential(deps, lookups);
+  app.use('/v1', credentialCheck);
   app.use('/v1', refuseBracketedQuery);
   app.use(jsonBody(deps.config.maxBodyBytes));
   // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
@@ -89,8 +93,10 @@ export function createApp(given: AppDeps): Express {
   app.use(apiKeyRoutes(deps));
   app.use(endpointRoutes(deps));
   app.use(erasureRoutes(deps));
-  // Before `/v1/deliveries/:id`, which would take `export` for an id.
+  // Before `/v1/deliveries/:id`, which would take `export` or `stream` for an id.
   app.use(exportRoutes(deps));
+  const liveHub = deps.liveHub ?? new LiveHub({ feed: deps.store.liveFeed, redis: deps.redis, connect: () => deps.redis.duplicate() as RedisClient, logger: deps.logger });
+  app.use(deliveryStreamRoutes({ ...deps, liveHub }, credentialCheck));
   app.use(deliveryRoutes(deps));
   app.use(redeliveryRoutes(deps));
   app.use(sendNowRoutes(deps));

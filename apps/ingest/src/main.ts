@@ -7,6 +7,7 @@ import { startTracing, type Tracing } from '@postern/telemetry';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
+import { LiveHub } from './live-hub.js';
 import { answerClientError } from './client-error.js';
 import { loadIngestConfig, type IngestConfig } from './config.js';
 
@@ -45,7 +46,7 @@ const redis = connectRedis(redisTarget, 'api');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 // Every stored secret is sealed with SECRETS_KEY (README, "Secrets at rest").
 const secretBox = createSecretBox(config.secretKeyring);
-const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox });
+const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox, liveFeed: { maxEntries: config.LIVE_FEED_MAX_ENTRIES } });
 // The keys must open what is stored: a wrong SECRETS_KEY stops start-up with one line naming the key id.
 await checkSecretsKeyAtStart({ redis, keys: store.keys, box: secretBox, appName: 'postern-ingest', logger });
 // Its own connection: every pipeline the store makes would otherwise copy BullMQ's scripts.
@@ -67,8 +68,12 @@ const dataLossMonitor = new DataLossMonitor({
 void dataLossMonitor.check();
 setInterval(() => void dataLossMonitor.check(), DATA_CHECK_INTERVAL_MS).unref();
 
+// Live streams: one blocking connection per org being watched, on its own (it waits out outages).
+const liveHub = new LiveHub({ feed: store.liveFeed, redis, connect: () => connectRedis(redisTarget, 'worker'), logger });
+
 const app = createApp({
   redis,
+  liveHub,
   dataLossMonitor,
   store,
   queues,
@@ -87,6 +92,7 @@ const app = createApp({
     lookupCacheMaxEntries: config.LOOKUP_CACHE_MAX_ENTRIES,
     publicUrl: config.PUBLIC_URL,
     portalFrameAncestors: config.PORTAL_FRAME_ANCESTORS,
+    liveStream: { maxPerKey: config.LIVE_STREAM_MAX_PER_KEY, heartbeatMs: config.LIVE_STREAM_HEARTBEAT_MS },
   },
 });
 
@@ -110,6 +116,8 @@ server.listen(config.PORT, config.HOST, () => {
 
 function shutdown(signal: string): void {
   logger.info({ signal }, 'ingest stopping');
+  // Live streams never end by themselves: end them, so the server can close.
+  void liveHub.close();
   server.close(() => {
     void queues
       .close()

@@ -45,7 +45,7 @@ const redis = connectRedis(redisTarget, 'worker');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 // Every stored secret is sealed with SECRETS_KEY (README, "Secrets at rest").
 const secretBox = createSecretBox(config.secretKeyring);
-const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox });
+const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox, liveFeed: { maxEntries: config.LIVE_FEED_MAX_ENTRIES } });
 // The keys must open what is stored: a wrong SECRETS_KEY stops start-up with one line naming the key id.
 await checkSecretsKeyAtStart({ redis, keys: store.keys, box: secretBox, appName: 'postern-sender', logger });
 const queues = createDeliveryQueues(redis, store.keys);

@@ -163,3 +163,5 @@ export type {
 } from './transformation.js';
 export { TRANSFORMATION_TEMPLATES } from './transformation-templates.js';
 export type { TransformationTemplate } from './transformation-templates.js';
+export { LIVE_STREAM_DEFAULTS, STREAM_ID_PATTERN, compareStreamIds, matchesLiveFilter, mayOpenStream, resumeFrom } from './live-deliveries.js';
+export type { LiveDeliveryChange, LiveDeliveryFilter } from './live-deliveries.js';
