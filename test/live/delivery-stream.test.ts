@@ -128,10 +128,10 @@ describe('live deliveries', () => {
     const get = (query: string, headers: Record<string, string> = {}) => fetch(`${postern.baseUrl}/v1/deliveries/stream${query}`, { headers: { authorization: `Bearer ${apiKey}`, ...headers } });
     const badId = await get('', { 'last-event-id': 'yesterday' });
     expect(badId.status).toBe(400);
-    expect((await badId.json()).error.code).toBe('invalid_request');
+    expect(((await badId.json()) as any).error.code).toBe('invalid_request');
     const badStatus = await get('?status=done');
     expect(badStatus.status).toBe(400);
-    expect((await badStatus.json()).error.message).toMatch(/status/);
+    expect(((await badStatus.json()) as any).error.message).toMatch(/status/);
     const unknown = await get('?endpointId=ep_00000000000000000000000000');
     expect(unknown.status).toBe(404);
     const noKey = await fetch(`${postern.baseUrl}/v1/deliveries/stream`);
