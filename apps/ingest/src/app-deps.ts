@@ -69,5 +69,7 @@ export interface AppDeps {
     portalFrameAncestors?: readonly string[];
     /** The live stream's heartbeat, credential re-check and per-key limit (`LIVE_STREAM_*`); defaults in `LIVE_STREAM_DEFAULTS`. */
     liveStream?: LiveStreamSettings;
+    /** Levels of the request line and the event-accepted line (`logPlanOf`); default `info` and `debug`, as in JSON logs. */
+    logLevels?: { request: 'info' | 'debug'; event: 'info' | 'debug' };
   };
 }

@@ -63,7 +63,7 @@ export function createApp(given: AppDeps): Express {
   // Built on first use, once every route below is registered.
   let matchRoute: ReturnType<typeof routeMatcher> | undefined;
   app.use(metrics.middleware((method, path) => (matchRoute ??= routeMatcher(listRoutes(app)))(method, path)));
-  app.use(requestLogging(deps.logger));
+  app.use(requestLogging(deps.logger, deps.config.logLevels?.request ?? 'info'));
   app.use(operationsRoutes({ redis: deps.redis, registry, dataLossMonitor: deps.dataLossMonitor }));
   // Before the JSON body parser: Bull Board reads its own request bodies.
   mountBullBoard(app, { queues: deps.queues.partitions, adminToken: deps.config.adminToken, readOnly: deps.config.bullBoardReadOnly ?? true });

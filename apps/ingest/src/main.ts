@@ -1,10 +1,11 @@
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { createIdFactory, describeRedisPlan, createSecretBox, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
+import { createIdFactory, describeRedisPlan, createSecretBox, httpServerOptions, loggerOptions, logPlanOf, prettyLogOptions, logProcessOutput } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOfPlan, checkSecretsKeyAtStart } from '@postern/store';
 import { startTracing, type Tracing } from '@postern/telemetry';
 import { pino } from 'pino';
+import pinoPretty from 'pino-pretty';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
 import { LiveHub } from './live-hub.js';
@@ -29,7 +30,9 @@ try {
   process.exit(1);
 }
 
-const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL));
+// JSON in production; lines for people under `npm start` (NODE_ENV=development); LOG_FORMAT overrides.
+const logPlan = logPlanOf(config);
+const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL), logPlan.format === 'pretty' ? pinoPretty(prettyLogOptions(Boolean(process.stdout.isTTY) || Boolean(process.env.FORCE_COLOR))) : undefined);
 // Every line on stdout one JSON object: what libraries print goes through the logger, and a crash
 // is logged as one line before the exit.
 logProcessOutput(logger);
@@ -92,6 +95,7 @@ const app = createApp({
     lookupCacheMaxEntries: config.LOOKUP_CACHE_MAX_ENTRIES,
     publicUrl: config.PUBLIC_URL,
     portalFrameAncestors: config.PORTAL_FRAME_ANCESTORS,
+    logLevels: { request: logPlan.requestLevel, event: logPlan.eventLevel },
     liveStream: { maxPerKey: config.LIVE_STREAM_MAX_PER_KEY, heartbeatMs: config.LIVE_STREAM_HEARTBEAT_MS },
   },
 });

@@ -165,3 +165,5 @@ export { TRANSFORMATION_TEMPLATES } from './transformation-templates.js';
 export type { TransformationTemplate } from './transformation-templates.js';
 export { LIVE_STREAM_DEFAULTS, STREAM_ID_PATTERN, compareStreamIds, matchesLiveFilter, mayOpenStream, resumeFrom } from './live-deliveries.js';
 export type { LiveDeliveryChange, LiveDeliveryFilter } from './live-deliveries.js';
+export { logPlanOf, prettyLogOptions } from './log-format.js';
+export type { LogFormat, LogPlan } from './log-format.js';
