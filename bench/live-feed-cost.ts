@@ -34,20 +34,30 @@ export interface LiveFeedCost {
 
 const r2 = (n: number) => Math.round(n * 100) / 100;
 
+/** How many entries were ever added to a stream (`XINFO STREAM` `entries-added`, Redis ≥ 7); 0 when it does not exist. */
+async function entriesAdded(redis: Redis, key: string): Promise<number> {
+  const info = (await redis.call('XINFO', 'STREAM', key).catch(() => null)) as unknown[] | null;
+  if (!info) return 0;
+  const at = info.indexOf('entries-added');
+  return at < 0 ? 0 : Number(info[at + 1]);
+}
+
 /**
  * Opens the feed's measurement before a run; `end` after the cost window closed. `feedKey` is the
- * run's org feed (`keys.orgLiveFeed`), `sample` one finish's extra KEYS and ARGV values.
+ * run's org feed (`keys.orgLiveFeed`), `sample` one finish call's extra KEYS and ARGV values.
  */
-export async function openLiveFeedWindow(redis: Redis): Promise<{ end(run: { deliveries: number; cost: DeliveryCost }, feedKey: string, sample: string[]): Promise<LiveFeedCost> }> {
+export async function openLiveFeedWindow(redis: Redis, feedKey: string): Promise<{ end(run: { deliveries: number; cost: DeliveryCost }, sample: string[]): Promise<LiveFeedCost> }> {
   const before = await commandUsec(redis);
+  const addedBefore = await entriesAdded(redis, feedKey);
   return {
-    async end(run, feedKey, sample) {
+    async end(run, sample) {
       const after = await commandUsec(redis);
+      const appends = (await entriesAdded(redis, feedKey)) - addedBefore;
       const delta = (name: string) => ({ calls: (after.get(name)?.calls ?? 0) - (before.get(name)?.calls ?? 0), usec: (after.get(name)?.usec ?? 0) - (before.get(name)?.usec ?? 0) });
-      const xadd = delta('xadd');
-      const expire = delta('expire');
-      // EXPIRE is also the hourly counters' (once a minute): charge the feed its own count at the mean cost.
-      const expireUsec = expire.calls > 0 ? (expire.usec / expire.calls) * xadd.calls : 0;
+      // BullMQ appends to its own events stream and the hourly counters EXPIRE too: the feed is
+      // charged its own count of each (its stream's entries-added) at the window's mean cost per call.
+      const mean = (d: { calls: number; usec: number }) => (d.calls > 0 ? d.usec / d.calls : 0);
+      const feedUsec = appends * (mean(delta('xadd')) + mean(delta('expire')));
       const per = (n: number) => n / Math.max(1, run.deliveries);
       const entries = await redis.xlen(feedKey);
       const bytes = Number((await redis.call('MEMORY', 'USAGE', feedKey, 'SAMPLES', '0')) ?? 0);
@@ -56,9 +66,9 @@ export async function openLiveFeedWindow(redis: Redis): Promise<{ end(run: { del
       const all = run.cost.cpuMsPerDelivery.redis;
       return {
         deliveries: run.deliveries,
-        appendsPerDelivery: r2(per(xadd.calls)),
-        redisCommandsPerDelivery: { withFeed: run.cost.redisCommandsPerDelivery, withoutFeed: r2(run.cost.redisCommandsPerDelivery - per(2 * xadd.calls)) },
-        redisUsecPerDelivery: { feed: r2(per(xadd.usec + expireUsec)), allRedis: all === null ? null : r2(all * 1000) },
+        appendsPerDelivery: r2(per(appends)),
+        redisCommandsPerDelivery: { withFeed: run.cost.redisCommandsPerDelivery, withoutFeed: r2(run.cost.redisCommandsPerDelivery - per(2 * appends)) },
+        redisUsecPerDelivery: { feed: r2(per(feedUsec)), allRedis: all === null ? null : r2(all * 1000) },
         requestBytesPerFinish: requestBytes,
         feed: { entries, bytes, bytesPerEntry: entries > 0 ? Math.round(bytes / entries) : 0 },
       };

@@ -253,11 +253,11 @@ async function main(): Promise<void> {
         log(`    warm-up: ${QUICK_WARM_UP_EVENTS} deliveries in ${r1((Date.now() - warmStart) / 1000)} s (not reported)`);
       }
       const loadAtOneEndpoint = loadavg().map(r1);
-      const feedWindow = await openLiveFeedWindow(redis.client);
+      const feedKey = createKeySchema(p.prefix).orgLiveFeed(one!.orgId);
+      const feedWindow = await openLiveFeedWindow(redis.client, feedKey);
       const oneEndpoint = await withCost(ctx, p, () => posternThroughput(p, receiver, [one!], { durationS: DURATION_S, producers: 16, maxBacklog: 4 * CONCURRENCY }));
       log(`    1 endpoint: ${Math.round(oneEndpoint.deliveriesPerSecond)} deliveries/s, ${oneEndpoint.cost.cpuMsPerDelivery.total} CPU ms and ${oneEndpoint.cost.redisCommandsPerDelivery} Redis commands per delivery (load average ${loadAtOneEndpoint.join(' ')})`);
-      const feedKey = createKeySchema(p.prefix).orgLiveFeed(one!.orgId);
-      const liveFeed = await feedWindow.end(oneEndpoint, feedKey, [feedKey, one!.endpointIds[0]!, 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', '1000', '3600']);
+      const liveFeed = await feedWindow.end(oneEndpoint, [feedKey, one!.endpointIds[0]!, 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', '1000', '3600']);
       log(`    live feed: ${liveFeed.appendsPerDelivery} appends per delivery inside the finish script; Redis commands per delivery ${liveFeed.redisCommandsPerDelivery.withoutFeed} → ${liveFeed.redisCommandsPerDelivery.withFeed}; ${liveFeed.redisUsecPerDelivery.feed} µs of Redis CPU per delivery (of ${liveFeed.redisUsecPerDelivery.allRedis} µs); +${liveFeed.requestBytesPerFinish} B per finish call; feed holds ${liveFeed.feed.entries} entries in ${liveFeed.feed.bytes} B (${liveFeed.feed.bytesPerEntry} B each)`);
       const requestSettings = await requestSettingsRuns(ctx, p, oneEndpoint);
       const transformation = await transformationRun(ctx, p, oneEndpoint);
