@@ -67,13 +67,25 @@ describe('live deliveries', () => {
     other = (await postern.createEndpoint(apiKey, { url: receiver.url, eventTypes: ['order.created'], policy: fastPolicy(1) })).id;
   });
 
+  // A failed expectation must not leave its streams holding the key's slots.
+  const controllers: AbortController[] = [];
+  const newController = () => {
+    const c = new AbortController();
+    controllers.push(c);
+    return c;
+  };
+
   afterAll(async () => {
     await postern.close();
     await receiver.close();
   });
 
+  afterEach(() => {
+    for (const c of controllers.splice(0)) c.abort();
+  });
+
   test('an attempt that finishes shows at once, filtered, with its outcome; one reader serves every stream of the org', async () => {
-    const controller = new AbortController();
+    const controller = newController();
     const client = postern.client(apiKey);
     let connected = 0;
     const mine = collect(client.deliveries.stream({ endpointId: flaky }, { signal: controller.signal, onConnect: () => connected++ }));
@@ -93,7 +105,8 @@ describe('live deliveries', () => {
     await waitUntil('the success on the status-filtered stream', () => succeeded.messages.length >= 1);
     expect(succeeded.messages.every((m) => m.type === 'delivery' && m.delivery.status === 'succeeded' && m.delivery.eventType === 'invoice.paid')).toBe(true);
     // The other endpoint's delivery finished too, yet reached neither stream.
-    await waitUntil('the other endpoint to have its attempt', async () => (await postern.api('GET', `/v1/endpoints/${other}/deliveries`, { key: apiKey })).body.data[0]?.status === 'succeeded');
+    // (Its one attempt got the receiver's first-request 500: it failed.)
+    await waitUntil('the other endpoint to have its attempt', async () => (await postern.api('GET', `/v1/endpoints/${other}/deliveries`, { key: apiKey })).body.data[0]?.status === 'failed');
     expect(mine.messages.some((m) => m.type === 'delivery' && m.delivery.endpointId === other)).toBe(false);
 
     controller.abort();
@@ -139,7 +152,7 @@ describe('live deliveries', () => {
   });
 
   test('one key holds at most maxPerKey streams: 429 too_many_streams past that, room again once one closes', async () => {
-    const controller = new AbortController();
+    const controller = newController();
     const client = postern.client(apiKey);
     let connected = 0;
     const open = [0, 1, 2].map(() => collect(client.deliveries.stream({}, { signal: controller.signal, onConnect: () => connected++ })));
