@@ -1,3 +1,4 @@
+import { createInterface } from 'node:readline/promises';
 import { runCli } from './program.js';
 
 /** The `postern` command's entry: runs with the process's arguments and environment, exits with the command's code. */
@@ -8,5 +9,15 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const code = await runCli(process.argv.slice(2), { env: process.env, readStdin, now: () => Date.now() });
+async function ask(question: string): Promise<string | null> {
+  if (!process.stdin.isTTY) return null;
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+}
+
+const code = await runCli(process.argv.slice(2), { env: process.env, readStdin, ask, now: () => Date.now() });
 process.exitCode = code;

@@ -14,8 +14,10 @@ export class UsageError extends Error {}
 /** What a command run needs from its surroundings, so tests and `main.ts` pass their own. */
 export interface CliEnvironment {
   env: NodeJS.ProcessEnv;
-  /** Reads all of stdin (for `verify`, and `login` without `--key`). */
+  /** Reads all of stdin (for `verify`, and `login` without `--key` when stdin is not a terminal). */
   readStdin(): Promise<string>;
+  /** Asks one line on a terminal (`login` without `--key`); null when stdin is not a terminal. */
+  ask(question: string): Promise<string | null>;
   /** The clock, epoch ms. */
   now(): number;
 }
@@ -83,10 +85,10 @@ function buildProgram(io: CliEnvironment): Command {
     .command('login')
     .description("check an API key and store it with the base URL in the user's config dir (file mode 0600)")
     .option('--url <url>', 'Postern base URL', undefined)
-    .option('--key <apiKey>', 'the API key (default: read from stdin)')
+    .option('--key <apiKey>', 'the API key (default: asked for, or read from stdin)')
     .action(async (opts: { url?: string; key?: string }) => {
       const baseUrl = opts.url ?? globals().url ?? (io.env.POSTERN_URL || 'http://localhost:3000');
-      const apiKey = (opts.key ?? globals().key ?? (io.env.POSTERN_API_KEY || (await io.readStdin()))).trim();
+      const apiKey = (opts.key ?? globals().key ?? (io.env.POSTERN_API_KEY || ((await io.ask('API key (pk_…): ')) ?? (await io.readStdin())))).trim();
       if (!apiKey) throw new UsageError('no API key: pass --key, set POSTERN_API_KEY or pipe it on stdin');
       let me;
       try {
