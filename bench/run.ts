@@ -47,6 +47,7 @@ import { summariseCpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory-breakdown.js';
 import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 import { openLiveFeedWindow } from './live-feed-cost.js';
+import { eventValidationLine, measureEventValidation } from './event-validation-cost.js';
 import { CPU_RATIO_TARGET, measureRequestSettings, requestSettingsRows, type RequestSettingsCost } from './request-settings-cost.js';
 import { histogramP99Ms, PICK_FIELDS_CODE, sandboxMemoryFor100, transformationCost, TRANSFORM_CPU_RATIO_TARGET, TRANSFORM_P99_TARGET_MS, type TransformationCost } from './transformation-cost.js';
 import { clockTicksPerSecond, openCostWindow, redisServerPid, waitForNoActiveJobs, type DeliveryCost } from './resource-cost.js';
@@ -327,6 +328,8 @@ async function main(): Promise<void> {
     const { cost: oneCost, ...oneEndpoint } = postern.oneEndpoint;
     const { cost: manyCost, ...manyEndpoints } = postern.manyEndpoints;
     const { cost: lowCost, ...atRateLow } = postern.atRateLow;
+    // In process, a second or two: the catalog check ingest runs per event for orgs that validate.
+    const eventValidation = measureEventValidation();
     const results = {
       when: new Date(startedAt).toISOString(),
       quick: QUICK,
@@ -362,6 +365,7 @@ async function main(): Promise<void> {
         ingest: { busyMs: profile.ingest.busyMs, wallMs: profile.ingest.wallMs, components: profile.ingest.components, functions: profile.ingest.functions },
         sender: { busyMs: profile.sender.busyMs, wallMs: profile.sender.wallMs, components: profile.sender.components, functions: profile.sender.functions },
       },
+      eventValidation,
       durationS: Math.round((Date.now() - startedAt) / 1000),
     };
     writeFileSync(path.join(OUT_DIR, 'bench.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -401,6 +405,7 @@ async function main(): Promise<void> {
       console.log('Redis per delivery by MEMORY USAGE, payload excluded, and where the bytes go (alone: node --conditions=development --import tsx bench/finished-memory.ts)');
       for (const m of finishedMemory) printDeliveryMemory(m);
     }
+    console.log(eventValidationLine(eventValidation));
     console.log('Goals');
     console.table(Object.fromEntries(Object.entries(goals).map(([k, g]) => [k, { goal: g.goal, value: g.value, met: g.met ? 'yes' : 'MISSED' }])));
     if (profile) {

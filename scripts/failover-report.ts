@@ -20,6 +20,8 @@
  * The sender runs with shortened recovery timings so a run takes about two minutes (printed; set
  * FAILOVER_PRODUCTION_TIMINGS=1 for the defaults: 30 s job lock, 5 min reconcile grace).
  * FAILOVER_SERVER_ARGS adds redis-server flags (e.g. "--cluster-require-full-coverage no").
+ * FAILOVER_ACCEPT_DURABILITY sets ingest's ACCEPT_DURABILITY (default local; `replica` makes every
+ * 202 wait for the replica, so a kill -9 right after it loses none).
  * Writes bench-results/failover-<time>.json.
  */
 import { execFileSync } from 'node:child_process';
@@ -43,6 +45,8 @@ const PORT = env('FAILOVER_PORT', 7700);
 const NODE_TIMEOUT_MS = env('FAILOVER_NODE_TIMEOUT_MS', 2000);
 const DELAYED_MS = env('FAILOVER_DELAYED_MS', 2000);
 const PRODUCTION_TIMINGS = process.env.FAILOVER_PRODUCTION_TIMINGS === '1';
+/** Ingest's `ACCEPT_DURABILITY` (local, replica or local-fsync): what a 202 waited for. */
+const ACCEPT_DURABILITY = process.env.FAILOVER_ACCEPT_DURABILITY ?? 'local';
 /** Sender recovery timings: shortened so one run takes minutes, not the defaults' quarter hour. */
 const SENDER_TIMINGS: Record<string, string> = PRODUCTION_TIMINGS
   ? {}
@@ -101,8 +105,8 @@ async function main(): Promise<void> {
   const direct: Redis[] = [];
   let p: Awaited<ReturnType<typeof startPosternProcesses>> | null = null;
   try {
-    p = await startPosternProcesses({ redisUrl: 'redis://127.0.0.1:1', prefix, concurrency: 50, env: { REDIS_CLUSTER_NODES: nodes, QUEUE_PARTITIONS: '6', ...SENDER_TIMINGS } });
-    log(`sender timings: ${PRODUCTION_TIMINGS ? 'production defaults' : JSON.stringify(SENDER_TIMINGS)}`);
+    p = await startPosternProcesses({ redisUrl: 'redis://127.0.0.1:1', prefix, concurrency: 50, env: { REDIS_CLUSTER_NODES: nodes, QUEUE_PARTITIONS: '6', ...SENDER_TIMINGS, ACCEPT_DURABILITY: ACCEPT_DURABILITY } });
+    log(`ACCEPT_DURABILITY=${ACCEPT_DURABILITY}; sender timings: ${PRODUCTION_TIMINGS ? 'production defaults' : JSON.stringify(SENDER_TIMINGS)}`);
     const orgs = await createOrgs(p.apiBase, { orgs: ORGS, endpointsPerOrg: 1, url: receiver.url, policy: 'standard' });
     const keys = createKeySchema(prefix);
     // The victim: the master holding the first org's records.

@@ -43,7 +43,7 @@ describeOnCluster('live deliveries on Redis Cluster', () => {
       orgs.push({ ...org, messages });
     }
     expect(postern.liveHub.readerCount).toBe(4);
-    const sent = [];
+    const sent: string[] = [];
     for (const org of orgs) sent.push((await postern.client(org.apiKey).events.create({ type: 'invoice.paid', data: {} })).deliveries[0]!.id);
     for (const [i, org] of orgs.entries()) {
       await waitUntil(`org ${i}'s delivery on its stream`, () => org.messages.some((m) => m.type === 'delivery' && m.delivery.deliveryId === sent[i] && m.delivery.status === 'succeeded'), 20_000);

@@ -253,3 +253,24 @@ test('the new pages at phone width (375 px): nothing overflows sideways', async 
   expect(pageErrors).toEqual([]);
   await page.close();
 }, TEST_TIMEOUT_MS);
+
+test('the audit log page lists who changed what, filters by action, and fits a phone', async () => {
+  const created = await postern.api('POST', '/v1/endpoints', { key, body: { url: `${receiver.url}/audited`, description: 'audited' } });
+  expect(created.status).toBe(201);
+  const changed = await postern.api('PATCH', `/v1/endpoints/${created.body.id}`, { key, body: { description: 'audited, renamed' } });
+  expect(changed.status).toBe(200);
+  const page = await newTab();
+  await page.click('a[data-nav="audit-log"]');
+  await page.locator('h1', { hasText: 'Audit log' }).waitFor();
+  await page.locator('td', { hasText: 'endpoint.updated' }).first().waitFor();
+  await expect(page.locator('td', { hasText: 'description' }).first().isVisible()).resolves.toBe(true);
+  await page.fill('input[name="action"]', 'endpoint.created');
+  await page.click('form[aria-label="Filter the audit log"] button');
+  await page.locator('td', { hasText: 'endpoint.created' }).first().waitFor();
+  expect(await page.locator('td', { hasText: 'endpoint.updated' }).count()).toBe(0);
+  await shoot(page, 'audit-log');
+  await page.setViewportSize(PHONE);
+  await shoot(page, 'audit-log');
+  await page.close();
+  expect(pageErrors).toEqual([]);
+}, TEST_TIMEOUT_MS);

@@ -100,7 +100,7 @@ describe('minting (admin token)', () => {
     expect(JSON.stringify(await postern.redis.hgetall(postern.store.keys.portalSession(orgA.id, s.id)))).not.toContain(s.token);
     // Reading it back never shows the token.
     const read = await postern.api('GET', `/v1/orgs/${orgA.id}/portal-sessions/${s.id}`, { key: TEST_ADMIN_TOKEN });
-    expect(read.body).toEqual({ id: s.id, orgId: orgA.id, scopes: ['webhooks:read'], createdAt: s.createdAt, expiresAt: s.expiresAt, revokedAt: null });
+    expect(read.body).toEqual({ id: s.id, orgId: orgA.id, scopes: ['webhooks:read'], mode: 'customer', createdAt: s.createdAt, expiresAt: s.expiresAt, revokedAt: null });
   });
 
   test('ttlSeconds and scopes are taken as given', async () => {

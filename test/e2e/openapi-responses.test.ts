@@ -112,6 +112,26 @@ test('every answer of every documented operation validates against the document'
   await call('GET', `/v1/endpoints/${endpoint.id}/secret`, { key });
   await call('GET', `/v1/endpoints/${endpoint.id}/timeline`, { key });
 
+  // The event catalog, its validation and the portal's own reads.
+  await call('POST', '/v1/event-types', { key, body: { name: 'order.placed', description: 'An order was placed.', group: 'orders', schema: { type: 'object', required: ['n'] }, examples: [{ n: 1 }] } });
+  await call('POST', '/v1/event-types', { key, body: { name: 'order.placed', description: 'again' } });
+  await call('POST', '/v1/event-types', { key, body: { name: 'x.y', description: 'x', schema: { type: 'nope' } } });
+  await call('GET', '/v1/event-types', { key });
+  await call('GET', '/v1/event-types/order.placed', { key });
+  await call('GET', '/v1/event-types/nope.none', { key });
+  await call('PATCH', '/v1/event-types/order.placed', { key, body: { deprecated: false } });
+  await call('GET', '/v1/event-types/asyncapi.json', { key });
+  await call('PATCH', '/v1/org', { key, body: { eventValidation: 'reject', portal: { accentColor: '#ffcc00' } } });
+  await call('POST', '/v1/events', { key, body: { type: 'order.placed', data: { m: 1 } } });
+  await call('PATCH', '/v1/org', { key, body: { eventValidation: 'warn' } });
+  await call('POST', '/v1/events', { key, body: { type: 'order.placed', data: { m: 1 } } });
+  await call('PATCH', '/v1/org', { key, body: { eventValidation: 'off', portal: { displayName: 'Spec', accentColor: '#1d4ed8' } } });
+  await call('GET', '/v1/portal', { key });
+  await call('GET', `/v1/endpoints/${endpoint.id}/summary`, { key });
+  await call('POST', `/v1/endpoints/${endpoint.id}/send-example`, { key, body: { eventType: 'order.placed' } });
+  await call('POST', `/v1/endpoints/${endpoint.id}/send-example`, { key, body: { eventType: 'order.placed', example: 2 } });
+  await call('DELETE', '/v1/event-types/order.placed', { key });
+
   const event = (await call('POST', '/v1/events', { key, body: { type: 'invoice.paid', data: { n: 1 }, idempotencyKey: 'spec-1' } })).body;
   await call('POST', '/v1/events', { key, body: { type: 'invoice.paid', data: { n: 2 }, idempotencyKey: 'spec-1' } });
   await call('GET', '/v1/events?limit=5', { key });

@@ -5,9 +5,10 @@ import express, { Router } from 'express';
 export const DASHBOARD_ROOT = fileURLToPath(new URL('../public/', import.meta.url));
 
 /** The page's Content-Security-Policy, with `frameAncestors` as its `frame-ancestors` sources. */
-function contentSecurityPolicy(frameAncestors: readonly string[]): string {
+function contentSecurityPolicy(frameAncestors: readonly string[], logos = false): string {
   const ancestors = frameAncestors.length > 0 ? frameAncestors.join(' ') : "'none'";
-  return `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors ${ancestors}`;
+  // The portal shows the org's logo, an https URL of the org's choosing; nothing else loads from elsewhere.
+  return `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'${logos ? ' https:' : ''}; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors ${ancestors}`;
 }
 
 /**
@@ -41,9 +42,11 @@ export interface DashboardOptions {
  */
 export function dashboardStatic(options: DashboardOptions = {}): Router {
   const router = Router();
-  const portalHeaders = { ...SECURITY_HEADERS, 'content-security-policy': contentSecurityPolicy(options.portalFrameAncestors ?? []) };
+  const portalHeaders = { ...SECURITY_HEADERS, 'content-security-policy': contentSecurityPolicy(options.portalFrameAncestors ?? [], true) };
   router.use((req, res, next) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    // Public files: a portal framed in a sandbox (an opaque origin) loads its module scripts with CORS.
+    res.set('access-control-allow-origin', '*');
     const path = req.originalUrl.split('?')[0] ?? '';
     if (req.path === '/' && !path.endsWith('/')) return res.redirect(301, `${req.baseUrl}/`);
     if (req.path !== '/portal') {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { buildEnvelope, isEventTypeDisabled, matchesEventTypes } from '@postern/shared';
-import { deliveryJobs, newPendingDelivery, type DeliveryRecord, type EndpointRecord, type EventRecord } from '@postern/store';
+import { buildEnvelope, durabilityVerdict, isEventTypeDisabled, matchesEventTypes } from '@postern/shared';
+import { confirmWrites, deliveryJobs, markWrites, newPendingDelivery, touchForConfirmation, type DeliveryRecord, type EndpointRecord, type EventRecord, type RedisClient, type WriteMark } from '@postern/store';
 import { SpanKind, SpanStatusCode, contextFromTraceparent, traceparentOf } from '@postern/telemetry';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
@@ -9,6 +9,8 @@ import type { AppDeps } from './app-deps.js';
 export interface AcceptedEvent {
   id: string;
   deliveries: { id: string; endpointId: string }[];
+  /** The catalog's warnings (`eventValidation: "warn"`); absent when none. */
+  warnings?: { path: string; message: string }[];
 }
 
 interface StoredAnswer {
@@ -88,6 +90,8 @@ export interface AcceptInput {
   /** The org's `disabledEventTypes` (issue 16): a matching event fans out to no endpoint. */
   disabledEventTypes?: readonly string[];
   traceparent?: string;
+  /** The catalog's warnings about the event's data, answered (and stored with the answer for replays); none = left out. */
+  warnings?: readonly { path: string; message: string }[];
 }
 
 async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | undefined): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
@@ -124,7 +128,7 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     idempotencyKey: input.idempotencyKey,
     deliveryIds: deliveries.map((d) => d.id),
   };
-  const answer: AcceptedEvent = { id: eventId, deliveries: deliveries.map((d) => ({ id: d.id, endpointId: d.endpointId })) };
+  const answer: AcceptedEvent = { id: eventId, deliveries: deliveries.map((d) => ({ id: d.id, endpointId: d.endpointId })), ...(input.warnings && input.warnings.length > 0 ? { warnings: [...input.warnings] } : {}) };
   // Hashed and stored only for a request that can be repeated: one with an idempotency key.
   const keyHash = input.idempotencyKey ? createHash('sha256').update(input.idempotencyKey).digest('hex') : null;
   // The ordering key counts only when given, so answers stored before it existed still match.
@@ -132,6 +136,8 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     ? createHash('sha256').update(input.type).update('\0').update(input.dataJson).update(input.orderingKey ? `\0${input.orderingKey}` : '').digest('hex')
     : '';
 
+  // Which connections the writes go on, before they go (ACCEPT_DURABILITY: a WAIT after a reconnect confirms nothing).
+  const marks = writeMarks(deps, input.orgId);
   const written = await deps.store.events.createWithDeliveries({
     event,
     deliveries,
@@ -147,6 +153,8 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     // The first request may have died between writing and queueing. Re-adding is safe: a job id
     // that exists is ignored, and a job for a finished delivery ends without sending anything.
     await queueJobs(deps.queues, input.orgId, deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId })), 0, traceparent));
+    // The first answer may have been a 503 not_durable: this one promises the same as a first 202.
+    await confirmDurable(deps, input.orgId, stored.body.id, stored.body.deliveries[0]?.id ?? null, true, marks);
     return { replayed: true, answer: stored.body };
   }
 
@@ -157,5 +165,54 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);
     throw err;
   }
+  await confirmDurable(deps, input.orgId, eventId, deliveries[0]?.id ?? null, false, marks);
   return { replayed: false, answer };
+}
+
+/**
+ * Under `ACCEPT_DURABILITY=replica` or `local-fsync`, waits until Redis confirms the event's writes
+ * (the event's on the store's connection, its jobs' on the queue's: two primaries on a cluster)
+ * as durable as promised; else throws 503 `not_durable` with `Retry-After`. The event stays
+ * written (and, with an idempotency key, its answer stored), so a retry with the same key answers
+ * the same event, confirmed again. A replay first writes a probe on each connection, since `WAIT`
+ * counts only a connection's own writes.
+ */
+function durabilityWrites(deps: AppDeps, orgId: string, withJobs: boolean): { redis: RedisClient; key: string }[] {
+  const writes: { redis: RedisClient; key: string }[] = [{ redis: deps.redis, key: deps.store.keys.durabilityProbe(orgId) }];
+  if (withJobs && deps.queues.connection) writes.push({ redis: deps.queues.connection, key: deps.store.keys.queueDurabilityProbe(orgId) });
+  return writes;
+}
+
+/** The {@link WriteMark}s of the connections an accept writes on (none under `local`, or when Redis is unreachable: the write then fails anyway). */
+function writeMarks(deps: AppDeps, orgId: string): (WriteMark | undefined)[] {
+  if (!deps.config.durability || deps.config.durability.mode === 'local') return [];
+  return durabilityWrites(deps, orgId, true).map(({ redis, key }) => {
+    try {
+      return markWrites(redis, key);
+    } catch {
+      return undefined;
+    }
+  });
+}
+
+async function confirmDurable(deps: AppDeps, orgId: string, eventId: string, firstDeliveryId: string | null, replay: boolean, marks: readonly (WriteMark | undefined)[]): Promise<void> {
+  const durability = deps.config.durability;
+  if (!durability || durability.mode === 'local') return;
+  const fsync = durability.mode === 'local-fsync';
+  const opts = { replicas: durability.replicas, timeoutMs: durability.waitMs, fsync };
+  const writes = durabilityWrites(deps, orgId, firstDeliveryId !== null);
+  const now = deps.clock.now();
+  const confirmations = await Promise.all(
+    writes.map(async ({ redis, key }, i) => {
+      if (replay) await touchForConfirmation(redis, key, now);
+      // A write whose connection was not known before it went (a cluster still learning its slots) confirms nothing.
+      const mark = marks[i];
+      if (!mark) return { replicas: 0, localFsynced: false };
+      return confirmWrites(redis, key, opts, mark);
+    }),
+  );
+  const verdict = durabilityVerdict(durability.mode, durability.replicas, confirmations);
+  if (verdict.durable) return;
+  deps.logger.warn({ orgId, eventId, reason: verdict.reason }, 'event written but not confirmed durable: answered 503');
+  throw new ApiError(503, 'not_durable', `the event was written but ${verdict.reason}; retry with the same idempotencyKey to get the same event`, undefined, verdict.retryAfterS);
 }

@@ -10,9 +10,11 @@ import type { z } from 'zod';
  */
 export class ApiError extends Error {
   /**
-   * @param extra - more fields of the error object, e.g. `{line}` for a transformation's syntax error.
+   * @param extra - more fields of the error object, e.g. `{line}` for a transformation's syntax error, or `{details: [{path, message}]}` for
+   *   `event_invalid` (JSON pointers into `data`).
+   * @param retryAfterS - the `Retry-After` header, s (a 503 without one gets 5).
    */
-  constructor(readonly status: number, readonly code: string, message: string, readonly extra?: Record<string, unknown>) {
+  constructor(readonly status: number, readonly code: string, message: string, readonly extra?: Record<string, unknown>, readonly retryAfterS?: number) {
     super(message);
     this.name = 'ApiError';
   }
@@ -85,7 +87,8 @@ export function errorHandler(deps: { redis: RedisClient; logger: Logger; config?
       apiError = new ApiError(500, 'internal_error', 'internal error');
     }
     if (res.headersSent) return;
-    if (apiError.status === 503) res.setHeader('retry-after', '5');
+    if (apiError.retryAfterS !== undefined) res.setHeader('retry-after', String(apiError.retryAfterS));
+    else if (apiError.status === 503) res.setHeader('retry-after', '5');
     res.status(apiError.status).json({ error: { code: apiError.code, message: apiError.message, ...apiError.extra } });
   };
 }

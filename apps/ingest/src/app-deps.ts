@@ -1,3 +1,4 @@
+import type { AcceptDurability } from '@postern/shared';
 import type { SandboxPool } from '@postern/sandbox';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -40,6 +41,12 @@ export interface AppDeps {
    */
   liveHub?: LiveHub;
   config: {
+    /**
+     * What a 202 waits for (`ACCEPT_DURABILITY`, docs/production-redis.md): `local` (default) the
+     * primary's write; `replica` also `replicas` replicas' confirmation (`WAIT`, `ACCEPT_REPLICAS`)
+     * within `waitMs` (`ACCEPT_WAIT_MS`); `local-fsync` the primary's AOF on disk (`WAITAOF`).
+     */
+    durability?: { mode: AcceptDurability; replicas: number; waitMs: number };
     adminToken: string;
     /** Largest request body accepted, bytes (`MAX_BODY_BYTES`). */
     maxBodyBytes: number;

@@ -23,6 +23,9 @@ import { erasureRoutes } from './routes/erasure.js';
 import { exportRoutes } from './routes/export.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
+import { eventTypeRoutes } from './routes/event-types.js';
+import { portalRoutes } from './routes/portal.js';
+import { EventValidators } from './event-validation.js';
 import { orgRoutes } from './routes/orgs.js';
 import { platformKeyRoutes } from './routes/platform-keys.js';
 import { orgSettingsRoutes } from './routes/org-settings.js';
@@ -42,6 +45,28 @@ const refuseBracketedQuery: RequestHandler = (req, _res, next) => {
   const bracketed = Object.keys(req.query as Record<string, unknown>).find((name) => name.includes('[') || name.includes(']'));
   if (bracketed === undefined) return next();
   next(new ApiError(400, 'invalid_request', `query parameter ${bracketed}: brackets are not supported; send ${bracketed.replace(/\[.*$/, '')}=<value>`));
+};
+
+/**
+ * CORS for the customer portal in a sandboxed iframe, whose opaque origin (`null`) makes every
+ * call to the API cross-origin: a preflight is answered for any origin, and an answer carries
+ * `Access-Control-Allow-Origin: *` only when the request presented a portal session token
+ * (`pst_…`). No cookie is involved (the token is the credential, sent as a header), so this lets
+ * a browser do nothing that the token alone would not; API keys stay same-origin only.
+ */
+const portalCors: RequestHandler = (req, res, next) => {
+  if (!req.get('origin')) return next();
+  if (req.method === 'OPTIONS') {
+    res.set({
+      'access-control-allow-origin': '*',
+      'access-control-allow-methods': 'GET, POST, PATCH, DELETE',
+      'access-control-allow-headers': 'authorization, content-type, idempotency-key',
+      'access-control-max-age': '600',
+    });
+    return res.status(204).end();
+  }
+  if (/^Bearer pst_/.test(req.get('authorization') ?? '')) res.set({ 'access-control-allow-origin': '*', 'access-control-expose-headers': 'idempotent-replayed, retry-after' });
+  next();
 };
 
 /**
@@ -73,6 +98,7 @@ export function createApp(given: AppDeps): Express {
 
   // Credentials before bodies: a caller without a valid API key (or, for POST /v1/orgs and the
   // platform keys, the admin token) gets 401 whatever it sent, and its body is never read. The policies are public.
+  app.use('/v1', portalCors);
   app.use(policyRoutes());
   app.use(orgRoutes(deps));
   app.use(portalSessionRoutes(deps));
@@ -89,7 +115,11 @@ export function createApp(given: AppDeps): Express {
   app.use('/v1', refuseBracketedQuery);
   app.use(jsonBody(deps.config.maxBodyBytes));
   // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
-  app.use(eventRoutes(deps));
+  // One cache of compiled event-data validators per app: each type version compiles once.
+  const validators = new EventValidators();
+  app.use(eventRoutes(deps, validators));
+  app.use(eventTypeRoutes(deps, validators));
+  app.use(portalRoutes(deps));
   app.use(apiKeyRoutes(deps));
   app.use(endpointRoutes(deps));
   app.use(erasureRoutes(deps));

@@ -50,6 +50,8 @@ export interface PortalSessionCredential {
   id: string;
   /** Epoch ms. */
   expiresAt: number;
+  /** `customer`: the portal shows plain words and lets the customer pick only the org's policy choices. */
+  mode: 'customer' | 'operator';
 }
 
 /**
@@ -74,7 +76,8 @@ function requirePortalSession(deps: Pick<AppDeps, 'store' | 'clock'>) {
         res.locals.apiKey = null;
         res.locals.scopes = session.scopes;
         res.locals.orgEndpoints = [];
-        res.locals.portalSession = { id: session.sessionId, expiresAt: session.expiresAt } satisfies PortalSessionCredential;
+        res.locals.org = org;
+        res.locals.portalSession = { id: session.sessionId, expiresAt: session.expiresAt, mode: session.mode } satisfies PortalSessionCredential;
         next();
       })
       .catch(next);
@@ -239,6 +242,7 @@ export function requirePlatformKey(deps: Pick<AppDeps, 'store'>, lookups: Lookup
         if (!found.org) throw new ApiError(404, 'org_not_found', `the org named in Postern-Org (${orgId}) does not exist`);
         if (found.org.status === 'suspended') throw new ApiError(403, 'org_suspended', 'this org is suspended');
         res.locals.orgId = found.org.id;
+        res.locals.org = found.org;
         res.locals.scopes = key.scopes;
         res.locals.orgEndpoints = found.endpoints;
         next();

@@ -1,4 +1,4 @@
-import { commonConfigShape, parseEnvConfig } from '@postern/shared';
+import { ACCEPT_DURABILITY_MODES, commonConfigShape, parseEnvConfig } from '@postern/shared';
 import { z } from 'zod';
 
 /** One `frame-ancestors` source: scheme, host (optionally `*.` first) and port, nothing else. */
@@ -23,6 +23,12 @@ export const ingestConfigSchema = z.object({
     .regex(/^https?:\/\/[^/?#\s]+$/, 'must be an origin such as https://postern.example.com (scheme and host, no path)')
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  /** What a 202 waits for: `local` (default), `replica` (WAIT for ACCEPT_REPLICAS replicas), `local-fsync` (WAITAOF, Redis ≥ 7.2). */
+  ACCEPT_DURABILITY: z.enum(ACCEPT_DURABILITY_MODES, { error: 'must be local, replica or local-fsync' }).default('local'),
+  /** Replicas that must confirm an event under `ACCEPT_DURABILITY=replica`. */
+  ACCEPT_REPLICAS: z.coerce.number().int().min(1).max(16).default(1),
+  /** How long ingest waits for that confirmation before answering 503 `not_durable`, ms. */
+  ACCEPT_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(500),
   PORTAL_FRAME_ANCESTORS: z
     .string()
     .default('')

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { createIdFactory, describeRedisPlan, createSecretBox, httpServerOptions, loggerOptions, logPlanOf, prettyLogOptions, logProcessOutput } from '@postern/shared';
+import { createIdFactory, describeRedisPlan, supportsWaitAof, createSecretBox, httpServerOptions, loggerOptions, logPlanOf, prettyLogOptions, logProcessOutput } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOfPlan, checkSecretsKeyAtStart } from '@postern/store';
 import { startTracing, type Tracing } from '@postern/telemetry';
 import { pino } from 'pino';
@@ -52,6 +52,15 @@ const secretBox = createSecretBox(config.secretKeyring);
 const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox, liveFeed: { maxEntries: config.LIVE_FEED_MAX_ENTRIES } });
 // The keys must open what is stored: a wrong SECRETS_KEY stops start-up with one line naming the key id.
 await checkSecretsKeyAtStart({ redis, keys: store.keys, box: secretBox, appName: 'postern-ingest', logger });
+// `local-fsync` needs WAITAOF (Redis ≥ 7.2): refused at start rather than on the first event.
+if (config.ACCEPT_DURABILITY === 'local-fsync') {
+  const info = await redis.info('server').catch(() => null);
+  const version = info ? (/redis_version:(\S+)/.exec(info)?.[1] ?? '0') : null;
+  if (version !== null && !supportsWaitAof(version)) {
+    console.error(`postern-ingest: invalid configuration: ACCEPT_DURABILITY: local-fsync needs WAITAOF (Redis 7.2 or later); this Redis is ${version}`);
+    process.exit(1);
+  }
+}
 // Its own connection: every pipeline the store makes would otherwise copy BullMQ's scripts.
 const queueRedis = connectRedis(redisTarget, 'api');
 queueRedis.on('error', (err: Error) => logger.warn({ err: err.message }, 'queue redis connection error'));
@@ -97,6 +106,7 @@ const app = createApp({
     portalFrameAncestors: config.PORTAL_FRAME_ANCESTORS,
     logLevels: { request: logPlan.requestLevel, event: logPlan.eventLevel },
     liveStream: { maxPerKey: config.LIVE_STREAM_MAX_PER_KEY, heartbeatMs: config.LIVE_STREAM_HEARTBEAT_MS },
+    durability: { mode: config.ACCEPT_DURABILITY, replicas: config.ACCEPT_REPLICAS, waitMs: config.ACCEPT_WAIT_MS },
   },
 });
 

@@ -27,8 +27,17 @@ export const errorResponse = z
       code: z.string().describe('snake_case, stable'),
       message: z.string().describe('for people; never internals'),
       line: z.number().int().nullable().optional().describe("only on a transformation's code errors: the line of the code it points at, or null"),
+      details: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('where the request went wrong, when the error can say: `path` is a JSON pointer (for `event_invalid`, into `data`)'),
     }),
   });
+
+const portalBranding = z.object({
+  displayName: z.string().nullable(),
+  logoUrl: z.string().nullable(),
+  accentColor: z.string().nullable().describe('`#rrggbb`, at least 4.5:1 on white (WCAG AA)'),
+  supportUrl: z.string().nullable(),
+});
+const portalPolicies = z.object({ presets: z.array(z.string()).describe('presets portal customers may pick'), fields: z.array(z.enum(['maxAttempts', 'timeoutMs'])).describe('policy fields they may set on top') });
 
 /** How an endpoint signs: its scheme, and for `ed25519` the `whpk_` public key receivers verify with. */
 const signing = {
@@ -217,7 +226,12 @@ export const deliveryActionResponse = z.object({ delivery: deliveryResponse });
 export const bulkRedeliveryResponse = z.object({ count: z.number().int().min(0), remaining: z.number().int().min(0) });
 
 /** `POST /v1/events` (and `POST /v1/endpoints/:id/test`) 202: the event id and its deliveries. */
-export const acceptedEventResponse = z.object({ id: id('evt'), deliveries: z.array(z.object({ id: id('dlv'), endpointId: id('ep') })) });
+const schemaIssue = z.object({ path: z.string().describe('JSON pointer into `data`; empty for the whole value'), message: z.string() });
+export const acceptedEventResponse = z.object({
+  id: id('evt'),
+  deliveries: z.array(z.object({ id: id('dlv'), endpointId: id('ep') })),
+  warnings: z.array(schemaIssue).optional().describe('where `data` fails its type\'s schema (org `eventValidation: "warn"`), or that the type is deprecated; absent when there is nothing to say'),
+});
 /** An event as `GET /v1/events` lists it. */
 export const eventSummaryResponse = z.object({ id: id('evt'), type: z.string(), createdAt: isoTime, idempotencyKey: z.string().nullable(), deliveryCount: z.number().int().min(0) });
 /** `GET /v1/events/:id`. `data` is the producer's JSON, byte for byte. */
@@ -251,7 +265,7 @@ export const meResponse = z.object({
   prefix: z.string().nullable().describe('null for a portal session'),
   scopes,
   credential: z.enum(['api_key', 'platform_key', 'portal_session']),
-  portalSession: z.object({ id: z.string(), expiresAt: isoTime }).nullable().describe('the portal session this token is, or null for a key'),
+  portalSession: z.object({ id: z.string(), expiresAt: isoTime, mode: z.enum(['customer', 'operator']) }).nullable().describe('the portal session this token is, or null for a key'),
 });
 
 /** `POST /v1/orgs` 201: the org and its first API key, shown once. */
@@ -264,6 +278,54 @@ export const orgSettingsResponse = z.object({
   createdAt: isoTime,
   disabledEventTypes: z.array(z.string()),
   preAttemptCheckUrl: z.string().nullable(),
+  eventValidation: z.enum(['off', 'warn', 'reject']).describe('what happens to an event whose `data` fails its type\'s schema'),
+  requireKnownEventTypes: z.boolean().describe('events of types outside the catalog are refused (422 `event_type_unknown`)'),
+  portal: portalBranding,
+  portalPolicies: portalPolicies,
+});
+
+/** `GET /v1/portal`: what the customer portal shows for the calling org and credential. */
+export const portalResponse = z.object({
+  mode: z.enum(['customer', 'operator']).describe('`customer` for a portal session minted so (the default), `operator` for API keys and operator sessions'),
+  branding: portalBranding.extend({ accentText: z.string().nullable().describe('text colour on the accent (WCAG AA), null without an accent') }),
+  policies: z.array(z.object({ name: z.string(), label: z.string().describe('the choice in plain words, no preset id') })).describe('the policy choices offered to customers'),
+  fields: z.array(z.enum(['maxAttempts', 'timeoutMs'])),
+});
+
+/** One entry of the event catalog. */
+export const eventTypeResponse = z.object({
+  name: z.string(),
+  description: z.string(),
+  group: z.string().nullable(),
+  schema: z.union([z.record(z.string(), z.unknown()), z.boolean()]).nullable().describe('JSON Schema 2020-12 of `data`; null = any'),
+  examples: z.array(z.unknown()).describe('example `data` values, at most 5, each valid against `schema`'),
+  deprecated: z.boolean(),
+  archived: z.boolean(),
+  version: z.number().int().min(1).describe('1 on creation, +1 on each change'),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+/** `GET /v1/event-types/asyncapi.json`: an AsyncAPI 3.0 document. */
+export const asyncApiDocumentResponse = z.object({ asyncapi: z.literal('3.0.0'), info: z.object({ title: z.string(), version: z.string() }).loose(), channels: z.record(z.string(), z.unknown()), operations: z.record(z.string(), z.unknown()), components: z.record(z.string(), z.unknown()) }).loose();
+
+/** An endpoint in customer mode's words: state, what waits, what can be done, the last 24 h. */
+export const endpointSummaryResponse = z.object({
+  endpointId: id('ep'),
+  policyLabel: z.string().describe('e.g. "Retries for up to 1 day (8 attempts) · Switched off after repeated failures"'),
+  state: z.object({
+    tone: z.enum(['ok', 'warn', 'error']),
+    headline: z.string(),
+    since: nullableTime,
+    waiting: z.number().int().min(0).nullable().describe('deliveries held until the endpoint is back'),
+    meanwhile: z.string().nullable(),
+    actions: z.array(z.enum(['pause', 'resume', 'recreate', 'send_test'])).describe('what the API accepts in this state'),
+  }),
+  last24h: z.object({
+    attempts: z.number().int().min(0),
+    succeeded: z.number().int().min(0),
+    successRate: z.number().min(0).max(1).nullable(),
+    hourly: z.array(z.object({ startAt: isoTime, succeeded: z.number().int().min(0), failed: z.number().int().min(0) })).describe('24 hourly buckets, oldest first (the sparkline)'),
+  }),
 });
 /** `GET /v1/org/check-secret`: the secret that signs pre-attempt check requests; null before a check URL was set. */
 export const checkSecretResponse = z.object({ secret: z.string().nullable() });
@@ -273,6 +335,7 @@ export const portalSessionResponse = z.object({
   id: id('ps'),
   orgId: id('org'),
   scopes: z.array(z.enum(['webhooks:read', 'webhooks:write'])),
+  mode: z.enum(['customer', 'operator']).describe('`customer`: plain words and the org\'s policy choices only; `operator`: the full console'),
   createdAt: isoTime,
   expiresAt: isoTime,
   revokedAt: isoTime.nullable(),

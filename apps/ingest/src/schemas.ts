@@ -147,6 +147,7 @@ export const createPortalSessionBody = z.strictObject({
     .min(1, PORTAL_SCOPES_MESSAGE)
     .transform((scopes) => PORTAL_SESSION_SCOPES.filter((s) => scopes.includes(s)))
     .default(['webhooks:read']),
+  mode: z.enum(['customer', 'operator'], { error: 'mode must be customer (default: plain words, the org\'s policy choices only) or operator (the full console)' }).default('customer'),
 });
 
 /** `POST /v1/platform-keys` body: the same name and scope rules as an API key's. */

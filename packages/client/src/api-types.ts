@@ -10,6 +10,11 @@ export interface ApiErrorBody {
     message: string;
     /** only on a transformation's code errors: the line of the code it points at, or null */
     line?: number | null;
+    /** where the request went wrong, when the error can say: `path` is a JSON pointer (for `event_invalid`, into `data`) */
+    details?: {
+      path: string;
+      message: string;
+    }[];
   };
 }
 
@@ -677,6 +682,12 @@ export interface AcceptedEvent {
     /** `ep_…` id */
     endpointId: string;
   }[];
+  /** where `data` fails its type's schema (org `eventValidation: "warn"`), or that the type is deprecated; absent when there is nothing to say */
+  warnings?: {
+    /** JSON pointer into `data`; empty for the whole value */
+    path: string;
+    message: string;
+  }[];
 }
 
 /** An event as listed. */
@@ -779,6 +790,7 @@ export interface Me {
     id: string;
     /** ISO 8601 date-time, UTC */
     expiresAt: string;
+    mode: "customer" | "operator";
   } | null;
 }
 
@@ -813,6 +825,23 @@ export interface OrgSettings {
   createdAt: string;
   disabledEventTypes: string[];
   preAttemptCheckUrl: string | null;
+  /** what happens to an event whose `data` fails its type's schema */
+  eventValidation: "off" | "warn" | "reject";
+  /** events of types outside the catalog are refused (422 `event_type_unknown`) */
+  requireKnownEventTypes: boolean;
+  portal: {
+    displayName: string | null;
+    logoUrl: string | null;
+    /** `#rrggbb`, at least 4.5:1 on white (WCAG AA) */
+    accentColor: string | null;
+    supportUrl: string | null;
+  };
+  portalPolicies: {
+    /** presets portal customers may pick */
+    presets: string[];
+    /** policy fields they may set on top */
+    fields: ("maxAttempts" | "timeoutMs")[];
+  };
 }
 
 /** The secret that signs pre-attempt check requests. */
@@ -892,6 +921,116 @@ export interface Readiness {
   status: "ok" | "unavailable";
   failing?: string[];
   checks: Record<string, "ok" | "failing" | "unknown">;
+}
+
+/** One entry of the event catalog. */
+export interface EventType {
+  name: string;
+  description: string;
+  group: string | null;
+  /** JSON Schema 2020-12 of `data`; null = any */
+  schema: (Record<string, unknown> | boolean) | null;
+  /** example `data` values, at most 5, each valid against `schema` */
+  examples: unknown[];
+  deprecated: boolean;
+  archived: boolean;
+  /** 1 on creation, +1 on each change */
+  version: number;
+  /** ISO 8601 date-time, UTC */
+  createdAt: string;
+  /** ISO 8601 date-time, UTC */
+  updatedAt: string;
+}
+
+/** The event catalog as an AsyncAPI 3.0 document. */
+export interface AsyncApiDocument {
+  asyncapi: "3.0.0";
+  info: {
+    title: string;
+    version: string;
+  };
+  channels: Record<string, unknown>;
+  operations: Record<string, unknown>;
+  components: Record<string, unknown>;
+}
+
+/** What the customer portal shows: mode, branding, policy choices. */
+export interface PortalSettings {
+  /** `customer` for a portal session minted so (the default), `operator` for API keys and operator sessions */
+  mode: "customer" | "operator";
+  branding: {
+    displayName: string | null;
+    logoUrl: string | null;
+    /** `#rrggbb`, at least 4.5:1 on white (WCAG AA) */
+    accentColor: string | null;
+    supportUrl: string | null;
+    /** text colour on the accent (WCAG AA), null without an accent */
+    accentText: string | null;
+  };
+  /** the policy choices offered to customers */
+  policies: {
+    name: string;
+    /** the choice in plain words, no preset id */
+    label: string;
+  }[];
+  fields: ("maxAttempts" | "timeoutMs")[];
+}
+
+/** An endpoint in plain words, with its last 24 h. */
+export interface EndpointSummary {
+  /** `ep_…` id */
+  endpointId: string;
+  /** e.g. "Retries for up to 1 day (8 attempts) · Switched off after repeated failures" */
+  policyLabel: string;
+  state: {
+    tone: "ok" | "warn" | "error";
+    headline: string;
+    since: string | null;
+    /** deliveries held until the endpoint is back */
+    waiting: number | null;
+    meanwhile: string | null;
+    /** what the API accepts in this state */
+    actions: ("pause" | "resume" | "recreate" | "send_test")[];
+  };
+  last24h: {
+    attempts: number;
+    succeeded: number;
+    successRate: number | null;
+    /** 24 hourly buckets, oldest first (the sparkline) */
+    hourly: {
+      /** ISO 8601 date-time, UTC */
+      startAt: string;
+      succeeded: number;
+      failed: number;
+    }[];
+  };
+}
+
+/** `POST /v1/event-types` body. */
+export interface CreateEventTypeBody {
+  name: string;
+  description: string;
+  group?: string;
+  schema?: Record<string, unknown> | boolean;
+  examples?: unknown[];
+  deprecated?: boolean;
+  archived?: boolean;
+}
+
+/** `PATCH /v1/event-types/:name` body. */
+export interface UpdateEventTypeBody {
+  description?: string;
+  group?: string | null;
+  schema?: (Record<string, unknown> | boolean) | null;
+  examples?: unknown[];
+  deprecated?: boolean;
+  archived?: boolean;
+}
+
+/** `POST /v1/endpoints/:id/send-example` body. */
+export interface SendExampleBody {
+  eventType: string;
+  example?: number;
 }
 
 /** `POST /v1/endpoints` body. */
@@ -1004,6 +1143,18 @@ export interface CreateOrgBody {
 export interface UpdateOrgBody {
   disabledEventTypes?: string[];
   preAttemptCheckUrl?: string | null;
+  eventValidation?: "off" | "warn" | "reject";
+  requireKnownEventTypes?: boolean;
+  portal?: {
+    displayName?: string | null;
+    logoUrl?: string | null;
+    accentColor?: string | null;
+    supportUrl?: string | null;
+  };
+  portalPolicies?: {
+    presets: ("standard" | "custral" | "jitter-45h" | "tourical" | "kestrel" | "vestiarion")[];
+    fields?: ("maxAttempts" | "timeoutMs")[];
+  } | null;
 }
 
 /** `POST /v1/endpoints/:id/rotate-secret` body. */

@@ -4,10 +4,17 @@ export { PagedList, type Page } from './paging.js';
 export { RawJson, rawJson } from './raw-json.js';
 export type { LiveDelivery, LiveStreamMessage, LiveStreamOptions, LiveStreamQuery } from './live-stream.js';
 export { retryAfterMs, retryDelayMs, type CallOptions, type RequestOptions } from './transport.js';
-export { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, type ExportedDelivery } from './resources.js';
+export { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, EventTypes, Portal, type ExportedDelivery } from './resources.js';
 export type {
   AcceptedEvent,
   ApiErrorBody,
+  AsyncApiDocument,
+  CreateEventTypeBody,
+  EndpointSummary,
+  EventType,
+  PortalSettings,
+  SendExampleBody,
+  UpdateEventTypeBody,
   ApiKey,
   AuditEntry,
   AuditLogQuery,

@@ -1,5 +1,5 @@
 import type * as T from './api-types.js';
-import { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, type Call, type LinesCall } from './resources.js';
+import { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, EventTypes, Portal, type Call, type LinesCall } from './resources.js';
 import { liveStream } from './live-stream.js';
 import { request, requestLines, type RequestOptions, type TransportSettings } from './transport.js';
 
@@ -88,6 +88,10 @@ export class Postern {
   readonly org: CurrentOrg;
   /** The audit log: list (the org's), listPlatform (admin token). */
   readonly auditLog: AuditLog;
+  /** The org's event catalog and its AsyncAPI document. */
+  readonly eventTypes: EventTypes;
+  /** What the customer portal shows. */
+  readonly portal: Portal;
 
   private readonly settings: TransportSettings;
   private readonly options: PosternOptions;
@@ -108,6 +112,8 @@ export class Postern {
     this.notifications = new Notifications(call);
     this.org = new CurrentOrg(call);
     this.auditLog = new AuditLog(call);
+    this.eventTypes = new EventTypes(call);
+    this.portal = new Portal(call);
   }
 
   private readonly call: Call;

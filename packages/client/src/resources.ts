@@ -120,6 +120,16 @@ export class Endpoints {
     return this.call({ method: 'GET', path: `/v1/endpoints/${seg(id)}/timeline`, ...options });
   }
 
+  /** Sends one of a catalog type's examples to this endpoint only, as a test event of that type. 409 `endpoint_inactive` or `no_example`. */
+  sendExample(id: string, body: T.SendExampleBody, options: CallOptions = {}): Promise<T.AcceptedEvent> {
+    return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/send-example`, body, ...options });
+  }
+
+  /** The endpoint in plain words (state, deliveries waiting, actions accepted now) and its last 24 h. */
+  summary(id: string, options: RequestOptions = {}): Promise<T.EndpointSummary> {
+    return this.call({ method: 'GET', path: `/v1/endpoints/${seg(id)}/summary`, ...options });
+  }
+
   /** Redelivers the endpoint's failed deliveries (≤ 500 a call); call again while `remaining` > 0. */
   redeliverFailed(id: string, options: CallOptions = {}): Promise<T.BulkRedelivery> {
     return this.call({ method: 'POST', path: `/v1/endpoints/${seg(id)}/redeliver-failed`, ...options });
@@ -313,5 +323,51 @@ export class AuditLog {
   /** The instance's own entries (platform keys created and revoked); needs the admin token. */
   listPlatform(query: T.AuditLogQuery = {}, options: RequestOptions = {}): PagedList<T.AuditEntry> {
     return paged(this.call, '/v1/platform-audit-log', { ...query }, options.signal);
+  }
+}
+
+/** The org's event catalog: types with descriptions, JSON Schemas and examples, and its AsyncAPI document. */
+export class EventTypes {
+  constructor(private readonly call: Call) {}
+
+  /** Adds a type (version 1). 409 `event_type_exists`; 400 `invalid_schema` when the schema does not compile. Needs `webhooks:write`. */
+  create(body: T.CreateEventTypeBody, options: RequestOptions = {}): Promise<T.EventType> {
+    return this.call({ method: 'POST', path: '/v1/event-types', body, ...options });
+  }
+
+  /** Every type by name; archived ones only with `includeArchived`. */
+  async list(query: { includeArchived?: boolean } = {}, options: RequestOptions = {}): Promise<T.EventType[]> {
+    const q = query.includeArchived === undefined ? {} : { includeArchived: String(query.includeArchived) };
+    return (await this.call<{ data: T.EventType[] }>({ method: 'GET', path: '/v1/event-types', query: q, ...options })).data;
+  }
+
+  /** One type. 404 `not_found`. */
+  get(name: string, options: RequestOptions = {}): Promise<T.EventType> {
+    return this.call({ method: 'GET', path: `/v1/event-types/${seg(name)}`, ...options });
+  }
+
+  /** Changes a type (`null` clears `group` or `schema`); its `version` goes up by one. */
+  update(name: string, body: T.UpdateEventTypeBody, options: RequestOptions = {}): Promise<T.EventType> {
+    return this.call({ method: 'PATCH', path: `/v1/event-types/${seg(name)}`, body, ...options });
+  }
+
+  /** Removes a type from the catalog. */
+  async delete(name: string, options: RequestOptions = {}): Promise<void> {
+    await this.call({ method: 'DELETE', path: `/v1/event-types/${seg(name)}`, ...options });
+  }
+
+  /** The catalog as an AsyncAPI 3.0 document, for receivers to generate their types from. */
+  asyncApi(options: RequestOptions = {}): Promise<T.AsyncApiDocument> {
+    return this.call({ method: 'GET', path: '/v1/event-types/asyncapi.json', ...options });
+  }
+}
+
+/** What the customer portal shows for the calling credential. */
+export class Portal {
+  constructor(private readonly call: Call) {}
+
+  /** Mode, branding and the policy choices offered to customers. */
+  get(options: RequestOptions = {}): Promise<T.PortalSettings> {
+    return this.call({ method: 'GET', path: '/v1/portal', ...options });
   }
 }

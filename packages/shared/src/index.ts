@@ -129,7 +129,7 @@ export { LOG_REDACT_CENSOR, LOG_REDACT_PATHS, loggerOptions } from './log-redact
 export { logProcessOutput } from './console-logging.js';
 export type { ConsoleMethods, FieldLogger } from './console-logging.js';
 export { commonConfigShape, httpServerOptions, parseEnvConfig } from './env-config.js';
-export { describeRedisPlan, parseHostPorts, redisConnectionPlan, redisSettingsShape } from './redis-settings.js';
+export { describeRedisPlan, parseHostPorts, redisConnectionPlan } from './redis-settings.js';
 export type { RedisAuthPlan, RedisConnectionPlan, RedisNodeAddress, RedisSettings, RedisTlsPlan } from './redis-settings.js';
 export type { HttpServerTimeoutOptions, HttpTimeoutSettings } from './env-config.js';
 
@@ -167,3 +167,30 @@ export { LIVE_STREAM_DEFAULTS, STREAM_ID_PATTERN, compareStreamIds, matchesLiveF
 export type { LiveDeliveryChange, LiveDeliveryFilter } from './live-deliveries.js';
 export { logPlanOf, prettyLogOptions } from './log-format.js';
 export type { LogFormat, LogPlan } from './log-format.js';
+export { ACCEPT_DURABILITY_MODES, durabilityVerdict, supportsWaitAof } from './durability.js';
+export type { AcceptDurability, DurabilityConfirmation, DurabilityVerdict } from './durability.js';
+
+export {
+  EVENT_VALIDATION_MODES,
+  MAX_EVENT_TYPE_DOCUMENT_BYTES,
+  createEventTypeBody,
+  decideEventValidation,
+  needsCatalogLookup,
+  needsSchemaCheck,
+  updateEventTypeBody,
+} from './event-catalog.js';
+export type { EventTypeDefinition, EventValidationDecision, EventValidationMode, EventValidationSettings, SchemaIssue } from './event-catalog.js';
+export { buildAsyncApiDocument } from './asyncapi.js';
+export type { AsyncApiInput } from './asyncapi.js';
+export { checkAccentColour } from './contrast.js';
+export type { AccentCheck } from './contrast.js';
+export {
+  DEFAULT_PORTAL_POLICIES,
+  NO_PORTAL_BRANDING,
+  checkPortalPolicyInput,
+  endpointStatusSummary,
+  policyChoiceLabel,
+  portalBrandingSchema,
+  portalPoliciesSchema,
+} from './portal.js';
+export type { EndpointAction, EndpointStateInput, EndpointStatusSummary, PortalBranding, PortalPolicies, PortalPolicyField } from './portal.js';

@@ -25,6 +25,8 @@ export class DeliveryQueues {
     /** The queues, index = partition number. */
     readonly partitions: readonly Queue<DeliveryJobData>[],
     private readonly keys: KeySchema,
+    /** The connection the queues were made with, when it is a client (ingest waits on its writes: `ACCEPT_DURABILITY`). */
+    readonly connection: RedisClient | null = null,
   ) {}
 
   /** The queue that carries the org's deliveries. */
@@ -111,5 +113,6 @@ export class DeliveryQueues {
 /** Opens every partition's queue over one connection (a producer's, or a sender's for re-queueing and waking). */
 export function createDeliveryQueues(connection: ConnectionOptions, keys: KeySchema): DeliveryQueues {
   const partitions = Array.from({ length: keys.queuePartitions }, (_, n) => createDeliveryQueue(connection, keys.queuePrefix(n)));
-  return new DeliveryQueues(partitions, keys);
+  const client = typeof (connection as { status?: unknown }).status === 'string' ? (connection as RedisClient) : null;
+  return new DeliveryQueues(partitions, keys, client);
 }

@@ -364,6 +364,11 @@ export class DeliveryRepository {
     return assertExec(await pipeline.exec()).map(([, n]) => Number(n));
   }
 
+  /** How many deliveries the endpoint holds until it is back (paused or disabled). */
+  async countHeld(orgId: string, endpointId: string): Promise<number> {
+    return this.redis.zcard(this.keys.endpointHeld(orgId, endpointId));
+  }
+
   /** Ids of the endpoint's held deliveries, oldest first, at most `limit`. */
   async listHeld(orgId: string, endpointId: string, limit: number): Promise<string[]> {
     return this.redis.zrangebylex(this.keys.endpointHeld(orgId, endpointId), '-', '+', 'LIMIT', 0, limit);

@@ -49,11 +49,12 @@ export {
   type NotificationRecord,
 } from './records.js';
 export { NotificationRepository, type TripInput } from './notification-repository.js';
-export { OrgRepository } from './org-repository.js';
+export { OrgRepository, type OrgSettingsPatch } from './org-repository.js';
+export { EventTypeRepository } from './event-type-repository.js';
 export { AUDIT_SCAN_BUDGET, AuditLogRepository, isAuditCursor, type AuditLogQuery, type StoredAuditEntry } from './audit-log-repository.js';
 export { OrgSnapshotRepository, type OrgSnapshot } from './org-snapshot-repository.js';
 export { ApiKeyRepository, type ApiKeyMatch } from './api-key-repository.js';
-export { PORTAL_SESSION_KEEP_MS, PortalSessionRepository, type PortalSessionMatch, type PortalSessionRecord } from './portal-session-repository.js';
+export { PORTAL_SESSION_KEEP_MS, PortalSessionRepository, type PortalSessionMatch, type PortalSessionMode, type PortalSessionRecord } from './portal-session-repository.js';
 export { PlatformKeyRepository, type PlatformKeyRecord } from './platform-key-repository.js';
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { OauthTokenRepository, type CachedToken, type CachedTokenRead } from './oauth-token-repository.js';
@@ -73,3 +74,4 @@ export {
 } from './action-idempotency-repository.js';
 export { checkSecretsKey, checkSecretsKeyAtStart, resealSecrets, SecretsKeyError, verifySecretsKey, type ResealCounts, type SecretsKeyCheck } from './secrets-at-rest.js';
 export { SEALED_FIELDS, openSealedField, sealField } from './sealed-fields.js';
+export { confirmWrites, markWrites, touchForConfirmation, type WriteMark } from './durability.js';

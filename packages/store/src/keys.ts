@@ -77,6 +77,10 @@ export interface KeySchema {
   endpointHeld(orgId: string, endpointId: string): string;
   /** Hash: one event (its envelope bytes, type, org). */
   event(orgId: string, eventId: string): string;
+  /** A key in the org's slot written only to be waited on (`ACCEPT_DURABILITY`: an idempotent replay's `WAIT`). */
+  durabilityProbe(orgId: string): string;
+  /** The same in the slot of the org's queue partition. */
+  queueDurabilityProbe(orgId: string): string;
   /** String (JSON): the first 202 answer for an idempotency key, kept 24 h. */
   idempotency(orgId: string, keyHash: string): string;
   /**
@@ -116,6 +120,8 @@ export interface KeySchema {
   orgLiveFeed(orgId: string): string;
   /** Stream: the instance's own audit log (platform keys, which belong to no org). Tagged `{platform}`. */
   platformAuditLog(): string;
+  /** Hash: the org's event catalog, event type name → its definition (JSON, with its version). */
+  orgEventTypes(orgId: string): string;
   /** Set: ids of an endpoint's deliveries already redelivered by a bulk call, so the next call skips them. */
   endpointBulkRedelivered(orgId: string, endpointId: string): string;
   /** String (PX): the one `{lastPerEndpoint}` trim of this endpoint running (its token); finishes meanwhile leave their trim to it. */
@@ -229,6 +235,8 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     endpointDeliveriesByStatus: (orgId, id, status) => `${o(orgId)}:endpoint:${id}:deliveries:${status}`,
     endpointHeld: (orgId, id) => `${o(orgId)}:endpoint:${id}:held`,
     event: (orgId, id) => `${o(orgId)}:event:${id}`,
+    durabilityProbe: (orgId) => `${o(orgId)}:durability-probe`,
+    queueDurabilityProbe: (orgId) => `${queuePrefix(partitionOf(orgId))}:durability-probe`,
     idempotency: (orgId, hash) => `${o(orgId)}:idem:${hash}`,
     actionIdempotency: (orgId, route, hash) => `${o(orgId)}:action-idem:${route}:${hash}`,
     instanceMarker: () => `${p}:instance`,
@@ -241,6 +249,7 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     orgAuditLog: (id) => `${o(id)}:audit`,
     orgLiveFeed: (id) => `${o(id)}:live`,
     platformAuditLog: () => `${p}:{platform}:audit`,
+    orgEventTypes: (id) => `${o(id)}:event-types`,
     endpointBulkRedelivered: (orgId, id) => `${o(orgId)}:endpoint:${id}:bulk-redelivered`,
     endpointTrimming: (orgId, id) => `${o(orgId)}:endpoint:${id}:trimming`,
     endpointLeases: (orgId, id) => `${o(orgId)}:endpoint:${id}:leases`,

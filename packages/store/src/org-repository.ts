@@ -1,8 +1,23 @@
-import type { SecretBox } from '@postern/shared';
+import type { EventValidationMode, PortalBranding, PortalPolicies, SecretBox } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { parseOrg, toHashFields, type OrgRecord } from './records.js';
 import { sealField } from './sealed-fields.js';
+
+/**
+ * A change of an org's settings: undefined leaves a field as it is. `disabledEventTypes` [] and
+ * `preAttemptCheckUrl` null clear; `portal` is written whole (merge first); `portalPolicies` null
+ * goes back to the default.
+ */
+export interface OrgSettingsPatch {
+  disabledEventTypes?: string[];
+  preAttemptCheckUrl?: string | null;
+  checkSecret?: string;
+  eventValidation?: EventValidationMode;
+  requireKnownEventTypes?: boolean;
+  portal?: PortalBranding;
+  portalPolicies?: PortalPolicies | null;
+}
 
 /** Orgs and their API keys (stored as SHA-256 hex of the key, never the key itself). */
 export class OrgRepository {
@@ -41,7 +56,7 @@ export class OrgRepository {
    * the field; undefined leaves it. A check secret is kept once made: `checkSecret` is written only
    * when the org has none (HSETNX), so a racing second PATCH does not replace it.
    */
-  async updateSettings(orgId: string, patch: { disabledEventTypes?: string[]; preAttemptCheckUrl?: string | null; checkSecret?: string }): Promise<void> {
+  async updateSettings(orgId: string, patch: OrgSettingsPatch): Promise<void> {
     const key = this.keys.org(orgId);
     const multi = this.redis.multi();
     if (patch.disabledEventTypes !== undefined) {
@@ -50,6 +65,11 @@ export class OrgRepository {
     }
     if (patch.preAttemptCheckUrl === null) multi.hdel(key, 'preAttemptCheckUrl');
     else if (patch.preAttemptCheckUrl !== undefined) multi.hset(key, 'preAttemptCheckUrl', patch.preAttemptCheckUrl);
+    if (patch.eventValidation !== undefined) multi.hset(key, 'eventValidation', patch.eventValidation);
+    if (patch.requireKnownEventTypes !== undefined) multi.hset(key, 'requireKnownEventTypes', patch.requireKnownEventTypes ? '1' : '0');
+    if (patch.portal !== undefined) multi.hset(key, 'portal', JSON.stringify(patch.portal));
+    if (patch.portalPolicies === null) multi.hdel(key, 'portalPolicies');
+    else if (patch.portalPolicies !== undefined) multi.hset(key, 'portalPolicies', JSON.stringify(patch.portalPolicies));
     if (patch.checkSecret !== undefined) multi.hsetnx(key, 'preAttemptCheckSecret', sealField(this.box, patch.checkSecret, orgId, orgId, 'preAttemptCheckSecret'));
     await multi.incr(this.keys.orgVersion(orgId)).exec().then(assertExec);
   }

@@ -18,6 +18,8 @@ export interface PortalSessionRecord {
   id: string;
   orgId: string;
   scopes: ApiKeyScope[];
+  /** `customer` (plain words, the org's policy choices only) or `operator` (the full console); stored before modes existed: `customer`. */
+  mode: PortalSessionMode;
   /** SHA-256 (hex) of the token; the token itself is never stored. */
   tokenHash: string;
   createdAt: number;
@@ -32,9 +34,15 @@ export interface PortalSessionMatch {
   sessionId: string;
   orgId: string;
   scopes: ApiKeyScope[];
+  mode: PortalSessionMode;
   expiresAt: number;
   revokedAt: number | null;
 }
+
+/** How a portal session shows the org: to its customer, or to an operator. */
+export type PortalSessionMode = 'customer' | 'operator';
+
+const parseMode = (raw: string | undefined): PortalSessionMode => (raw === 'operator' ? 'operator' : 'customer');
 
 function parseScopes(raw: string | undefined): ApiKeyScope[] {
   try {
@@ -62,7 +70,7 @@ export class PortalSessionRepository {
     const record = this.keys.portalSession(session.orgId, session.id);
     await this.redis.multi().hset(record, ...toHashFields(session)).pexpireat(record, keepUntil).exec().then(assertExec);
     const lookup = this.keys.portalSessionByToken(session.tokenHash);
-    const fields = { sessionId: session.id, orgId: session.orgId, scopes: session.scopes, expiresAt: session.expiresAt, revokedAt: null };
+    const fields = { sessionId: session.id, orgId: session.orgId, scopes: session.scopes, mode: session.mode, expiresAt: session.expiresAt, revokedAt: null };
     await this.redis.multi().hset(lookup, ...toHashFields(fields)).pexpireat(lookup, keepUntil).exec().then(assertExec);
   }
 
@@ -70,7 +78,7 @@ export class PortalSessionRepository {
   async authenticate(tokenHash: string): Promise<PortalSessionMatch | null> {
     const h = await this.redis.hgetall(this.keys.portalSessionByToken(tokenHash));
     if (!h.sessionId || !h.orgId) return null;
-    return { sessionId: h.sessionId, orgId: h.orgId, scopes: parseScopes(h.scopes), expiresAt: Number(h.expiresAt), revokedAt: optionalMs(h.revokedAt) };
+    return { sessionId: h.sessionId, orgId: h.orgId, scopes: parseScopes(h.scopes), mode: parseMode(h.mode), expiresAt: Number(h.expiresAt), revokedAt: optionalMs(h.revokedAt) };
   }
 
   /** The org's session record, or null (unknown, another org's, or past its keep time). */
@@ -81,6 +89,7 @@ export class PortalSessionRepository {
       id: h.id,
       orgId: h.orgId,
       scopes: parseScopes(h.scopes),
+      mode: parseMode(h.mode),
       tokenHash: h.tokenHash ?? '',
       createdAt: Number(h.createdAt),
       expiresAt: Number(h.expiresAt),

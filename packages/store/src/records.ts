@@ -1,4 +1,4 @@
-import { isApiKeyScope, NO_REQUEST_SETTINGS, type ApiKeyScope, type Pace, type Policy, type RequestSecrets, type RequestSettings, type SecretBox, type SentRequestFields, type TransformationSettings, type TransformedRequestRecord } from '@postern/shared';
+import { isApiKeyScope, NO_REQUEST_SETTINGS, type ApiKeyScope, type Pace, type Policy, type RequestSecrets, type RequestSettings, type SecretBox, type SentRequestFields, type TransformationSettings, type TransformedRequestRecord, type EventValidationMode, type PortalBranding, type PortalPolicies } from '@postern/shared';
 import { deliveryIdsOfEvent, eventIdOfDelivery, idTimeOf, storedDeliveryIds, storedEventId } from './derived-ids.js';
 import { openSealedField, sealField } from './sealed-fields.js';
 import { decodeRequestSecrets, parseRequestSettings } from './request-secrets.js';
@@ -22,6 +22,14 @@ export interface OrgRecord {
   preAttemptCheckUrl?: string;
   /** The secret that signs requests to {@link OrgRecord.preAttemptCheckUrl} (`whsec_…`); set with the first URL. */
   preAttemptCheckSecret?: string;
+  /** What ingest does with an event whose data fails its type's schema; absent = `off`. */
+  eventValidation?: EventValidationMode;
+  /** Refuse events of types not in the org's catalog; absent = false. */
+  requireKnownEventTypes?: boolean;
+  /** The customer portal's branding (stored field `portal`, JSON); absent = none. */
+  portal?: PortalBranding;
+  /** What portal customers may pick as a policy (stored field `portalPolicies`, JSON); absent = {@link DEFAULT_PORTAL_POLICIES}. */
+  portalPolicies?: PortalPolicies;
 }
 
 /** What an attempt needs of the org's settings (read by the claim with the org's status). */
@@ -561,7 +569,21 @@ export function parseOrg(h: Record<string, string>, box: SecretBox): OrgRecord |
     ...(h.disabledEventTypes ? { disabledEventTypes: parseStringList(h.disabledEventTypes) } : {}),
     ...(h.preAttemptCheckUrl ? { preAttemptCheckUrl: h.preAttemptCheckUrl } : {}),
     ...(checkSecret ? { preAttemptCheckSecret: checkSecret } : {}),
+    ...(h.eventValidation === 'warn' || h.eventValidation === 'reject' ? { eventValidation: h.eventValidation } : {}),
+    ...(h.requireKnownEventTypes === '1' ? { requireKnownEventTypes: true } : {}),
+    ...(h.portal ? { portal: parseJsonObject(h.portal) as unknown as PortalBranding } : {}),
+    ...(h.portalPolicies ? { portalPolicies: parseJsonObject(h.portalPolicies) as unknown as PortalPolicies } : {}),
   };
+}
+
+/** A stored JSON object; anything else reads as `{}`. */
+function parseJsonObject(raw: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /** A JSON array of strings as stored; anything else reads as empty. */

@@ -76,6 +76,10 @@ export function connectRedis(target: RedisTarget, role: 'api' | 'worker'): Redis
       // and ask the Sentinels again where the primary is.
       reconnectOnError: (err) => /READONLY|MASTERDOWN/.test(err.message),
       sentinelRetryStrategy: retryStrategy,
+      // Subscribes to the Sentinels' +switch-master: every connection, blocking ones included
+      // (BullMQ's workers wait in BZPOPMIN), moves to the new primary at once instead of staying
+      // on the demoted one.
+      failoverDetector: true,
       ...(target.options ?? {}),
     });
   }

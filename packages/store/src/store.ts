@@ -8,6 +8,7 @@ import { DeliveryRepository } from './delivery-repository.js';
 import { EndpointRepository } from './endpoint-repository.js';
 import { EventIndexRepository } from './event-index-repository.js';
 import { EventRepository } from './event-repository.js';
+import { EventTypeRepository } from './event-type-repository.js';
 import { createKeySchema, type KeySchema } from './keys.js';
 import { NotificationRepository } from './notification-repository.js';
 import { LeaseRepository } from './lease-repository.js';
@@ -33,6 +34,8 @@ export interface Store {
   readonly platformKeys: PlatformKeyRepository;
   readonly endpoints: EndpointRepository;
   readonly events: EventRepository;
+  /** The org's event catalog (`/v1/event-types`). */
+  readonly eventTypes: EventTypeRepository;
   /** `GET /v1/events`: the org's events, newest first, filtered. */
   readonly eventIndex: EventIndexRepository;
   /** The overview's per-minute attempt counters. */
@@ -80,6 +83,7 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     oauthTokens: new OauthTokenRepository(deps.redis, keys, box),
     events: new EventRepository(deps.redis, keys),
     eventIndex: new EventIndexRepository(deps.redis, keys),
+    eventTypes: new EventTypeRepository(deps.redis, keys),
     stats: new StatsRepository(deps.redis, keys),
     deliveries,
     attempts: new AttemptRepository(deps.redis, keys, deliveries, box, liveFeed),

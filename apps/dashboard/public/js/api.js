@@ -76,8 +76,8 @@ export function explain(status, code, message) {
  */
 export function createApi(getKey) {
   const base = new URL('../', document.baseURI);
-  async function request(method, path, body) {
-    const headers = { authorization: `Bearer ${getKey()}`, accept: 'application/json' };
+  async function request(method, path, body, extraHeaders = {}) {
+    const headers = { ...extraHeaders, authorization: `Bearer ${getKey()}`, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res;
     try {
@@ -92,6 +92,7 @@ export function createApi(getKey) {
     } catch {
       json = undefined;
     }
+    if (res.ok && json && typeof json === 'object' && res.headers.get('idempotent-replayed') === 'true') Object.defineProperty(json, 'replayed', { value: true });
     if (!res.ok) {
       const code = json?.error?.code ?? `http_${res.status}`;
       const message = json?.error?.message ?? '';
@@ -150,7 +151,7 @@ export function createApi(getKey) {
   return {
     stream,
     get: (path) => request('GET', path),
-    post: (path, body) => request('POST', path, body),
+    post: (path, body, headers) => request('POST', path, body, headers),
     patch: (path, body) => request('PATCH', path, body),
     del: (path) => request('DELETE', path),
   };

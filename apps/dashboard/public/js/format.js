@@ -48,3 +48,22 @@ export function shortId(id) {
   const m = /^([a-z]+_)(.{12,})$/.exec(id ?? '');
   return m ? `${m[1]}…${m[2].slice(-8)}` : id;
 }
+
+const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'long' });
+
+/**
+ * A time as people read it in a list: relative (`3 min ago`), the absolute time with its time zone
+ * in the title and, for keyboard and touch users, shown when the element has focus.
+ */
+export function when(iso) {
+  if (!iso) return '—';
+  const el = document.createElement('time');
+  el.dateTime = iso;
+  el.className = 'when';
+  el.tabIndex = 0;
+  const full = absolute.format(new Date(iso));
+  el.title = full;
+  el.dataset.absolute = full;
+  el.textContent = relative(iso);
+  return el;
+}

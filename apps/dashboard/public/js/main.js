@@ -11,10 +11,55 @@ import { eventsView } from './views/events.js';
 import { overviewView } from './views/overview.js';
 import { searchForm } from './views/search.js';
 import { notificationsView } from './views/notifications.js';
+import { auditLogView } from './views/audit-log.js';
 import { timelineView } from './views/timeline.js';
+import { failedView } from './views/failed.js';
+import { applyBranding, menuToggle, startEmbedding } from './embed.js';
 
 // sessionStorage: the key lives as long as the tab, never on disk across sessions.
 const KEY_STORAGE = 'postern.apiKey';
+
+/**
+ * The credential's home: sessionStorage where the browser allows it, else this page's memory. A
+ * portal framed by another site may be denied storage (third-party storage blocked, or a sandboxed
+ * iframe without allow-same-origin, where touching sessionStorage throws SecurityError): it then
+ * works all the same until the frame is reloaded.
+ */
+const tokens = (() => {
+  let storage = null;
+  try {
+    storage = window.sessionStorage;
+    storage.getItem(KEY_STORAGE);
+  } catch {
+    storage = null;
+  }
+  let memory = null;
+  return {
+    get: () => {
+      try {
+        return storage ? storage.getItem(KEY_STORAGE) : memory;
+      } catch {
+        return memory;
+      }
+    },
+    set: (value) => {
+      memory = value;
+      try {
+        storage?.setItem(KEY_STORAGE, value);
+      } catch {
+        // Kept in memory only.
+      }
+    },
+    remove: () => {
+      memory = null;
+      try {
+        storage?.removeItem(KEY_STORAGE);
+      } catch {
+        // Nothing stored.
+      }
+    },
+  };
+})();
 // A portal session's token starts with this (POST /v1/orgs/:id/portal-sessions).
 const PORTAL_TOKEN_PREFIX = 'pst_';
 const onPortalPage = /\/portal$/.test(location.pathname);
@@ -24,14 +69,19 @@ const onPortalPage = /\/portal$/.test(location.pathname);
 {
   const fragment = /^#session=([A-Za-z0-9_-]+)$/.exec(location.hash);
   if (fragment) {
-    sessionStorage.setItem(KEY_STORAGE, fragment[1]);
-    history.replaceState(null, '', `${location.pathname}${location.search}#/endpoints`);
+    tokens.set(fragment[1]);
+    try {
+      history.replaceState(null, '', `${location.pathname}${location.search}#/endpoints`);
+    } catch {
+      // A sandboxed frame (opaque origin) may not rewrite its history: replace the fragment instead.
+      location.replace('#/endpoints');
+    }
   }
 }
 
 /** True when the tab is signed in with a portal session rather than an API key. */
 function isPortalSession() {
-  return (sessionStorage.getItem(KEY_STORAGE) ?? '').startsWith(PORTAL_TOKEN_PREFIX);
+  return (tokens.get() ?? '').startsWith(PORTAL_TOKEN_PREFIX);
 }
 
 const ROUTES = [
@@ -45,7 +95,9 @@ const ROUTES = [
   { pattern: /^\/events$/, view: eventsView, nav: 'events' },
   { pattern: /^\/events\/([^/]+)$/, view: eventView, nav: 'events' },
   { pattern: /^\/notifications$/, view: notificationsView, nav: 'notifications' },
+  { pattern: /^\/failed$/, view: failedView, nav: 'failed' },
   { pattern: /^\/api-keys$/, view: apiKeysView, nav: 'api-keys' },
+  { pattern: /^\/audit-log$/, view: auditLogView, nav: 'audit-log' },
 ];
 
 const main = document.getElementById('main');
@@ -54,8 +106,10 @@ const nav = document.getElementById('nav');
 const who = document.getElementById('who');
 const searchSlot = document.getElementById('search-slot');
 
-const api = createApi(() => sessionStorage.getItem(KEY_STORAGE) ?? '');
+const api = createApi(() => tokens.get() ?? '');
 let me = null;
+/** `GET /v1/portal`: mode (customer/operator), branding, policy choices. */
+let portal = null;
 let generation = 0;
 let timers = [];
 let carriedNotice = null;
@@ -145,7 +199,7 @@ function notify(text, kind = 'ok', link = null) {
 
 function signOut() {
   closeLive();
-  sessionStorage.removeItem(KEY_STORAGE);
+  tokens.remove();
   me = null;
   noticeArea.replaceChildren();
   location.hash = '#/endpoints';
@@ -154,10 +208,15 @@ function signOut() {
 
 function renderShell() {
   nav.hidden = false;
-  const portal = me.portalSession != null;
+  const session = me.portalSession != null;
+  const customer = portal?.mode === 'customer';
   for (const a of nav.querySelectorAll('a')) {
     // A portal session cannot manage API keys (the API answers 403 api_key_required).
-    if (a.dataset.nav === 'api-keys') a.hidden = portal || !me.scopes.includes('webhooks:read');
+    if (a.dataset.nav === 'api-keys') a.hidden = session || !me.scopes.includes('webhooks:read');
+    // Nor read the audit log.
+    if (a.dataset.nav === 'audit-log') a.hidden = session;
+    // Breaker notifications speak of streaks and thresholds: the operator's view.
+    if (a.dataset.nav === 'notifications') a.hidden = customer;
   }
   const readOnly = !me.scopes.includes('webhooks:write');
   who.hidden = false;
@@ -169,10 +228,12 @@ function renderShell() {
       }),
     );
   }
-  if (portal) {
+  if (session) {
     const until = new Date(me.portalSession.expiresAt);
+    const support = portal?.branding.supportUrl;
     who.replaceChildren(
-      h('span', null, 'Org ', h('code', null, me.orgId)),
+      customer ? null : h('span', null, 'Org ', h('code', null, me.orgId)),
+      support ? h('a', { href: support, target: '_blank', rel: 'noopener', id: 'support-link' }, 'Help') : null,
       h('span', { class: 'scopes', 'data-testid': 'key-summary' }, `Portal session until ${until.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}${readOnly ? ' · read-only' : ''}`),
     );
     return;
@@ -192,7 +253,7 @@ function showSessionEnded(code) {
   stopTimers();
   closeLive();
   clearTimeout(expiryTimer);
-  sessionStorage.removeItem(KEY_STORAGE);
+  tokens.remove();
   me = null;
   nav.hidden = true;
   who.hidden = true;
@@ -237,7 +298,7 @@ function showSignIn(message) {
         e.preventDefault();
         const key = input.value.trim();
         if (!key) return;
-        sessionStorage.setItem(KEY_STORAGE, key);
+        tokens.set(key);
         me = null;
         void render({ navigated: true });
       },
@@ -260,17 +321,19 @@ async function render({ navigated }) {
   const gen = ++generation;
   stopTimers();
   liveClaimed = false;
-  if (!sessionStorage.getItem(KEY_STORAGE)) return onPortalPage ? showSessionEnded('no_session') : showSignIn();
+  if (!tokens.get()) return onPortalPage ? showSessionEnded('no_session') : showSignIn();
   if (!me) {
     main.replaceChildren(h('p', { 'aria-busy': 'true' }, isPortalSession() ? 'Opening your session…' : 'Checking the API key…'));
     try {
       me = await api.get('/v1/me');
+      portal = await api.get('/v1/portal');
+      applyBranding(portal, me.portalSession != null);
       watchExpiry();
     } catch (err) {
       if (gen !== generation) return;
       if (isPortalEnd(err)) return showSessionEnded(err.code);
       if (err.status === 401 || err.status === 403) {
-        sessionStorage.removeItem(KEY_STORAGE);
+        tokens.remove();
         return showSignIn(err.sentence);
       }
       main.replaceChildren(h('div', { class: 'error-box', role: 'alert' }, h('p', null, err.sentence), h('button', { type: 'button', onclick: () => render({ navigated: true }) }, 'Try again')));
@@ -311,6 +374,9 @@ async function render({ navigated }) {
   const ctx = {
     api,
     me,
+    portal,
+    /** A portal session in customer mode: plain words, the org's policy choices, no internals. */
+    customer: portal?.mode === 'customer',
     canWrite: me.scopes.includes('webhooks:write'),
     params,
     query,
@@ -353,7 +419,7 @@ async function render({ navigated }) {
     if (isPortalEnd(err)) return showSessionEnded(err.code);
     if (err.status === 401) {
       me = null;
-      sessionStorage.removeItem(KEY_STORAGE);
+      tokens.remove();
       return showSignIn(err.sentence);
     }
     view = h(
@@ -380,4 +446,15 @@ async function render({ navigated }) {
 }
 
 window.addEventListener('hashchange', () => void render({ navigated: true }));
+// Never a blank frame: an error no view caught still ends on a page that says what to do.
+window.addEventListener('unhandledrejection', (e) => showBroken(e.reason));
+window.addEventListener('error', (e) => showBroken(e.error));
+function showBroken(err) {
+  console.error(err);
+  if (main.querySelector('[data-testid="page-error"]')) return;
+  if (main.childElementCount > 0 && !main.querySelector('[aria-busy="true"]')) return;
+  main.replaceChildren(h('div', { class: 'error-box', role: 'alert', 'data-testid': 'page-error' }, h('h1', { tabindex: '-1' }, 'This page could not be shown'), h('p', null, 'Something went wrong while opening this page. Reload it, or open it again from the application that sent you here.'), h('button', { type: 'button', onclick: () => location.reload() }, 'Reload')));
+}
+startEmbedding();
+menuToggle(document.querySelector('.topbar'));
 void render({ navigated: true });

@@ -23,7 +23,7 @@ export function apiKeyRoutes(deps: AppDeps): Router {
     const orgId = res.locals.orgId as string;
     if (session) {
       // A portal session has no key: it says which session it is and until when it works.
-      res.json({ orgId, keyId: null, name: 'portal session', prefix: null, scopes: res.locals.scopes as ApiKeyScope[], credential: 'portal_session', portalSession: { id: session.id, expiresAt: iso(session.expiresAt) } } satisfies Json<typeof meResponse>);
+      res.json({ orgId, keyId: null, name: 'portal session', prefix: null, scopes: res.locals.scopes as ApiKeyScope[], credential: 'portal_session', portalSession: { id: session.id, expiresAt: iso(session.expiresAt), mode: session.mode } } satisfies Json<typeof meResponse>);
       return;
     }
     const platformKey = res.locals.platformKey as PlatformKeyRecord | undefined;

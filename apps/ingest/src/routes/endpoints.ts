@@ -17,6 +17,7 @@ import {
 import { deliveryJobs, type EndpointRecord } from '@postern/store';
 import type { Job } from 'bullmq';
 import { Router, type NextFunction, type Request, type Response } from 'express';
+import { allowedPolicyInput } from '../customer-policy.js';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { endpointJson, signingJson } from '../serializers.js';
@@ -146,7 +147,7 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
     const body = createEndpointBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     const url = checkUrl(body.data.url, deps.config.allowList);
-    const { policy, presetName, warnings } = policyOrThrow(body.data.policy);
+    const { policy, presetName, warnings } = policyOrThrow(allowedPolicyInput(res, body.data.policy, true) as typeof body.data.policy);
     const given = body.data.secret;
     // Unnamed, the scheme is the one the secret's prefix says (Standard Webhooks), else the default.
     const scheme = (body.data.signatureScheme as SignatureScheme | undefined) ?? (given === undefined ? null : signatureSchemeOf(given)) ?? DEFAULT_SIGNATURE_SCHEME;
@@ -224,7 +225,7 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
     const transformation = await resolveTransformation(deps.sandbox, body.data.transformation, endpoint.transformation ?? null, deps.clock.now());
     if (transformation !== undefined) patch.transformation = transformation;
     if (body.data.policy !== undefined) {
-      const resolved = policyOrThrow(body.data.policy);
+      const resolved = policyOrThrow(allowedPolicyInput(res, body.data.policy, false) as typeof body.data.policy);
       patch.policy = resolved.policy;
       patch.policyName = resolved.presetName;
       warnings = resolved.warnings;

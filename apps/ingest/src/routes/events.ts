@@ -1,4 +1,4 @@
-import { eventTypeSchema, extractRawField, OPERATIONAL_EVENT_TYPES, TEST_EVENT_TYPE } from '@postern/shared';
+import { decideEventValidation, eventTypeSchema, extractRawField, needsCatalogLookup, needsSchemaCheck, OPERATIONAL_EVENT_TYPES, TEST_EVENT_TYPE, type SchemaIssue } from '@postern/shared';
 import type { EndpointRecord, OrgRecord } from '@postern/store';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -12,6 +12,28 @@ import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
 import { actionIdempotency, idempotencyKeyHeader } from '../action-idempotency.js';
 import { recordAudit } from '../audit.js';
+import type { EventValidators } from '../event-validation.js';
+
+/** `POST /v1/endpoints/:id/send-example` body: the catalog type whose example to send, and which (0-based, default the first). */
+export const sendExampleBody = z.strictObject({
+  eventType: eventTypeSchema,
+  example: z.number({ error: 'example must be an integer 0..4' }).int('example must be an integer 0..4').min(0, 'example must be an integer 0..4').max(4, 'example must be an integer 0..4').default(0),
+});
+
+/**
+ * The catalog's rule for a new event (`decideEventValidation`): reads the type's entry only when the
+ * org validates or accepts known types only, checks `data` with the cached validator, and throws
+ * 422 `event_type_unknown` / `event_invalid` (with `error.details`) or returns the warnings.
+ */
+export async function catalogWarnings(deps: AppDeps, validators: EventValidators, org: OrgRecord | undefined, orgId: string, type: string, data: unknown): Promise<SchemaIssue[]> {
+  const settings = { eventValidation: org?.eventValidation ?? 'off', requireKnownEventTypes: org?.requireKnownEventTypes ?? false };
+  if (!needsCatalogLookup(settings)) return [];
+  const definition = await deps.store.eventTypes.get(orgId, type);
+  const issues = definition !== null && needsSchemaCheck(settings, definition) ? validators.check(orgId, definition, data) : [];
+  const decision = decideEventValidation({ type, settings, definition, issues });
+  if (decision.kind === 'refuse') throw new ApiError(decision.status, decision.code, decision.message, decision.issues.length > 0 ? { details: decision.issues } : undefined);
+  return decision.warnings;
+}
 
 const isoTime = (name: string) => z.iso.datetime({ offset: true, error: `${name} must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z` });
 
@@ -32,7 +54,7 @@ export const eventListQuery = pageQuery
   .refine((q) => q.since === undefined || q.until === undefined || Date.parse(q.since) <= Date.parse(q.until), { message: 'since must not be after until', path: ['since'] });
 
 /** `POST /v1/events`, `GET /v1/events`, `GET /v1/events/:id`, `POST /v1/endpoints/:id/test`. Behind API-key auth. */
-export function eventRoutes(deps: AppDeps): Router {
+export function eventRoutes(deps: AppDeps, validators: EventValidators): Router {
   const router = Router();
 
   router.post('/v1/events', requireScope('events:write'), async (req, res) => {
@@ -63,7 +85,9 @@ export function eventRoutes(deps: AppDeps): Router {
       throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be 1 to 200 characters');
     }
     const idempotencyKey = body.data.idempotencyKey ?? headerKey ?? null;
+    const warnings = await catalogWarnings(deps, validators, res.locals.org as OrgRecord | undefined, res.locals.orgId as string, body.data.type, body.data.data);
     const { replayed, answer } = await acceptEvent(deps, {
+      warnings,
       orgId: res.locals.orgId as string,
       type: body.data.type,
       dataJson,
@@ -108,6 +132,20 @@ export function eventRoutes(deps: AppDeps): Router {
     const dataJson = JSON.stringify({ endpointId: endpoint.id, message: 'This is a test event from Postern.' });
     const { answer } = await acceptEvent(deps, { orgId: endpoint.orgId, type: TEST_EVENT_TYPE, dataJson, idempotencyKey: null, onlyEndpoint: endpoint, traceparent: deps.tracer ? req.get('traceparent') : undefined });
     await recordAudit(deps, req, res, { action: 'endpoint.test_sent', target: { type: 'endpoint', id: endpoint.id } });
+    res.status(202).json(answer);
+  });
+
+  router.post('/v1/endpoints/:id/send-example', requireScope('webhooks:write'), actionIdempotency(deps, 'send-example'), async (req, res) => {
+    const endpoint = await ownEndpoint(deps, res, req.params.id);
+    const body = sendExampleBody.safeParse(req.body ?? {});
+    if (!body.success) throw invalidRequest(body.error);
+    if (endpoint.status !== 'active') throw new ApiError(409, 'endpoint_inactive', `endpoint is ${endpoint.status}; resume it first`);
+    const definition = await deps.store.eventTypes.get(endpoint.orgId, body.data.eventType);
+    if (!definition || definition.archived) throw notFound('event type');
+    if (!(body.data.example in definition.examples)) throw new ApiError(409, 'no_example', `${definition.name} has ${definition.examples.length === 0 ? 'no examples' : `examples 0..${definition.examples.length - 1} only`}; add one with PATCH /v1/event-types/${definition.name}`);
+    const dataJson = JSON.stringify(definition.examples[body.data.example]);
+    // A test event of the example's type: never retried where the policy says so, marked test in the log.
+    const { answer } = await acceptEvent(deps, { orgId: endpoint.orgId, type: definition.name, dataJson, idempotencyKey: null, onlyEndpoint: endpoint, traceparent: deps.tracer ? req.get('traceparent') : undefined });
     res.status(202).json(answer);
   });
 

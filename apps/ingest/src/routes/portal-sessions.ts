@@ -18,6 +18,7 @@ function sessionJson(session: PortalSessionRecord) {
     id: session.id,
     orgId: session.orgId,
     scopes: session.scopes,
+    mode: session.mode,
     createdAt: iso(session.createdAt),
     expiresAt: iso(session.expiresAt),
     revokedAt: iso(session.revokedAt),
@@ -35,7 +36,7 @@ function publicOrigin(deps: AppDeps, req: Request): string {
 /**
  * The customer portal's sessions (issue 15), for a platform acting for one of its orgs:
  *
- * - `POST /v1/orgs/:id/portal-sessions` `{ttlSeconds?, scopes?}` → 201 `{id, orgId, scopes,
+ * - `POST /v1/orgs/:id/portal-sessions` `{ttlSeconds?, scopes?, mode?}` → 201 `{id, orgId, scopes, mode,
  *   createdAt, expiresAt, revokedAt, token, url}`: `token` (`pst_…`, shown once, stored as its
  *   SHA-256) is a bearer credential of that org within `scopes` until `expiresAt`; `url` opens the
  *   dashboard signed in with it, the token in the URL's fragment (never sent to a server, so never
@@ -66,6 +67,7 @@ export function portalSessionRoutes(deps: AppDeps): Router {
       id: deps.ids('ps', now),
       orgId: org.id,
       scopes: [...body.data.scopes],
+      mode: body.data.mode,
       tokenHash,
       createdAt: now,
       expiresAt: now + body.data.ttlSeconds * 1000,

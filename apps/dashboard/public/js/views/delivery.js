@@ -30,7 +30,7 @@ function headerList(headers, id) {
 }
 
 /** The exchange of one attempt: the request headers sent, the response's status, headers and body excerpt. */
-function attemptDetail(a, policy) {
+function attemptDetail(a, policy, wanted) {
   const kept = policy?.keepResponseBody ?? 'failed';
   const noResponse = a.responseStatus === null
     ? 'No response: the attempt ended before an answer came back.'
@@ -41,7 +41,7 @@ function attemptDetail(a, policy) {
         : 'Nothing of the response was kept.';
   return h(
     'details',
-    { class: 'attempt', id: `attempt-${a.number}`, open: Boolean(a.error) },
+    { class: 'attempt', id: `attempt-${a.number}`, open: Boolean(a.error) || a.number === wanted, 'data-wanted': a.number === wanted ? 'true' : undefined },
     h('summary', null, `Attempt #${a.number}: `, a.responseStatus === null ? 'no response' : `HTTP ${a.responseStatus}`, a.error ? [' · ', h('code', null, a.error)] : a.cancelReason ? [' · cancelled ', h('code', null, a.cancelReason)] : ' · succeeded'),
     h('div', { class: 'exchange' },
       h(
@@ -166,7 +166,7 @@ export async function deliveryView(ctx) {
             cells: [num(`#${a.number}`), time(a.startedAt), num(a.durationMs === null ? 'in flight' : duration(a.durationMs)), num(a.responseStatus), a.error ? h('code', null, a.error) : a.cancelReason ? h('code', null, a.cancelReason) : a.durationMs === null ? '—' : '✓ none', a.transformation ? `v${a.transformation.version}` : '—'],
           })),
         ),
-    attempts.filter((a) => a.durationMs !== null).map((a) => attemptDetail(a, endpoint?.policy)),
+    attempts.filter((a) => a.durationMs !== null).map((a) => attemptDetail(a, endpoint?.policy, Number(ctx.query.get('attempt')) || null)),
     h('h2', null, 'Event'),
     eventSection(event.error ? null : event, event.error),
   );

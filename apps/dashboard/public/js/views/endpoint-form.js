@@ -14,7 +14,7 @@ const KEEP = '__keep__';
 export async function endpointFormView(ctx) {
   const [id] = ctx.params;
   const editing = id !== undefined;
-  const [endpoint, presets] = await Promise.all([editing ? ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}`) : null, ctx.api.get('/v1/policies')]);
+  const [endpoint, presets, catalog] = await Promise.all([editing ? ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}`) : null, ctx.api.get('/v1/policies'), ctx.api.get('/v1/event-types').then((r) => r.data)]);
   if (!ctx.canWrite) {
     return h('section', null, h('h1', null, editing ? 'Edit endpoint' : 'New endpoint'), h('p', { class: 'error-box', role: 'alert' }, 'This API key is read-only (it lacks the webhooks:write scope), so it cannot create or change endpoints.'));
   }
@@ -22,6 +22,8 @@ export async function endpointFormView(ctx) {
   const url = h('input', { id: 'endpoint-url', name: 'url', type: 'url', required: true, value: endpoint?.url ?? '', placeholder: 'https://example.com/webhooks', autocomplete: 'off', spellcheck: 'false' });
   const description = h('input', { id: 'endpoint-description', name: 'description', value: endpoint?.description ?? '', maxlength: '500' });
   const eventTypes = h('input', { id: 'endpoint-event-types', name: 'eventTypes', value: (endpoint?.eventTypes ?? ['*']).join(', '), spellcheck: 'false', 'aria-describedby': 'endpoint-event-types-hint' });
+  const picker = catalog.length > 0 ? catalogPicker(catalog, endpoint?.eventTypes ?? ['*'], eventTypes) : null;
+  if (ctx.customer) return customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput: eventTypes });
   const startPreset = editing ? (endpoint.policyName ?? KEEP) : 'standard';
   const preset = h(
     'select',
@@ -136,7 +138,8 @@ export async function endpointFormView(ctx) {
     },
     field('endpoint-url', 'URL', url),
     field('endpoint-description', 'Description', description),
-    field('endpoint-event-types', 'Event types', eventTypes, 'Comma-separated, e.g. invoice.paid, invoice.failed; * receives every type.'),
+    picker ? picker.element : null,
+    field('endpoint-event-types', picker ? 'Event types (as text)' : 'Event types', eventTypes, 'Comma-separated, e.g. invoice.paid, invoice.failed; * receives every type.'),
     scheme ? field('endpoint-signature-scheme', 'Signatures', scheme, 'Standard Webhooks: HMAC needs the secret at the receiver; with Ed25519 the receiver holds only the public key.') : null,
     requestSettings.element,
     transformation.element,
@@ -175,6 +178,146 @@ export async function endpointFormView(ctx) {
             }),
           ),
         ]
+      : null,
+  );
+}
+
+/**
+ * Subscribing from the catalog: one checkbox per event type (by group), its description and, open
+ * on demand, its example payloads; "All event types" stands for `*`. Keeps `input` (the text
+ * field operators may also type in) in step, so either way of choosing sends the same list.
+ */
+function catalogPicker(catalog, selected, input) {
+  const all = h('input', { type: 'checkbox', id: 'type-all', name: 'typeAll', checked: selected.includes('*') });
+  const boxes = [];
+  const sync = () => {
+    const names = boxes.filter((b) => b.checked).map((b) => b.value);
+    for (const b of boxes) b.disabled = all.checked;
+    input.value = all.checked ? '*' : names.join(', ');
+  };
+  all.addEventListener('change', sync);
+  const groups = new Map();
+  for (const t of catalog) {
+    const g = t.group ?? 'Other';
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(t);
+  }
+  const element = h(
+    'fieldset',
+    { class: 'catalog-picker', id: 'catalog-picker' },
+    h('legend', null, 'Event types'),
+    h('label', { class: 'checkbox' }, all, 'All event types, including ones added later'),
+    [...groups].map(([group, types]) =>
+      h(
+        'div',
+        { class: 'catalog-group' },
+        h('h3', null, group),
+        types.map((t) => {
+          const box = h('input', { type: 'checkbox', name: 'eventType', value: t.name, id: `type-${t.name}`, checked: selected.includes(t.name), disabled: selected.includes('*'), 'aria-describedby': `type-${t.name}-about` });
+          box.addEventListener('change', sync);
+          boxes.push(box);
+          return h(
+            'div',
+            { class: 'catalog-type' },
+            h('label', { class: 'checkbox' }, box, h('code', null, t.name), t.deprecated ? h('span', { class: 'tag' }, 'deprecated') : null),
+            h('p', { class: 'hint', id: `type-${t.name}-about` }, t.description),
+            t.examples.length > 0 ? h('details', { class: 'example' }, h('summary', null, `Example payload${t.examples.length > 1 ? 's' : ''}`), t.examples.map((e) => h('pre', { class: 'json' }, JSON.stringify(e, null, 2)))) : null,
+          );
+        }),
+      ),
+    ),
+  );
+  return { element, selected: () => (all.checked ? ['*'] : boxes.filter((b) => b.checked).map((b) => b.value)) };
+}
+
+/**
+ * The form as a customer sees it: URL, description, event types (from the catalog when there is
+ * one), and the policy choices the org offers, in words — no preset ids, no JSON.
+ */
+function customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput }) {
+  const field = (forId, label, control, hint) => h('div', { class: 'field' }, h('label', { for: forId }, label), control, hint ? h('p', { class: 'hint', id: `${forId}-hint` }, hint) : null);
+  const url = h('input', { id: 'endpoint-url', name: 'url', type: 'url', required: true, value: endpoint?.url ?? '', placeholder: 'https://example.com/webhooks', autocomplete: 'off', spellcheck: 'false' });
+  const description = h('input', { id: 'endpoint-description', name: 'description', value: endpoint?.description ?? '', maxlength: '500' });
+  const choices = ctx.portal.policies;
+  const current = endpoint?.policyName;
+  const policy =
+    choices.length > 1 || (editing && !choices.some((c) => c.name === current))
+      ? h(
+          'select',
+          { id: 'endpoint-policy', name: 'policy' },
+          editing && !choices.some((c) => c.name === current) ? h('option', { value: '', selected: true }, 'Keep the current retry rules') : null,
+          choices.map((c) => h('option', { value: c.name, selected: c.name === current }, c.label)),
+        )
+      : null;
+  const fields = ctx.portal.fields;
+  const maxAttempts = fields.includes('maxAttempts') ? h('input', { id: 'endpoint-max-attempts', name: 'maxAttempts', type: 'number', min: '1', max: '100', inputmode: 'numeric', value: '' }) : null;
+  const timeoutS = fields.includes('timeoutMs') ? h('input', { id: 'endpoint-timeout', name: 'timeoutS', type: 'number', min: '1', max: '120', inputmode: 'numeric', value: '' }) : null;
+  // Headers, auth and proxy are the customer's own receiver's business: offered as in the console.
+  const requestSettings = requestSettingsFields(endpoint);
+  const save = h('button', { type: 'submit', class: 'primary', id: 'save-endpoint' }, editing ? 'Save changes' : 'Create endpoint');
+  const form = h(
+    'form',
+    {
+      class: 'card form',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        let settings;
+        try {
+          settings = requestSettings.body();
+        } catch (err) {
+          ctx.notify(err.message, 'error');
+          return;
+        }
+        const body = { url: url.value.trim(), description: description.value, eventTypes: picker ? picker.selected() : eventTypesInput.value.split(',').map((t) => t.trim()).filter(Boolean), ...settings };
+        if (body.eventTypes.length === 0) {
+          ctx.notify('Pick at least one event type.', 'error');
+          return;
+        }
+        const preset = policy ? policy.value : choices[0]?.name;
+        const extra = {};
+        if (maxAttempts?.value) extra.maxAttempts = Number(maxAttempts.value);
+        if (timeoutS?.value) extra.timeout = { ms: Number(timeoutS.value) * 1000, measures: 'whole-response' };
+        if (preset && (!editing || policy?.value || Object.keys(extra).length > 0)) body.policy = Object.keys(extra).length > 0 ? { preset, ...extra } : preset;
+        save.setAttribute('aria-busy', 'true');
+        try {
+          const saved = editing ? await ctx.api.patch(`/v1/endpoints/${encodeURIComponent(id)}`, body) : await ctx.api.post('/v1/endpoints', body);
+          ctx.navigate(`#/endpoints/${encodeURIComponent(saved.id)}`, [editing ? 'Endpoint saved.' : 'Endpoint created. Its signing secret can be revealed on its page whenever you need it.', 'ok']);
+        } catch (err) {
+          ctx.notify(err.sentence ?? 'Something went wrong; reload the page and try again.', 'error');
+        } finally {
+          save.removeAttribute('aria-busy');
+        }
+      },
+    },
+    field('endpoint-url', 'URL', url),
+    field('endpoint-description', 'Description', description),
+    picker ? picker.element : field('endpoint-event-types', 'Event types', eventTypesInput, 'Comma-separated, e.g. invoice.paid; * receives every type.'),
+    requestSettings.element,
+    policy ? field('endpoint-policy', 'Retries', policy, 'How long deliveries are retried when your endpoint does not answer with success.') : h('p', { class: 'hint', id: 'policy-words' }, `Retries: ${choices[0]?.label ?? 'as your provider set them'}.`),
+    maxAttempts ? field('endpoint-max-attempts', 'Attempts at most (optional)', maxAttempts) : null,
+    timeoutS ? field('endpoint-timeout', 'Seconds to wait for an answer (optional)', timeoutS) : null,
+    h('div', { class: 'actions' }, save, h('a', { class: 'button', href: editing ? `#/endpoints/${encodeURIComponent(id)}` : '#/endpoints' }, 'Cancel')),
+  );
+  const title = editing ? 'Edit endpoint' : 'New endpoint';
+  return h(
+    'section',
+    null,
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/endpoints' }, 'Endpoints'), ' › ', h('span', { 'aria-current': 'page' }, title)),
+    h('h1', null, title),
+    form,
+    editing
+      ? h(
+          'div',
+          { class: 'card' },
+          actionButton(ctx, {
+            id: 'delete-endpoint',
+            label: 'Delete endpoint',
+            className: 'danger',
+            confirmText: `Delete ${endpoint.url}? Queued deliveries to it are cancelled.`,
+            run: () => ctx.api.del(`/v1/endpoints/${encodeURIComponent(id)}`),
+            done: () => ctx.navigate('#/endpoints', ['Endpoint deleted.', 'ok']),
+          }),
+        )
       : null,
   );
 }

@@ -1,7 +1,8 @@
 // One endpoint: its health, its actions, and its delivery log (newest first, filter, paging).
 import { actionButton } from '../actions.js';
 import { badge, facts, h, num, table } from '../dom.js';
-import { duration, relative, shortId, time } from '../format.js';
+import { duration, relative, shortId, time, when } from '../format.js';
+import { sparkline } from '../sparkline.js';
 import { requestSettingsFacts } from './request-settings-facts.js';
 
 const STATUSES = ['pending', 'in_flight', 'succeeded', 'failed', 'cancelled'];
@@ -17,7 +18,7 @@ function logHash(id, status, cursor) {
   return `#/endpoints/${encodeURIComponent(id)}${search ? `?${search}` : ''}`;
 }
 
-function deliveryRow(d) {
+function deliveryRow(d, customer) {
   return {
     cells: [
       [
@@ -30,20 +31,69 @@ function deliveryRow(d) {
       d.lastError ? h('code', null, d.lastError) : d.cancelReason ? h('code', { class: 'cancel-reason' }, d.cancelReason) : '—',
       num(d.lastResponseStatus),
       num(d.lastDurationMs === null ? null : duration(d.lastDurationMs)),
-      time(d.createdAt),
+      customer ? when(d.createdAt) : time(d.createdAt),
     ],
   };
 }
 
-function actions(ctx, endpoint, redeliverable) {
+/**
+ * Re-creating an endpoint whose policy does not let it be resumed after its breaker disabled it: a
+ * new endpoint with the same URL, event types, description and policy (and a new secret), then
+ * the old one deleted.
+ */
+function recreateButton(ctx, endpoint) {
+  return actionButton(ctx, {
+    id: 'recreate',
+    focusKey: 'pause-resume',
+    label: '↻ Re-create',
+    className: 'primary',
+    confirmText: 'Re-create this endpoint? A new endpoint with the same URL and event types gets a new signing secret; this one and its queued deliveries are removed.',
+    run: async () => {
+      const created = await ctx.api.post('/v1/endpoints', { url: endpoint.url, eventTypes: endpoint.eventTypes, description: endpoint.description ?? '', policy: endpoint.policyName ?? endpoint.policy });
+      await ctx.api.del(`/v1/endpoints/${encodeURIComponent(endpoint.id)}`);
+      return created;
+    },
+    done: (created) => ctx.navigate(`#/endpoints/${encodeURIComponent(created.id)}`, ['Endpoint re-created with a new signing secret: reveal it below and update your receiver.', 'ok']),
+  });
+}
+
+/** "Send example": one of the catalog's examples of a type this endpoint receives, as a test event. */
+function sendExample(ctx, endpoint, catalog) {
+  const subscribed = catalog.filter((t) => t.examples.length > 0 && (endpoint.eventTypes.includes('*') || endpoint.eventTypes.includes(t.name)));
+  if (subscribed.length === 0) return null;
+  const select = h('select', { id: 'example-type', name: 'exampleType' }, subscribed.map((t) => h('option', { value: t.name }, t.name)));
+  return h(
+    'div',
+    { class: 'send-example' },
+    h('label', { for: 'example-type' }, 'Example of'),
+    select,
+    actionButton(ctx, {
+      id: 'send-example',
+      label: 'Send example',
+      run: () => ctx.api.post(`/v1/endpoints/${encodeURIComponent(endpoint.id)}/send-example`, { eventType: select.value }),
+      done: (r) => {
+        const delivery = r.deliveries[0];
+        ctx.notify(`Example of ${select.value} sent.`, 'ok', delivery ? { href: `#/deliveries/${encodeURIComponent(delivery.id)}`, text: 'Follow its delivery' } : null);
+        return ctx.reload();
+      },
+    }),
+  );
+}
+
+function actions(ctx, endpoint, redeliverable, summary, catalog) {
   const id = encodeURIComponent(endpoint.id);
   const paused = endpoint.status !== 'active';
   const reload = () => ctx.reload();
+  // Only what the API accepts in this state (GET …/summary): a disabled endpoint whose policy
+  // re-enables only by re-creating offers Re-create, never Resume.
+  const offered = summary?.state.actions ?? (paused ? ['resume'] : ['pause', 'send_test']);
   return h(
     'div',
     { class: 'actions', role: 'group', 'aria-label': 'Endpoint actions' },
     h('a', { class: 'button', href: `#/endpoints/${id}/edit`, id: 'edit-endpoint' }, 'Edit'),
-    paused
+    offered.includes('recreate')
+      ? recreateButton(ctx, endpoint)
+      : paused
       ? actionButton(ctx, {
           id: 'resume',
           focusKey: 'pause-resume',
@@ -66,7 +116,7 @@ function actions(ctx, endpoint, redeliverable) {
           },
         }),
     // Only what the API would accept: a test event needs an active endpoint.
-    paused
+    !offered.includes('send_test')
       ? null
       : actionButton(ctx, {
           id: 'send-test',
@@ -78,6 +128,7 @@ function actions(ctx, endpoint, redeliverable) {
             return reload();
           },
         }),
+    offered.includes('send_test') ? sendExample(ctx, endpoint, catalog) : null,
     actionButton(ctx, {
       id: 'reveal-secret',
       label: 'Reveal secret',
@@ -171,7 +222,12 @@ export async function endpointView(ctx) {
   const q = new URLSearchParams({ limit: '25' });
   if (status) q.set('status', status);
   if (cursor) q.set('cursor', cursor);
-  const [endpoint, log] = await Promise.all([ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}`), ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}/deliveries?${q}`)]);
+  const [endpoint, log, summary, catalog] = await Promise.all([
+    ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}`),
+    ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}/deliveries?${q}`),
+    ctx.api.get(`/v1/endpoints/${encodeURIComponent(id)}/summary`),
+    ctx.api.get('/v1/event-types').then((r) => r.data),
+  ]);
 
   // Held deliveries wait for a resume, not for time: they need no polling.
   const inProgress = log.data.some((d) => (d.status === 'pending' && !d.held) || d.status === 'in_flight');
@@ -212,14 +268,84 @@ export async function endpointView(ctx) {
     null,
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/endpoints' }, 'Endpoints'), ' › ', h('span', { 'aria-current': 'page' }, 'Endpoint')),
     h('div', { class: 'page-head' }, h('h1', null, endpoint.url), badge(endpoint.status)),
-    h('p', { class: 'subtitle' }, h('code', null, endpoint.id), endpoint.description ? ` · ${endpoint.description}` : ''),
-    inactive
-      ? h(
-          'p',
-          { class: `notice notice--${endpoint.status === 'paused' ? 'warn' : 'error'}`, id: 'inactive-banner' },
-          endpoint.status === 'paused' ? '‖ This endpoint is paused: no attempts are made until it is resumed.' : `⊘ This endpoint is disabled${endpoint.disabledReason ? `: ${endpoint.disabledReason}` : ''}.`,
-        )
-      : null,
+    h('p', { class: 'subtitle' }, ctx.customer ? endpoint.description || null : [h('code', null, endpoint.id), endpoint.description ? ` · ${endpoint.description}` : '']),
+    inactive ? stateBanner(endpoint, summary, ctx.customer) : null,
+    ctx.customer ? customerHealth(endpoint, summary) : operatorHealth(endpoint, summary),
+    ctx.canWrite
+      ? [h('h2', null, 'Actions'), actions(ctx, endpoint, redeliverable, summary, catalog), secretBox(endpoint, ctx)]
+      : h('p', { class: 'hint', id: 'read-only-hint' }, 'This API key is read-only (it lacks the webhooks:write scope), so editing, pausing, testing, revealing or rotating the secret and redelivering are not offered.'),
+    h('h2', { id: 'log-heading' }, 'Delivery log'),
+    filter,
+    !cursor ? h('p', { class: 'hint', 'data-testid': 'live-hint' }, 'This log follows new attempts as they finish.') : null,
+    log.data.length === 0
+      ? h('p', { class: 'empty card' }, status ? `No ${status.replace('_', ' ')} deliveries${cursor ? ' on this page' : ''}.` : 'No deliveries yet.')
+      : table('Delivery log, newest first', ['Delivery', 'Status', 'Attempts', 'Next attempt', 'Last error', 'Response', 'Duration', 'Created'], log.data.map((d) => deliveryRow(d, ctx.customer)), 'log-table'),
+    h(
+      'div',
+      { class: 'pager' },
+      cursor ? h('a', { class: 'button', href: logHash(endpoint.id, status, '') }, '← Newest') : null,
+      log.nextCursor ? h('a', { class: 'button', id: 'older', href: logHash(endpoint.id, status, log.nextCursor) }, 'Older deliveries →') : null,
+    ),
+  );
+}
+
+/** The adaptive pace as a sentence: what the sender allows the endpoint now, next to the policy's limits. */
+function paceText(endpoint) {
+  const { pace, policy } = endpoint;
+  const rate = pace.perSecond === null ? 'no rate bound' : `${pace.perSecond}/s${policy.rateLimit ? ` of ${policy.rateLimit.perSecond}/s` : ''}`;
+  return `${rate}, ${pace.concurrency} of ${policy.concurrency.perEndpoint} at once`;
+}
+
+/**
+ * Why an inactive endpoint receives nothing, since when, how many deliveries wait for it and what
+ * happens to new ones — from the summary, in words. Operators also see the breaker's own reason.
+ */
+function stateBanner(endpoint, summary, customer) {
+  const state = summary.state;
+  return h(
+    'div',
+    { class: `notice notice--${state.tone === 'warn' ? 'warn' : 'error'}`, id: 'inactive-banner', role: 'status' },
+    h(
+      'p',
+      null,
+      h('strong', null, state.headline),
+      state.since ? [' since ', when(state.since)] : null,
+      state.waiting ? `; ${state.waiting} ${state.waiting === 1 ? 'delivery is' : 'deliveries are'} waiting` : '',
+      '. ',
+      state.meanwhile ?? '',
+      !customer && endpoint.disabledReason ? h('span', { class: 'sub' }, ` (${endpoint.disabledReason})`) : null,
+    ),
+  );
+}
+
+/** Customer mode's health: the state and policy in words, the last 24 h; no streaks, ids or JSON. */
+function customerHealth(endpoint, summary) {
+  const { attempts, successRate, hourly } = summary.last24h;
+  const rate = successRate === null ? 'No attempts in the last 24 hours' : `${Math.floor(successRate * 1000) / 10}% of ${attempts} attempts succeeded in the last 24 hours`;
+  return [
+    h('h2', null, 'Health'),
+    h(
+      'div',
+      { class: 'card', id: 'customer-health' },
+      facts([
+        ['Status', badge(endpoint.status, summary.state.headline)],
+        ['Retries', summary.policyLabel],
+        ['Last 24 hours', h('span', { class: 'last24h' }, sparkline(hourly, rate), h('span', { class: 'rate' }, rate))],
+        ['Last success', when(endpoint.lastSuccessAt)],
+        ['Last failure', when(endpoint.lastFailureAt)],
+        ['Signatures', endpoint.signatureScheme === 'ed25519' ? 'Ed25519 (v1a)' : 'HMAC-SHA256 (v1)'],
+        endpoint.publicKey ? ['Public key', h('code', { id: 'public-key', class: 'mono' }, endpoint.publicKey), true] : null,
+        ['Event types', endpoint.eventTypes.join(', ')],
+      ]),
+    ),
+    h('h2', null, 'Requests'),
+    h('div', { class: 'card', id: 'request-settings' }, facts(requestSettingsFacts(endpoint))),
+  ];
+}
+
+/** The operator's health facts and request settings, in full. */
+function operatorHealth(endpoint, summary) {
+  return [
     h('h2', null, 'Health'),
     h(
       'div',
@@ -248,27 +374,5 @@ export async function endpointView(ctx) {
     ),
     h('h2', null, 'Requests'),
     h('div', { class: 'card', id: 'request-settings' }, facts(requestSettingsFacts(endpoint))),
-    ctx.canWrite
-      ? [h('h2', null, 'Actions'), actions(ctx, endpoint, redeliverable), secretBox(endpoint, ctx)]
-      : h('p', { class: 'hint', id: 'read-only-hint' }, 'This API key is read-only (it lacks the webhooks:write scope), so editing, pausing, testing, revealing or rotating the secret and redelivering are not offered.'),
-    h('h2', { id: 'log-heading' }, 'Delivery log'),
-    filter,
-    !cursor ? h('p', { class: 'hint', 'data-testid': 'live-hint' }, 'This log follows new attempts as they finish.') : null,
-    log.data.length === 0
-      ? h('p', { class: 'empty card' }, status ? `No ${status.replace('_', ' ')} deliveries${cursor ? ' on this page' : ''}.` : 'No deliveries yet.')
-      : table('Delivery log, newest first', ['Delivery', 'Status', 'Attempts', 'Next attempt', 'Last error', 'Response', 'Duration', 'Created'], log.data.map(deliveryRow)),
-    h(
-      'div',
-      { class: 'pager' },
-      cursor ? h('a', { class: 'button', href: logHash(endpoint.id, status, '') }, '← Newest') : null,
-      log.nextCursor ? h('a', { class: 'button', id: 'older', href: logHash(endpoint.id, status, log.nextCursor) }, 'Older deliveries →') : null,
-    ),
-  );
-}
-
-/** The adaptive pace as a sentence: what the sender allows the endpoint now, next to the policy's limits. */
-function paceText(endpoint) {
-  const { pace, policy } = endpoint;
-  const rate = pace.perSecond === null ? 'no rate bound' : `${pace.perSecond}/s${policy.rateLimit ? ` of ${policy.rateLimit.perSecond}/s` : ''}`;
-  return `${rate}, ${pace.concurrency} of ${policy.concurrency.perEndpoint} at once`;
+  ];
 }

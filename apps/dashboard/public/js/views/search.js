@@ -7,13 +7,16 @@ export function searchTarget(value) {
   const v = value.trim();
   if (/^evt_[0-9A-Za-z]+$/.test(v)) return `#/events/${encodeURIComponent(v)}`;
   if (/^dlv_[0-9A-Za-z]+$/.test(v)) return `#/deliveries/${encodeURIComponent(v)}`;
+  // A webhook-request-id (`<delivery id>.<attempt>`, what a receiver logs): that delivery.
+  const request = /^(dlv_[0-9A-Za-z]+)\.(\d+)$/.exec(v);
+  if (request) return `#/deliveries/${encodeURIComponent(request[1])}?attempt=${request[2]}`;
   if (/^ep_[0-9A-Za-z]+$/.test(v)) return `#/endpoints/${encodeURIComponent(v)}`;
   return `#/events?idempotencyKey=${encodeURIComponent(v)}`;
 }
 
 /** The search form; `go(hash)` navigates. */
 export function searchForm(go) {
-  const input = h('input', { id: 'search', name: 'q', type: 'search', placeholder: 'Event, delivery or endpoint id, or idempotency key', autocomplete: 'off', spellcheck: 'false', 'aria-label': 'Search by id or idempotency key' });
+  const input = h('input', { id: 'search', name: 'q', type: 'search', placeholder: 'Event, delivery, request or endpoint id, or idempotency key', autocomplete: 'off', spellcheck: 'false', 'aria-label': 'Search by id, webhook-request-id or idempotency key' });
   return h(
     'form',
     {
