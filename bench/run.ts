@@ -46,6 +46,7 @@ import { createKeySchema, DELIVERY_QUEUE_NAME } from '@postern/store';
 import { summariseCpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory-breakdown.js';
 import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
+import { openLiveFeedWindow } from './live-feed-cost.js';
 import { eventValidationLine, measureEventValidation } from './event-validation-cost.js';
 import { CPU_RATIO_TARGET, measureRequestSettings, requestSettingsRows, type RequestSettingsCost } from './request-settings-cost.js';
 import { histogramP99Ms, PICK_FIELDS_CODE, sandboxCallTimes, sandboxMemoryFor100, transformationCost, TRANSFORM_CPU_RATIO_TARGET, TRANSFORM_P99_TARGET_MS, type TransformationCost } from './transformation-cost.js';
@@ -255,8 +256,12 @@ async function main(): Promise<void> {
         log(`    warm-up: ${QUICK_WARM_UP_EVENTS} deliveries in ${r1((Date.now() - warmStart) / 1000)} s (not reported)`);
       }
       const loadAtOneEndpoint = loadavg().map(r1);
+      const feedKey = createKeySchema(p.prefix).orgLiveFeed(one!.orgId);
+      const feedWindow = await openLiveFeedWindow(redis.client, feedKey);
       const oneEndpoint = await withCost(ctx, p, () => posternThroughput(p, receiver, [one!], { durationS: DURATION_S, producers: 16, maxBacklog: 4 * CONCURRENCY }));
       log(`    1 endpoint: ${Math.round(oneEndpoint.deliveriesPerSecond)} deliveries/s, ${oneEndpoint.cost.cpuMsPerDelivery.total} CPU ms and ${oneEndpoint.cost.redisCommandsPerDelivery} Redis commands per delivery (load average ${loadAtOneEndpoint.join(' ')})`);
+      const liveFeed = await feedWindow.end(oneEndpoint, [feedKey, one!.endpointIds[0]!, 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', '1000', '3600']);
+      log(`    live feed: ${liveFeed.appendsPerDelivery} appends per delivery inside the finish script; Redis commands per delivery ${liveFeed.redisCommandsPerDelivery.withoutFeed} → ${liveFeed.redisCommandsPerDelivery.withFeed}; ${liveFeed.redisUsecPerDelivery.feed} µs of Redis CPU per delivery (of ${liveFeed.redisUsecPerDelivery.allRedis} µs); +${liveFeed.requestBytesPerFinish} B per finish call; feed holds ${liveFeed.feed.entries} entries in ${liveFeed.feed.bytes} B (${liveFeed.feed.bytesPerEntry} B each)`);
       const requestSettings = await requestSettingsRuns(ctx, p, oneEndpoint);
       const transformation = await transformationRun(ctx, p, oneEndpoint);
       const many = await createOrgs(p.apiBase, { orgs: 10, endpointsPerOrg: 10, url: `${receiver.base}/ok`, policy: 'standard' });
@@ -285,7 +290,7 @@ async function main(): Promise<void> {
         scale = await scalePoint(redis, p, receiver, { pending: PENDING, probes: 20, keySum });
         log(`    ${Math.round(scale.perDeliveryExcludingPayload)} B per delivery (payload excluded), retries late by p50 ${scale.retryLatenessMs.p50} ms, max ${scale.retryLatenessMs.max} ms`);
       }
-      return { idle, memory, oneEndpoint, requestSettings, transformation, manyEndpoints, atRate, below, atRateLow, scale, loadAtOneEndpoint };
+      return { idle, memory, oneEndpoint, liveFeed, requestSettings, transformation, manyEndpoints, atRate, below, atRateLow, scale, loadAtOneEndpoint };
     });
 
     let finishedMemory: DeliveryMemory[] | null = null;
@@ -352,6 +357,7 @@ async function main(): Promise<void> {
       redisCommandsBreakdown: oneCost.redisCommandsBreakdown,
       costs: { oneEndpoint: oneCost, manyEndpoints: manyCost, atRateLow: lowCost },
       requestSettings: postern.requestSettings,
+      liveFeed: postern.liveFeed,
       transformation: postern.transformation,
       redisPerPendingDelivery: postern.memory?.pending ?? null,
       scalePoint: postern.scale,

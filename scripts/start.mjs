@@ -231,6 +231,8 @@ process.on('exit', () => {
 if (isDevelopment && process.env.ALLOWED_ADDRESSES === undefined) {
   warn(`warning: ALLOWED_ADDRESSES=${DEVELOPMENT_ALLOWED_ADDRESSES} — deliveries to loopback are allowed for local testing (development only; set ALLOWED_ADDRESSES= to allow none)`);
 }
+// The apps' output reaches the terminal through this process: let their readable logs keep colour.
+if (process.stdout.isTTY && env.NO_COLOR === undefined && env.FORCE_COLOR === undefined) env.FORCE_COLOR = '1';
 startApp('ingest', (line) => {
   if (/listening/i.test(line)) announceReady();
 });

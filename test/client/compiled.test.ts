@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,9 @@ test('the compiled client (dist: .js and .d.ts) works from plain Node as an inst
   const build = await run(process.execPath, [tsc, '-p', join(root, 'packages/client/tsconfig.build.json'), '--outDir', join(pkg, 'dist')], root);
   expect(build).toMatchObject({ code: 0, stderr: '' });
   cpSync(join(root, 'packages/client/package.json'), join(pkg, 'package.json'));
+  // What npm would install with it: its dependencies, from the workspace's node_modules.
+  const { dependencies = {} } = JSON.parse(readFileSync(join(root, 'packages/client/package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  for (const name of Object.keys(dependencies)) cpSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), { recursive: true });
   mkdirSync(join(dir, 'app'));
   writeFileSync(
     join(dir, 'app', 'main.mjs'),

@@ -36,6 +36,16 @@ async function call(method: string, path: string, opts: { key?: string; body?: u
   return r;
 }
 
+/** Opens an event stream, checks its status and content type against the document, and closes it. */
+async function callStream(path: string, key: string) {
+  const controller = new AbortController();
+  const res = await fetch(`${postern.baseUrl}${path}`, { headers: { authorization: `Bearer ${key}` }, signal: controller.signal });
+  const result = spec.check('GET', path, res.status, '', res.headers.get('content-type'));
+  controller.abort();
+  problems.push(...result.problems);
+  if (res.status < 300 && result.operation) checkedSuccess.add(result.operation);
+}
+
 test('every answer of every documented operation validates against the document', async () => {
   await call('GET', '/healthz');
   await call('GET', '/readyz');
@@ -152,6 +162,9 @@ test('every answer of every documented operation validates against the document'
   await call('GET', '/v1/platform-audit-log', { key: TEST_ADMIN_TOKEN });
   await call('GET', `/v1/deliveries/export?endpointId=${endpoint.id}`, { key });
   await call('GET', '/v1/deliveries/export?status=lost', { key });
+  await callStream(`/v1/deliveries/stream?endpointId=${endpoint.id}`, key);
+  await call('GET', '/v1/deliveries/stream?status=lost', { key });
+  await call('GET', '/v1/deliveries/stream?endpointId=ep_00000000000000000000000000', { key });
   await call('DELETE', `/v1/events/${event.id}/data`, { key });
   await call('DELETE', '/v1/events/evt_nope/data', { key });
   await call('DELETE', '/v1/events/data?idempotencyKey=spec-1', { key });

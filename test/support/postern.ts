@@ -6,7 +6,7 @@ import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { classifyAddress, createIdFactory, createSecretBox, type SecretKeyring } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, parseClusterNodes, type DeliveryQueues, type RedisClient, type RedisTarget, type Store } from '@postern/store';
-import { createApp } from '@postern/ingest';
+import { createApp, LiveHub, type LiveStreamSettings } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
 import type { Tracer } from '@postern/telemetry';
@@ -86,6 +86,10 @@ export interface PosternOptions {
   tracers?: { ingest?: Tracer; sender?: Tracer };
   /** The keys both apps seal and open stored secrets with; default {@link testSecretKeyring}. */
   secretKeyring?: SecretKeyring;
+  /** The live stream's heartbeat, credential re-check and per-key limit; default the app's. */
+  liveStream?: LiveStreamSettings;
+  /** Each org's live feed cap (`LIVE_FEED_MAX_ENTRIES`); default the store's, 1 000. */
+  liveFeedMaxEntries?: number;
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -99,6 +103,8 @@ export interface TestPostern {
   queues: DeliveryQueues;
   sender: Sender | null;
   redis: RedisClient;
+  /** Ingest's live hub: one reader per org watched. */
+  liveHub: LiveHub;
   /** Ingest's metrics registry (served at `/metrics`). */
   ingestRegistry: Registry;
   /** The sender's metrics registry: every sender this harness starts reports into it. */
@@ -165,12 +171,15 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const ingestRegistry = new Registry();
   const keyring = options.secretKeyring ?? testSecretKeyring();
   // One box per app, as two processes would have: each its own cache of opened values.
-  const store = createStore({ redis: apiRedis, prefix, queuePartitions: options.queuePartitions, secretBox: createSecretBox(keyring) });
+  const liveFeed = options.liveFeedMaxEntries === undefined ? undefined : { maxEntries: options.liveFeedMaxEntries };
+  const store = createStore({ redis: apiRedis, prefix, queuePartitions: options.queuePartitions, secretBox: createSecretBox(keyring), liveFeed });
+  const liveHub = new LiveHub({ feed: store.liveFeed, redis: apiRedis, connect: () => connectRedis(target, 'worker'), logger });
   const queues = createDeliveryQueues(queueRedis, store.keys);
   const queue = queues.partitions[0]!;
   const ingestSandbox = createSandboxPool({ threads: 1, timeoutMs: options.transformTimeoutMs ?? 1000 });
   const app = createApp({
     redis: apiRedis,
+    liveHub,
     sandbox: ingestSandbox,
     store,
     queues,
@@ -187,6 +196,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000,
       lookupCacheTtlMs: options.lookupCacheTtlMs,
       portalFrameAncestors: options.portalFrameAncestors,
+      liveStream: options.liveStream,
     },
   });
   const server: Server = await new Promise((resolve) => {
@@ -195,7 +205,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   let sender: Sender | null = null;
-  const workerStore = createStore({ redis: workerRedis, prefix, queuePartitions: options.queuePartitions, secretBox: createSecretBox(keyring) });
+  const workerStore = createStore({ redis: workerRedis, prefix, queuePartitions: options.queuePartitions, secretBox: createSecretBox(keyring), liveFeed });
   const workerQueues = createDeliveryQueues(workerRedis, store.keys);
   const classify = (address: string) => classifyAddress(address, allowList);
   const transport = createGotTransport({ allowList, classifyAddress: classify });
@@ -257,6 +267,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       return sender;
     },
     redis: apiRedis,
+    liveHub,
     ingestRegistry,
     senderRegistry,
     api,
@@ -278,6 +289,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       await stopSender();
       transport.close();
       await ingestSandbox.close();
+      await liveHub.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
       for (const q of queues.partitions) await q.obliterate({ force: true }).catch(() => undefined);

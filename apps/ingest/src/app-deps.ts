@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { IdFactory } from '@postern/shared';
 import type { Tracer } from '@postern/telemetry';
+import type { LiveHub } from './live-hub.js';
+import type { LiveStreamSettings } from './routes/delivery-stream.js';
 import type { DataLossMonitor, DeliveryQueues, RedisClient, Store } from '@postern/store';
 
 /** Everything `createApp` needs; `main.ts` (or a test) builds it. */
@@ -32,6 +34,12 @@ export interface AppDeps {
   tracer?: Tracer;
   /** Notices Redis losing its data (`/readyz` check `redis_data`, metric `postern_redis_data_lost`); none in most tests. */
   dataLossMonitor?: DataLossMonitor;
+  /**
+   * Fans each org's live feed out to the live streams (`GET /v1/deliveries/stream`); the caller
+   * closes it before the server (it ends every stream). Absent: one of the app's own, whose
+   * blocking reads use duplicates of `redis`.
+   */
+  liveHub?: LiveHub;
   config: {
     /**
      * What a 202 waits for (`ACCEPT_DURABILITY`, docs/production-redis.md): `local` (default) the
@@ -66,5 +74,9 @@ export interface AppDeps {
      * the portal page's `Content-Security-Policy: frame-ancestors`; empty or absent: no framing.
      */
     portalFrameAncestors?: readonly string[];
+    /** The live stream's heartbeat, credential re-check and per-key limit (`LIVE_STREAM_*`); defaults in `LIVE_STREAM_DEFAULTS`. */
+    liveStream?: LiveStreamSettings;
+    /** Levels of the request line and the event-accepted line (`logPlanOf`); default `info` and `debug`, as in JSON logs. */
+    logLevels?: { request: 'info' | 'debug'; event: 'info' | 'debug' };
   };
 }

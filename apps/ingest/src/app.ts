@@ -16,6 +16,9 @@ import { DEFAULT_LOOKUP_CACHE_MAX_ENTRIES, DEFAULT_LOOKUP_CACHE_TTL_MS, LookupCa
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { auditLogRoutes } from './routes/audit-log.js';
 import { deliveryRoutes } from './routes/deliveries.js';
+import { deliveryStreamRoutes } from './routes/delivery-stream.js';
+import { LiveHub } from './live-hub.js';
+import type { RedisClient } from '@postern/store';
 import { erasureRoutes } from './routes/erasure.js';
 import { exportRoutes } from './routes/export.js';
 import { endpointRoutes } from './routes/endpoints.js';
@@ -85,7 +88,7 @@ export function createApp(given: AppDeps): Express {
   // Built on first use, once every route below is registered.
   let matchRoute: ReturnType<typeof routeMatcher> | undefined;
   app.use(metrics.middleware((method, path) => (matchRoute ??= routeMatcher(listRoutes(app)))(method, path)));
-  app.use(requestLogging(deps.logger));
+  app.use(requestLogging(deps.logger, deps.config.logLevels?.request ?? 'info'));
   app.use(operationsRoutes({ redis: deps.redis, registry, dataLossMonitor: deps.dataLossMonitor }));
   // Before the JSON body parser: Bull Board reads its own request bodies.
   mountBullBoard(app, { queues: deps.queues.partitions, adminToken: deps.config.adminToken, readOnly: deps.config.bullBoardReadOnly ?? true });
@@ -107,7 +110,8 @@ export function createApp(given: AppDeps): Express {
     maxEntries: deps.config.lookupCacheMaxEntries ?? DEFAULT_LOOKUP_CACHE_MAX_ENTRIES,
   });
   // An org's API key, or a platform key acting for the org named in `Postern-Org`.
-  app.use('/v1', requireApiCredential(deps, lookups));
+  const credentialCheck = requireApiCredential(deps, lookups);
+  app.use('/v1', credentialCheck);
   app.use('/v1', refuseBracketedQuery);
   app.use(jsonBody(deps.config.maxBodyBytes));
   // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
@@ -119,8 +123,10 @@ export function createApp(given: AppDeps): Express {
   app.use(apiKeyRoutes(deps));
   app.use(endpointRoutes(deps));
   app.use(erasureRoutes(deps));
-  // Before `/v1/deliveries/:id`, which would take `export` for an id.
+  // Before `/v1/deliveries/:id`, which would take `export` or `stream` for an id.
   app.use(exportRoutes(deps));
+  const liveHub = deps.liveHub ?? new LiveHub({ feed: deps.store.liveFeed, redis: deps.redis, connect: () => deps.redis.duplicate() as RedisClient, logger: deps.logger });
+  app.use(deliveryStreamRoutes({ ...deps, liveHub }, credentialCheck));
   app.use(deliveryRoutes(deps));
   app.use(redeliveryRoutes(deps));
   app.use(sendNowRoutes(deps));

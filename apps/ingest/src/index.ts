@@ -8,4 +8,6 @@ export { API_ROUTES, buildOpenApiDocument, openApiPath, type OpenApiOptions, typ
 export { listRoutes, routeMatcher, type RouteEntry } from './route-list.js';
 export { createIngestMetrics, type IngestMetrics } from './http-metrics.js';
 export { BULL_BOARD_PATH, adminCredential } from './bull-board.js';
+export { LiveHub, type LiveHubOptions, type LiveSubscriber, type LiveSubscription } from './live-hub.js';
+export { deliveryStreamQuery, type LiveStreamSettings } from './routes/delivery-stream.js';
 export { EventValidators, MAX_SCHEMA_ISSUES } from './event-validation.js';

@@ -1,12 +1,14 @@
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { createIdFactory, describeRedisPlan, supportsWaitAof, createSecretBox, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
+import { createIdFactory, describeRedisPlan, supportsWaitAof, createSecretBox, httpServerOptions, loggerOptions, logPlanOf, prettyLogOptions, logProcessOutput } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOfPlan, checkSecretsKeyAtStart } from '@postern/store';
 import { startTracing, type Tracing } from '@postern/telemetry';
 import { pino } from 'pino';
+import pinoPretty from 'pino-pretty';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
+import { LiveHub } from './live-hub.js';
 import { answerClientError } from './client-error.js';
 import { loadIngestConfig, type IngestConfig } from './config.js';
 
@@ -28,7 +30,9 @@ try {
   process.exit(1);
 }
 
-const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL));
+// JSON in production; lines for people under `npm start` (NODE_ENV=development); LOG_FORMAT overrides.
+const logPlan = logPlanOf(config);
+const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL), logPlan.format === 'pretty' ? pinoPretty(prettyLogOptions(Boolean(process.stdout.isTTY) || Boolean(process.env.FORCE_COLOR))) : undefined);
 // Every line on stdout one JSON object: what libraries print goes through the logger, and a crash
 // is logged as one line before the exit.
 logProcessOutput(logger);
@@ -45,7 +49,7 @@ const redis = connectRedis(redisTarget, 'api');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 // Every stored secret is sealed with SECRETS_KEY (README, "Secrets at rest").
 const secretBox = createSecretBox(config.secretKeyring);
-const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox });
+const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox, liveFeed: { maxEntries: config.LIVE_FEED_MAX_ENTRIES } });
 // The keys must open what is stored: a wrong SECRETS_KEY stops start-up with one line naming the key id.
 await checkSecretsKeyAtStart({ redis, keys: store.keys, box: secretBox, appName: 'postern-ingest', logger });
 // `local-fsync` needs WAITAOF (Redis ≥ 7.2): refused at start rather than on the first event.
@@ -76,8 +80,12 @@ const dataLossMonitor = new DataLossMonitor({
 void dataLossMonitor.check();
 setInterval(() => void dataLossMonitor.check(), DATA_CHECK_INTERVAL_MS).unref();
 
+// Live streams: one blocking connection per org being watched, on its own (it waits out outages).
+const liveHub = new LiveHub({ feed: store.liveFeed, redis, connect: () => connectRedis(redisTarget, 'worker'), logger });
+
 const app = createApp({
   redis,
+  liveHub,
   dataLossMonitor,
   store,
   queues,
@@ -96,6 +104,8 @@ const app = createApp({
     lookupCacheMaxEntries: config.LOOKUP_CACHE_MAX_ENTRIES,
     publicUrl: config.PUBLIC_URL,
     portalFrameAncestors: config.PORTAL_FRAME_ANCESTORS,
+    logLevels: { request: logPlan.requestLevel, event: logPlan.eventLevel },
+    liveStream: { maxPerKey: config.LIVE_STREAM_MAX_PER_KEY, heartbeatMs: config.LIVE_STREAM_HEARTBEAT_MS },
     durability: { mode: config.ACCEPT_DURABILITY, replicas: config.ACCEPT_REPLICAS, waitMs: config.ACCEPT_WAIT_MS },
   },
 });
@@ -120,6 +130,8 @@ server.listen(config.PORT, config.HOST, () => {
 
 function shutdown(signal: string): void {
   logger.info({ signal }, 'ingest stopping');
+  // Live streams never end by themselves: end them, so the server can close.
+  void liveHub.close();
   server.close(() => {
     void queues
       .close()

@@ -5,6 +5,7 @@ import { transformationTestBody } from './routes/transformations.js';
 import { auditLogQuery } from './routes/audit-log.js';
 import { eraseByKeyQuery } from './routes/erasure.js';
 import { deliveryExportQuery } from './routes/export.js';
+import { deliveryStreamQuery } from './routes/delivery-stream.js';
 import { eventListQuery, sendExampleBody } from './routes/events.js';
 import { eventTypeListQuery } from './routes/event-types.js';
 import { createEventTypeBody, updateEventTypeBody } from '@postern/shared';
@@ -138,6 +139,23 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'delete', path: '/v1/events/:id/data', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', summary: "Erase an event's payload (its envelope, every delivery's frozen body, every stored response) keeping the delivery log's metadata; its pending deliveries are cancelled with `data_erased`", responses: { 200: { description: '`{eventId, dataErased, dataErasedAt, cancelledDeliveries}`; erasing again changes nothing', schema: eventErasureResponse }, 404: '`not_found`: no such event in your org', 409: '`in_flight`: a delivery of the event is being attempted right now; nothing was erased, retry (see `Retry-After`)' } }),
   r({ method: 'delete', path: '/v1/events/data', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', query: eraseByKeyQuery, summary: 'Erase the payload of every event of the org accepted under an idempotency key', responses: { 200: { description: '`{data: [{eventId, dataErased, dataErasedAt, cancelledDeliveries}]}`', schema: eventErasuresResponse }, 404: '`not_found`: no event of your org has this idempotency key', 409: '`in_flight`: a delivery is being attempted right now; retry' } }),
   r({ method: 'get', path: '/v1/deliveries/export', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', query: deliveryExportQuery, produces: 'application/x-ndjson', summary: 'The delivery log as NDJSON, streamed: one delivery per line with its attempts (no payload, no secrets), endpoint by endpoint, oldest first', responses: { 200: 'one JSON delivery (as `GET /v1/deliveries/:id`) per line', 404: '`not_found`: `endpointId` names no endpoint of your org' } }),
+  r({
+    method: 'get',
+    path: '/v1/deliveries/stream',
+    tag: 'deliveries',
+    auth: 'apiKey',
+    scope: 'webhooks:read',
+    query: deliveryStreamQuery,
+    produces: 'text/event-stream',
+    summary:
+      'Live deliveries (Server-Sent Events): one `delivery` event per attempt finished, or delivery ended or held without one, of the org (filtered by `endpointId`, `status`, `eventType`: exact, `prefix.*` or `*`); `data` is `{deliveryId, endpointId, eventId, eventType, status, attempt, responseStatus, error, durationMs, nextAttemptAt, at}`. Send `Last-Event-ID` to get what was missed, within the window kept (about `LIVE_FEED_MAX_ENTRIES` changes, an hour); a `reset` event says some were trimmed. A comment line every `LIVE_STREAM_HEARTBEAT_MS`; an `end` event (`{reason}`: `credential_revoked`, `session_revoked`, `session_expired`, `org_suspended`, `shutting_down`) ends it. docs/live-deliveries.md',
+    responses: {
+      200: 'an event stream: `id: <entry id>`, `event: delivery | reset | end`, `data: <JSON>`',
+      400: '`invalid_request`: a `Last-Event-ID` that is not an id this stream sent',
+      404: '`not_found`: `endpointId` names no endpoint of your org',
+      429: '`too_many_streams`: this credential already holds `LIVE_STREAM_MAX_PER_KEY` streams on this process',
+    },
+  }),
   r({ method: 'get', path: '/v1/deliveries/:id', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', summary: 'One delivery with its attempts', responses: { 200: { description: 'the delivery with `attempts`', schema: deliveryWithAttemptsResponse } } }),
   r({ method: 'post', path: '/v1/deliveries/:id/send-now', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Make the next attempt of a delivery waiting for a retry now; the schedule after it is unchanged', responses: { 202: { description: '`{delivery}`', schema: deliveryActionResponse }, 409: '`in_flight`, `delivery_finished`, `delivery_held` or `not_waiting`' } }),
   r({ method: 'post', path: '/v1/deliveries/:id/redeliver', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Redeliver one delivery', responses: { 202: { description: '`{delivery}`', schema: deliveryActionResponse }, 409: '`in_flight`, `delivery_pending`, `endpoint_inactive`, `redelivery_not_offered` or `data_erased` (its event\'s payload was erased)' } }),

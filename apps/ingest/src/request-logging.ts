@@ -62,9 +62,10 @@ export function withoutSecrets(url: string): string {
  * headers (API keys, the admin token) or bodies (payloads, secrets); the root logger's redaction
  * is the second guard. Probes and scrapes (`/healthz`, `/readyz`, `/metrics`) are not logged. 503
  * (Redis unavailable) logs at `warn`, other answers ≥ 500 at `error`, without a stack: the error
- * handler logs the cause under the same request id.
+ * handler logs the cause under the same request id. Other answers log at `level` (`info`; `debug`
+ * in development's readable logs, `logPlanOf`).
  */
-export function requestLogging(logger: Logger): RequestHandler {
+export function requestLogging(logger: Logger, level: 'info' | 'debug' = 'info'): RequestHandler {
   return (req, res, next) => {
     const given = req.headers['x-request-id'];
     const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
@@ -88,7 +89,7 @@ export function requestLogging(logger: Logger): RequestHandler {
       if (platformKey?.id) line.platformKeyId = platformKey.id;
       if (statusCode === 503) logger.warn(line, 'request errored');
       else if (statusCode >= 500) logger.error(line, 'request errored');
-      else logger.info(line, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
+      else logger[level](line, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
     };
     res.on('finish', done);
     res.on('close', done);

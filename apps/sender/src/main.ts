@@ -1,6 +1,7 @@
-import { classifyAddress, describeRedisPlan, createSecretBox, httpServerOptions, loggerOptions, logProcessOutput } from '@postern/shared';
+import { classifyAddress, describeRedisPlan, createSecretBox, httpServerOptions, loggerOptions, logPlanOf, prettyLogOptions, logProcessOutput } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOfPlan, checkSecretsKeyAtStart } from '@postern/store';
 import { pino } from 'pino';
+import pinoPretty from 'pino-pretty';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadSenderConfig, proxyBypassList, type SenderConfig } from './config.js';
 import { createDnsCache } from './dns-cache.js';
@@ -28,7 +29,9 @@ try {
   process.exit(1);
 }
 
-const logger = pino(loggerOptions('postern-sender', config.LOG_LEVEL));
+// JSON in production; lines for people under `npm start` (NODE_ENV=development); LOG_FORMAT overrides.
+const logPlan = logPlanOf(config);
+const logger = pino(loggerOptions('postern-sender', config.LOG_LEVEL), logPlan.format === 'pretty' ? pinoPretty(prettyLogOptions(Boolean(process.stdout.isTTY) || Boolean(process.env.FORCE_COLOR))) : undefined);
 // Every line on stdout one JSON object: what libraries print goes through the logger, and a crash
 // is logged as one line before the exit.
 logProcessOutput(logger);
@@ -45,7 +48,7 @@ const redis = connectRedis(redisTarget, 'worker');
 redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
 // Every stored secret is sealed with SECRETS_KEY (README, "Secrets at rest").
 const secretBox = createSecretBox(config.secretKeyring);
-const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox });
+const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox, liveFeed: { maxEntries: config.LIVE_FEED_MAX_ENTRIES } });
 // The keys must open what is stored: a wrong SECRETS_KEY stops start-up with one line naming the key id.
 await checkSecretsKeyAtStart({ redis, keys: store.keys, box: secretBox, appName: 'postern-sender', logger });
 const queues = createDeliveryQueues(redis, store.keys);

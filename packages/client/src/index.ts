@@ -2,6 +2,7 @@ export { Postern, type PosternOptions } from './postern.js';
 export { PosternApiError, PosternConnectionError } from './errors.js';
 export { PagedList, type Page } from './paging.js';
 export { RawJson, rawJson } from './raw-json.js';
+export type { LiveDelivery, LiveStreamMessage, LiveStreamOptions, LiveStreamQuery } from './live-stream.js';
 export { retryAfterMs, retryDelayMs, type CallOptions, type RequestOptions } from './transport.js';
 export { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, EventTypes, Portal, Transformations, type ExportedDelivery } from './resources.js';
 export type {

@@ -1,5 +1,6 @@
 import type * as T from './api-types.js';
 import { ApiKeys, AuditLog, Deliveries, Endpoints, Events, Notifications, CurrentOrg, Orgs, PlatformKeys, Policies, EventTypes, Portal, Transformations, type Call, type LinesCall } from './resources.js';
+import { liveStream } from './live-stream.js';
 import { request, requestLines, type RequestOptions, type TransportSettings } from './transport.js';
 
 /** Options of {@link Postern}. Give one credential: `apiKey`, `platformKey` with `orgId`, or `adminToken`. */
@@ -71,7 +72,7 @@ export class Postern {
   readonly events: Events;
   /** Endpoints: create, list, get, update, delete, secret, rotateSecret, pause, resume, test, timeline, redeliverFailed, recover. */
   readonly endpoints: Endpoints;
-  /** Deliveries: get, attempts, list (per endpoint), export (the whole log, streamed), redeliver, sendNow. */
+  /** Deliveries: get, attempts, list (per endpoint), export (the whole log, streamed), stream (live changes), redeliver, sendNow. */
   readonly deliveries: Deliveries;
   /** The org's API keys: create, list, revoke. */
   readonly apiKeys: ApiKeys;
@@ -105,7 +106,7 @@ export class Postern {
     this.events = new Events(call);
     this.endpoints = new Endpoints(call);
     const lines: LinesCall = (spec) => requestLines(this.settings, spec);
-    this.deliveries = new Deliveries(call, lines);
+    this.deliveries = new Deliveries(call, lines, (query, opts) => liveStream(this.settings, query, opts));
     this.apiKeys = new ApiKeys(call);
     this.platformKeys = new PlatformKeys(call);
     this.orgs = new Orgs(call);

@@ -1,3 +1,4 @@
+import type { LiveStreamMessage, LiveStreamOptions, LiveStreamQuery } from './live-stream.js';
 import type * as T from './api-types.js';
 import { PagedList, type Page } from './paging.js';
 import type { CallOptions, RequestOptions, RequestSpec } from './transport.js';
@@ -6,6 +7,9 @@ import type { CallOptions, RequestOptions, RequestSpec } from './transport.js';
 export type Call = <R>(spec: RequestSpec) => Promise<R>;
 
 /** Makes one call whose answer is NDJSON, yielding its lines (see `requestLines` in `transport.ts`). */
+/** Opens a live stream (`live-stream.ts`). */
+export type LiveCall = (query: LiveStreamQuery, options: LiveStreamOptions) => AsyncGenerator<LiveStreamMessage>;
+
 export type LinesCall = <R>(spec: Omit<RequestSpec, 'body' | 'idempotencyKey'>) => AsyncGenerator<R>;
 
 /** One line of `GET /v1/deliveries/export`: a delivery with its attempts, as `deliveries.get` shows it, without a frozen body. */
@@ -142,7 +146,23 @@ export class Deliveries {
   constructor(
     private readonly call: Call,
     private readonly lines: LinesCall,
+    private readonly live: LiveCall,
   ) {}
+
+  /**
+   * Live deliveries (`GET /v1/deliveries/stream`, Server-Sent Events): iterate with `for await`;
+   * each item is a change of one of the org's deliveries (`{type: 'delivery', delivery}`) or a
+   * `{type: 'reset'}` after a gap. Reconnects with `Last-Event-ID` on its own; `break` or
+   * `options.signal` closes it. Throws `PosternApiError` (429 `too_many_streams`, or the reason a
+   * revoked key's stream was ended).
+   *
+   * ```ts
+   * for await (const m of postern.deliveries.stream({ endpointId })) if (m.type === 'delivery') console.log(m.delivery.status);
+   * ```
+   */
+  stream(query: LiveStreamQuery = {}, options: LiveStreamOptions = {}): AsyncIterable<LiveStreamMessage> {
+    return { [Symbol.asyncIterator]: () => this.live(query, options) };
+  }
 
   /**
    * The org's delivery log, streamed (`GET /v1/deliveries/export`, NDJSON): iterate with

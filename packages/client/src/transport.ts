@@ -69,7 +69,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-async function errorOf(res: Response): Promise<PosternApiError> {
+/** The `PosternApiError` of an error answer (its `{error:{code,message}}`, or `http_<status>`). */
+export async function errorOf(res: Response): Promise<PosternApiError> {
   const text = await res.text().catch(() => '');
   let code = `http_${res.status}`;
   let message = text.slice(0, 500) || res.statusText || `HTTP ${res.status}`;

@@ -22,6 +22,10 @@ export const commonConfigShape = {
   QUEUE_PARTITIONS: z.coerce.number().int().min(1).max(256).default(1),
   ALLOWED_ADDRESSES: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json` (one JSON object a line) or `pretty` (lines for people); absent = as `logFormatOf` decides. */
+  LOG_FORMAT: z.enum(['json', 'pretty'], { error: 'must be json or pretty' }).optional().or(z.literal('').transform(() => undefined)),
+  /** About how many delivery changes each org's live feed keeps (the window a live stream resumes within); 0 = no feed. */
+  LIVE_FEED_MAX_ENTRIES: z.coerce.number().int().min(0).max(100_000).default(1_000),
   /** Time a client has to send a request's headers, ms; then 408 and the connection is closed. */
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   /** Time a client has to send a whole request, body included, ms; then 408 and close. */

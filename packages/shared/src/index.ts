@@ -163,6 +163,10 @@ export type {
 } from './transformation.js';
 export { TRANSFORMATION_TEMPLATES } from './transformation-templates.js';
 export type { TransformationTemplate } from './transformation-templates.js';
+export { LIVE_STREAM_DEFAULTS, STREAM_ID_PATTERN, compareStreamIds, matchesLiveFilter, mayOpenStream, resumeFrom } from './live-deliveries.js';
+export type { LiveDeliveryChange, LiveDeliveryFilter } from './live-deliveries.js';
+export { logPlanOf, prettyLogOptions } from './log-format.js';
+export type { LogFormat, LogPlan } from './log-format.js';
 export { ACCEPT_DURABILITY_MODES, durabilityVerdict, supportsWaitAof } from './durability.js';
 export type { AcceptDurability, DurabilityConfirmation, DurabilityVerdict } from './durability.js';
 

@@ -3,9 +3,10 @@ import type { DeliveryRepository } from './delivery-repository.js';
 import { STATS_TTL_S, type KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
-import { finishedExpiresAt, isEndpointFailure, isEventTypeDisabled, RATE_SEND_LAG_MS, rateIntervalMs, type Pace, type RateLimit, type Retention, type SecretBox, type SentRequestFields } from '@postern/shared';
+import { LIVE_STREAM_DEFAULTS, finishedExpiresAt, isEndpointFailure, isEventTypeDisabled, RATE_SEND_LAG_MS, rateIntervalMs, type Pace, type RateLimit, type Retention, type SecretBox, type SentRequestFields } from '@postern/shared';
 import { parseDelivery, parseEndpoint, parsePace, parseOrgAttemptSettings, type OrgAttemptSettings, type AttemptResponseRecord, type StoredAttempt, type DeliveryRecord, type DeliveryStatus, type EndpointRecord } from './records.js';
 import { encodeAttempt } from './attempt-encoding.js';
+import type { LiveFeedSettings } from './live-feed-repository.js';
 
 const claimScript = LuaScript.load('claim-attempt');
 const rateTurnScript = LuaScript.load('take-rate-turn');
@@ -149,6 +150,7 @@ export class AttemptRepository {
     private readonly keys: KeySchema,
     private readonly deliveries: DeliveryRepository,
     private readonly box: SecretBox,
+    private readonly liveFeed: LiveFeedSettings = { maxEntries: LIVE_STREAM_DEFAULTS.feedMaxEntries, ttlS: LIVE_STREAM_DEFAULTS.feedTtlS },
   ) {}
 
   private leaseKeys(ids: AttemptIds): string[] {
@@ -270,6 +272,7 @@ export class AttemptRepository {
         k.statsHour(ids.orgId, 'endpoint', ids.endpointId, hourStartMs),
         k.statsHour(ids.orgId, 'org', ids.orgId, hourStartMs),
         k.endpointKeyLines(ids.orgId, ids.endpointId),
+        k.orgLiveFeed(ids.orgId),
       ],
       [
         ids.deliveryId,
@@ -292,6 +295,10 @@ export class AttemptRepository {
         input.pace?.claimedUnder ? JSON.stringify(input.pace.claimedUnder) : '',
         input.pace?.slowDown ? '1' : '',
         input.cancelReason ?? '',
+        ids.endpointId,
+        ids.eventId,
+        this.liveFeed.maxEntries,
+        this.liveFeed.ttlS,
       ],
     )) as [string, number, string, number, ...string[]];
     // `{lastPerEndpoint: N}`: the oldest finished deliveries beyond N go right after the finish that
@@ -334,8 +341,9 @@ export class AttemptRepository {
         k.deliveryAttempts(ids.orgId, ids.deliveryId),
         k.event(ids.orgId, ids.eventId),
         k.endpointKeyLines(ids.orgId, ids.endpointId),
+        k.orgLiveFeed(ids.orgId),
       ],
-      [nowMs, outcome, reason, finishedExpiresAt(retention, nowMs), ids.deliveryId],
+      [nowMs, outcome, reason, finishedExpiresAt(retention, nowMs), ids.deliveryId, ids.endpointId, ids.eventId, this.liveFeed.maxEntries, this.liveFeed.ttlS],
     )) as [string, string?, ...string[]];
     if (r[0] === 'missing') return null;
     return { status: r[1] as DeliveryStatus, woken: r.slice(2) as string[] };

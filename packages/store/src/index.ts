@@ -61,6 +61,7 @@ export { OauthTokenRepository, type CachedToken, type CachedTokenRead } from './
 export { decodeRequestSecrets, decodeSecretValue, encodeRequestSecrets, encodeSecretValue } from './request-secrets.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult, type EraseDataResult } from './event-repository.js';
 export { DeliveryRepository, TRIM_BATCH, TRIM_WORK_MS } from './delivery-repository.js';
+export { LiveFeedRepository, parseLiveFeedEntry, type LiveFeedEntry, type LiveFeedSettings } from './live-feed-repository.js';
 export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';
 export { SenderRegistry, type EndpointRef, type SenderBeat, type SenderBeatInput, type SenderRecord } from './sender-registry.js';

@@ -111,6 +111,13 @@ export interface KeySchema {
    * last one (audit-log-repository.ts).
    */
   orgAuditLog(orgId: string): string;
+  /**
+   * Stream: the org's live feed, one entry per change of a delivery (an attempt finished, or a
+   * delivery ended or held without one), written by the finish and settle scripts; capped near a
+   * bound (`MAXLEN ~`) and expiring an hour after the last change (live-feed-repository.ts). What
+   * `GET /v1/deliveries/stream` reads.
+   */
+  orgLiveFeed(orgId: string): string;
   /** Stream: the instance's own audit log (platform keys, which belong to no org). Tagged `{platform}`. */
   platformAuditLog(): string;
   /** Hash: the org's event catalog, event type name → its definition (JSON, with its version). */
@@ -240,6 +247,7 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     orgNotifications: (id) => `${o(id)}:notifications`,
     notification: (orgId, id) => `${o(orgId)}:notification:${id}`,
     orgAuditLog: (id) => `${o(id)}:audit`,
+    orgLiveFeed: (id) => `${o(id)}:live`,
     platformAuditLog: () => `${p}:{platform}:audit`,
     orgEventTypes: (id) => `${o(id)}:event-types`,
     endpointBulkRedelivered: (orgId, id) => `${o(orgId)}:endpoint:${id}:bulk-redelivered`,

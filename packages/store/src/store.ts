@@ -1,4 +1,4 @@
-import { createSecretBox, type SecretBox } from '@postern/shared';
+import { LIVE_STREAM_DEFAULTS, createSecretBox, type SecretBox } from '@postern/shared';
 import type { RedisClient } from './redis-connection.js';
 import { ActionIdempotencyRepository } from './action-idempotency-repository.js';
 import { ApiKeyRepository } from './api-key-repository.js';
@@ -19,6 +19,7 @@ import { PortalSessionRepository } from './portal-session-repository.js';
 import { PlatformKeyRepository } from './platform-key-repository.js';
 import { SenderRegistry } from './sender-registry.js';
 import { StatsRepository } from './stats-repository.js';
+import { LiveFeedRepository, type LiveFeedSettings } from './live-feed-repository.js';
 
 /** Every repository over one Redis connection and key prefix. */
 export interface Store {
@@ -53,6 +54,8 @@ export interface Store {
   readonly oauthTokens: OauthTokenRepository;
   /** Who changed what through the API, per org (and the instance's platform keys), kept 90 days. */
   readonly auditLog: AuditLogRepository;
+  /** Each org's live feed of delivery changes (what `GET /v1/deliveries/stream` sends). */
+  readonly liveFeed: LiveFeedRepository;
 }
 
 /**
@@ -60,12 +63,14 @@ export interface Store {
  * 1); the connection (standalone or cluster) is owned (and closed) by the caller. `secretBox` seals
  * every stored secret (`SECRETS_KEY`, README "Secrets at rest"); absent = a box without a key, which
  * stores secrets in plain text and cannot open sealed ones (tools and tests only: both apps'
- * `main.ts` always pass theirs).
+ * `main.ts` always pass theirs). `liveFeed` bounds each org's live feed (`LIVE_FEED_MAX_ENTRIES`,
+ * default 1 000 entries, 0 = off; kept 1 h after the last change).
  */
-export function createStore(deps: { redis: RedisClient; prefix: string; queuePartitions?: number; secretBox?: SecretBox }): Store {
+export function createStore(deps: { redis: RedisClient; prefix: string; queuePartitions?: number; secretBox?: SecretBox; liveFeed?: Partial<LiveFeedSettings> }): Store {
   const keys = createKeySchema(deps.prefix, { queuePartitions: deps.queuePartitions });
   const deliveries = new DeliveryRepository(deps.redis, keys);
   const box = deps.secretBox ?? createSecretBox({ current: null, previous: [] });
+  const liveFeed: LiveFeedSettings = { maxEntries: deps.liveFeed?.maxEntries ?? LIVE_STREAM_DEFAULTS.feedMaxEntries, ttlS: deps.liveFeed?.ttlS ?? LIVE_STREAM_DEFAULTS.feedTtlS };
   return {
     keys,
     secretBox: box,
@@ -81,7 +86,8 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     eventTypes: new EventTypeRepository(deps.redis, keys),
     stats: new StatsRepository(deps.redis, keys),
     deliveries,
-    attempts: new AttemptRepository(deps.redis, keys, deliveries, box),
+    attempts: new AttemptRepository(deps.redis, keys, deliveries, box, liveFeed),
+    liveFeed: new LiveFeedRepository(deps.redis, keys),
     notifications: new NotificationRepository(deps.redis, keys),
     leases: new LeaseRepository(deps.redis, keys),
     actionIdempotency: new ActionIdempotencyRepository(deps.redis, keys),

@@ -100,7 +100,56 @@ export function createApi(getKey) {
     }
     return json;
   }
+  /**
+   * Reads a Server-Sent Events answer (`GET /v1/deliveries/stream`) with fetch, so the key goes in
+   * the Authorization header as for every call (EventSource cannot send one). Calls `onEvent({event,
+   * id, data})` per event; resolves when the stream ends, rejects with {@link ApiError} for an error
+   * answer or a dropped connection. `signal` closes it; `onOpen()` runs once the stream is open.
+   */
+  async function stream(path, onEvent, signal, onOpen = () => undefined) {
+    let res;
+    try {
+      res = await fetch(new URL(path.replace(/^\//, ''), base), { headers: { authorization: `Bearer ${getKey()}`, accept: 'text/event-stream' }, cache: 'no-store', signal });
+    } catch {
+      throw new ApiError(0, 'network', '', explain(0, 'network', ''));
+    }
+    if (!res.ok || !res.body) {
+      const json = await res.json().catch(() => undefined);
+      const code = json?.error?.code ?? `http_${res.status}`;
+      throw new ApiError(res.status, code, json?.error?.message ?? '', explain(res.status, code, json?.error?.message ?? ''));
+    }
+    onOpen();
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = '';
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch {
+        throw new ApiError(0, 'network', '', explain(0, 'network', ''));
+      }
+      if (chunk.done) return;
+      buffered += chunk.value;
+      let end = buffered.indexOf('\n\n');
+      while (end >= 0) {
+        const message = { event: 'message', id: null, data: '' };
+        for (const line of buffered.slice(0, end).split('\n')) {
+          const colon = line.indexOf(':');
+          if (colon <= 0) continue;
+          const field = line.slice(0, colon);
+          const value = line.slice(colon + 1).replace(/^ /, '');
+          if (field === 'event') message.event = value;
+          else if (field === 'id') message.id = value;
+          else if (field === 'data') message.data += value;
+        }
+        buffered = buffered.slice(end + 2);
+        end = buffered.indexOf('\n\n');
+        if (message.data) onEvent({ ...message, data: JSON.parse(message.data) });
+      }
+    }
+  }
   return {
+    stream,
     get: (path) => request('GET', path),
     post: (path, body, headers) => request('POST', path, body, headers),
     patch: (path, body) => request('PATCH', path, body),

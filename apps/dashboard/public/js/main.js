@@ -120,6 +120,65 @@ function stopTimers() {
   timers = [];
 }
 
+/**
+ * The page's live stream (`GET /v1/deliveries/stream`), kept across reloads of the same page so a
+ * change that reloads the page does not reconnect: `{key, controller, onChange, failed}`. A page
+ * render that does not ask for it again closes it.
+ */
+let live = null;
+let liveClaimed = false;
+let liveReload = null;
+
+function closeLive() {
+  live?.controller.abort();
+  live = null;
+  clearTimeout(liveReload);
+  liveReload = null;
+}
+
+/**
+ * Follows the org's deliveries matching `query` live; `onChange(change)` decides whether a change
+ * matters, and a page reload follows (at most one per 250 ms). When the stream cannot be had (an
+ * old server, a proxy that buffers, a network error), the page falls back to polling every
+ * `fallbackMs`, as it did before streams.
+ */
+function followLive(query, onChange, fallbackMs, reload, every) {
+  liveClaimed = true;
+  const key = new URLSearchParams(query).toString();
+  if (live && live.key === key) {
+    live.onChange = onChange;
+    live.reload = reload;
+    if (live.failed && fallbackMs > 0) every(fallbackMs, reload);
+    return;
+  }
+  closeLive();
+  const controller = new AbortController();
+  const current = { key, controller, onChange, reload, failed: false };
+  live = current;
+  document.documentElement.dataset.live = 'connecting';
+  const schedule = () => {
+    if (liveReload === null) liveReload = setTimeout(() => {
+      liveReload = null;
+      if (live === current) void current.reload();
+    }, 250);
+  };
+  api
+    .stream(`/v1/deliveries/stream?${key}`, (message) => {
+      if (live !== current) return;
+      if (message.event === 'delivery' ? current.onChange(message.data) : true) schedule();
+    }, controller.signal, () => {
+      if (live === current) document.documentElement.dataset.live = 'live';
+    })
+    .catch(() => undefined)
+    .finally(() => {
+      if (live !== current || controller.signal.aborted) return;
+      // Ended or failed: poll from now on (the next render sees `failed`), and reload once now.
+      current.failed = true;
+      document.documentElement.dataset.live = 'polling';
+      schedule();
+    });
+}
+
 function parseHash() {
   const raw = location.hash.replace(/^#/, '') || '/endpoints';
   const [path, search = ''] = raw.split('?');
@@ -139,6 +198,7 @@ function notify(text, kind = 'ok', link = null) {
 }
 
 function signOut() {
+  closeLive();
   tokens.remove();
   me = null;
   noticeArea.replaceChildren();
@@ -191,6 +251,7 @@ function renderShell() {
  */
 function showSessionEnded(code) {
   stopTimers();
+  closeLive();
   clearTimeout(expiryTimer);
   tokens.remove();
   me = null;
@@ -224,6 +285,7 @@ function isPortalEnd(err) {
 }
 
 function showSignIn(message) {
+  closeLive();
   nav.hidden = true;
   who.hidden = true;
   searchSlot.hidden = true;
@@ -258,6 +320,7 @@ function showSignIn(message) {
 async function render({ navigated }) {
   const gen = ++generation;
   stopTimers();
+  liveClaimed = false;
   if (!tokens.get()) return onPortalPage ? showSessionEnded('no_session') : showSignIn();
   if (!me) {
     main.replaceChildren(h('p', { 'aria-busy': 'true' }, isPortalSession() ? 'Opening your session…' : 'Checking the API key…'));
@@ -334,6 +397,14 @@ async function render({ navigated }) {
     every(ms, fn) {
       if (gen === generation) timers.push(setInterval(fn, ms));
     },
+    /**
+     * Reloads this page when a delivery of the org matching `query` (`endpointId`, `status`,
+     * `eventType`) changes and `onChange(change)` says it matters (default: every change), from
+     * the live stream; polls every `fallbackMs` instead when the stream fails.
+     */
+    live(query, { fallbackMs, onChange = () => true }) {
+      if (gen === generation) followLive(query, onChange, fallbackMs, () => ctx.reload(), (ms, fn) => ctx.every(ms, fn));
+    },
     isCurrent: () => gen === generation,
   };
 
@@ -361,6 +432,7 @@ async function render({ navigated }) {
     if (!err.sentence) console.error(err);
   }
   if (gen !== generation) return;
+  if (!liveClaimed) closeLive();
   main.replaceChildren(view);
   if (navigated) {
     const heading = main.querySelector('h1');

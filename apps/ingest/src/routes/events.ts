@@ -99,6 +99,7 @@ export function eventRoutes(deps: AppDeps, validators: EventValidators): Router 
       traceparent: deps.tracer ? req.get('traceparent') : undefined,
     });
     if (replayed) res.setHeader('idempotent-replayed', 'true');
+    deps.logger[deps.config.logLevels?.event ?? 'debug']({ orgId: res.locals.orgId, eventId: answer.id, type: body.data.type, deliveries: answer.deliveries.length, ...(replayed ? { replayed } : {}) }, 'event accepted');
     res.status(202).json(answer);
   });
 

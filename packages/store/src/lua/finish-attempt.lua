@@ -6,7 +6,7 @@
 -- KEYS[12] endpoint's index of the next status, KEYS[13] event hash, KEYS[14..16] endpoint's
 -- succeeded, failed and cancelled indexes (for the count a `{lastPerEndpoint}` trim needs),
 -- KEYS[17] endpoint's and KEYS[18] org's attempt counters of the current hour (keys.statsHour),
--- KEYS[19] endpoint's key lines (per-key ordering).
+-- KEYS[19] endpoint's key lines (per-key ordering), KEYS[20] the org's live feed (includes/live-feed.lua).
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed' | 'cancelled' (the
 -- org's pre-attempt check said so: nothing was sent; health and counters are left alone),
@@ -20,7 +20,9 @@
 -- Postern's own internal:* faults), ARGV[17] the endpoint's next pace (adaptive pacing): '' = no
 -- change, '-' = back at the policy's limits (removed), else its JSON; ARGV[18] the pace (JSON) the
 -- attempt was claimed under ('' = none), ARGV[19] '1' when the next pace is a slow-down's (its
--- pace is returned when it could not be written), ARGV[20] cancel reason (with 'cancelled').
+-- pace is returned when it could not be written), ARGV[20] cancel reason (with 'cancelled'),
+-- ARGV[21] endpoint id, ARGV[22] event id, ARGV[23] live feed's cap (entries; '0' = off),
+-- ARGV[24] live feed's time to live (s). A recorded outcome is appended to the live feed.
 -- Such a failed attempt sets lastFailureAt and counts in failedAttempts and
 -- consecutiveFailedAttempts, whether or not the policy's breaker counts it (consecutiveFailures is
 -- the breaker's own streak).
@@ -33,14 +35,17 @@
 --- @include "key-line"
 --- @include "compact-hash"
 --- @include "pace"
+--- @include "live-feed"
 local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
 giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken, false)
-local current = redis.call('HMGET', KEYS[7], 'status', 'attempts', 'keyLine')
+local current = redis.call('HMGET', KEYS[7], 'status', 'attempts', 'keyLine', 'eventType')
 if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', 0, '', unpack(woken)} end
 
 local nextStatus = ARGV[4]
+appendLiveChange(KEYS[20], ARGV[23], ARGV[24], {'d', id, 'p', ARGV[21], 'v', ARGV[22], 't', current[4], 's', nextStatus,
+  'n', ARGV[3], 'r', ARGV[6], 'x', nextStatus == 'cancelled' and ARGV[20] or ARGV[7], 'ms', ARGV[8], 'a', ARGV[9], 'at', now})
 local finishedCount = 0
 -- The attempt's core in the delivery's hash; its response, when kept, in the attempts hash.
 -- Compact records: the delivery's lastResponseStatus, lastError and lastDurationMs are read from

@@ -3,15 +3,19 @@
 -- KEYS[1] delivery hash, KEYS[2] unfinished zset, KEYS[3] endpoint's pending index,
 -- KEYS[4] endpoint's in_flight index, KEYS[5] endpoint's index of the new status,
 -- KEYS[6] endpoint's held index, KEYS[7] attempts hash, KEYS[8] event hash, KEYS[9] endpoint's
--- key lines (an ended delivery leaves its ordering key's line: the next one of the key may go).
+-- key lines (an ended delivery leaves its ordering key's line: the next one of the key may go),
+-- KEYS[10] the org's live feed (includes/live-feed.lua).
 -- ARGV[1] now (ms), ARGV[2] 'cancelled' | 'failed' | 'held', ARGV[3] reason code, ARGV[4] when a
--- finished delivery expires (epoch ms; '' = kept until trimmed by count), ARGV[5] the delivery id.
+-- finished delivery expires (epoch ms; '' = kept until trimmed by count), ARGV[5] the delivery id,
+-- ARGV[6] endpoint id, ARGV[7] event id, ARGV[8] live feed's cap ('0' = off), ARGV[9] its time to
+-- live (s). The change is appended to the live feed (held: status pending, the reason as error).
 -- A finished delivery is left as it is. Returns {'missing'} | {'finished', status} |
 -- {'ok', newStatus, woken...} (woken: the delivery now first in its ordering key's line).
 --- @include "retention"
 --- @include "key-line"
 --- @include "compact-hash"
-local current = redis.call('HMGET', KEYS[1], 'status', 'keyLine')
+--- @include "live-feed"
+local current = redis.call('HMGET', KEYS[1], 'status', 'keyLine', 'eventType')
 local status = current[1]
 if not status then return {'missing'} end
 if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
@@ -19,6 +23,8 @@ if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
 end
 local id = ARGV[5]
 local outcome = ARGV[2]
+appendLiveChange(KEYS[10], ARGV[8], ARGV[9], {'d', id, 'p', ARGV[6], 'v', ARGV[7], 't', current[3],
+  's', outcome == 'held' and 'pending' or outcome, 'x', ARGV[3], 'at', ARGV[1]})
 redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', KEYS[4], id)
 redis.call('ZADD', KEYS[5], 0, id)

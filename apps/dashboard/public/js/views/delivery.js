@@ -90,7 +90,7 @@ export async function deliveryView(ctx) {
     ctx.api.get(`/v1/endpoints/${encodeURIComponent(delivery.endpointId)}`).catch(() => null),
   ]);
   // Follow an unfinished delivery, except one held for its endpoint: it waits for a resume, not for time.
-  if (!FINAL.includes(delivery.status) && !delivery.held) ctx.every(1000, () => ctx.reload());
+  if (!FINAL.includes(delivery.status) && !delivery.held) ctx.live({ endpointId: delivery.endpointId }, { fallbackMs: 1000, onChange: (change) => change.deliveryId === delivery.id });
 
   const endpointHref = `#/endpoints/${encodeURIComponent(delivery.endpointId)}`;
   const attempts = delivery.attempts;
@@ -110,7 +110,7 @@ export async function deliveryView(ctx) {
     delivery.redeliveredFromId
       ? h('p', { class: 'subtitle', id: 'redelivery-of' }, '↻ Redelivery of ', h('a', { href: `#/deliveries/${encodeURIComponent(delivery.redeliveredFromId)}`, id: 'original-link', class: 'mono' }, delivery.redeliveredFromId), '. It started again at attempt 1.')
       : null,
-    !FINAL.includes(delivery.status) && !delivery.held ? h('p', { class: 'hint' }, 'In progress; this page refreshes itself every second.') : null,
+    !FINAL.includes(delivery.status) && !delivery.held ? h('p', { class: 'hint' }, 'In progress; this page follows its attempts as they finish.') : null,
     h(
       'div',
       { class: 'card' },

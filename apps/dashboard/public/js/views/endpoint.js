@@ -239,8 +239,9 @@ export async function endpointView(ctx) {
     ]);
     redeliverable = failed.data.length > 0 || cancelled.data.some((d) => d.cancelReason === 'breaker_tripped');
   }
-  // Follow progress without a click, but only on the first page, where new rows appear.
-  if (inProgress && !cursor) ctx.every(2000, () => ctx.reload());
+  // Follow progress without a click, but only on the first page, where new rows appear: live from
+  // the stream (new deliveries too), polling (every 2 s while some are in progress, else 5 s) if it fails.
+  if (!cursor) ctx.live({ endpointId: endpoint.id }, { fallbackMs: inProgress ? 2000 : 5000 });
 
   const select = h(
     'select',
@@ -275,7 +276,7 @@ export async function endpointView(ctx) {
       : h('p', { class: 'hint', id: 'read-only-hint' }, 'This API key is read-only (it lacks the webhooks:write scope), so editing, pausing, testing, revealing or rotating the secret and redelivering are not offered.'),
     h('h2', { id: 'log-heading' }, 'Delivery log'),
     filter,
-    inProgress && !cursor ? h('p', { class: 'hint' }, 'Deliveries are in progress; this log refreshes itself every 2 seconds.') : null,
+    !cursor ? h('p', { class: 'hint', 'data-testid': 'live-hint' }, 'This log follows new attempts as they finish.') : null,
     log.data.length === 0
       ? h('p', { class: 'empty card' }, status ? `No ${status.replace('_', ' ')} deliveries${cursor ? ' on this page' : ''}.` : 'No deliveries yet.')
       : table('Delivery log, newest first', ['Delivery', 'Status', 'Attempts', 'Next attempt', 'Last error', 'Response', 'Duration', 'Created'], log.data.map((d) => deliveryRow(d, ctx.customer)), 'log-table'),

@@ -22,8 +22,8 @@ export async function overviewView(ctx) {
   const q = new URLSearchParams({ window });
   if (endpointId) q.set('endpointId', endpointId);
   const [stats, endpoints] = await Promise.all([ctx.api.get(`/v1/stats?${q}`), ctx.api.get('/v1/endpoints?limit=100')]);
-  // The counters move as attempts finish: follow them while the page is open.
-  ctx.every(3000, () => ctx.reload());
+  // The counters move as attempts finish: follow them while the page is open (polling every 3 s if the stream fails).
+  ctx.live(endpointId ? { endpointId } : {}, { fallbackMs: 3000 });
 
   const scope = h('select', { id: 'overview-scope', name: 'endpointId', onchange: () => ctx.navigate(overviewHash(scope.value, window)) }, h('option', { value: '' }, 'Whole organisation'), endpoints.data.map((e) => h('option', { value: e.id, selected: e.id === endpointId }, e.url)));
   const windowSelect = h('select', { id: 'overview-window', name: 'window', onchange: () => ctx.navigate(overviewHash(endpointId, windowSelect.value)) }, h('option', { value: 'hour', selected: window === 'hour' }, 'Last hour'), h('option', { value: 'day', selected: window === 'day' }, 'Last 24 hours'));
