@@ -61,31 +61,67 @@ export async function confirmWrites(redis: RedisClient, key: string, opts: { rep
   // A WAIT holds up every command behind it on its connection. A primary that just fell short
   // (no replica after a failover) is not waited on again for SHORT_PRIMARY_MS, but for one probe
   // at a time: its other answers are 503 at once instead of one per wait.
-  const short = shortness.get(node);
-  if (short && nowMs() < short.untilMs && short.probing) return { replicas: 0, localFsynced: false };
-  const state = short ?? { untilMs: 0, probing: false };
-  shortness.set(node, state);
-  state.probing = true;
-  try {
-    let result: DurabilityConfirmation;
-    if (opts.fsync) {
-      const [local] = (await node.call('WAITAOF', '1', '0', String(opts.timeoutMs))) as [number, number];
-      result = { replicas: 0, localFsynced: local >= 1 && intact() };
-    } else {
-      const replicas = (await node.call('WAIT', String(opts.replicas), String(opts.timeoutMs))) as number;
-      result = { replicas: intact() ? replicas : 0, localFsynced: false };
-    }
-    const fellShort = opts.fsync ? !result.localFsynced : result.replicas < opts.replicas;
-    state.untilMs = fellShort ? nowMs() + SHORT_PRIMARY_MS : 0;
-    return result;
-  } finally {
-    state.probing = false;
+  const state = waitsOf(node);
+  if (nowMs() < state.shortUntilMs && state.inFlight) return { replicas: 0, localFsynced: false };
+  const answer = await sharedWait(node, state, opts);
+  state.shortUntilMs = answer.short ? nowMs() + SHORT_PRIMARY_MS : 0;
+  if (opts.fsync) return { replicas: 0, localFsynced: answer.count >= 1 && intact() };
+  return { replicas: intact() ? answer.count : 0, localFsynced: false };
+}
+
+interface NodeWaits {
+  shortUntilMs: number;
+  /** The WAIT (or WAITAOF) on the wire. */
+  inFlight: Promise<{ count: number; short: boolean }> | null;
+  /** The one sent once it returns, shared by everyone who asked meanwhile. */
+  next: Promise<{ count: number; short: boolean }> | null;
+}
+const waits = new WeakMap<Redis, NodeWaits>();
+
+function waitsOf(node: Redis): NodeWaits {
+  let state = waits.get(node);
+  if (!state) {
+    state = { shortUntilMs: 0, inFlight: null, next: null };
+    waits.set(node, state);
   }
+  return state;
+}
+
+/**
+ * One WAIT confirms every write its connection made before it, so callers share them: with one on
+ * the wire, whoever asks joins the next one (sent when it returns, after their writes), and that
+ * one is sent once for all of them. At most one WAIT per connection is ever on the wire.
+ */
+function sharedWait(node: Redis, state: NodeWaits, opts: { replicas: number; timeoutMs: number; fsync: boolean }): Promise<{ count: number; short: boolean }> {
+  const send = (): Promise<{ count: number; short: boolean }> => {
+    const sent = (async () => {
+      if (opts.fsync) {
+        const [local] = (await node.call('WAITAOF', '1', '0', String(opts.timeoutMs))) as [number, number];
+        return { count: local, short: local < 1 };
+      }
+      const replicas = (await node.call('WAIT', String(opts.replicas), String(opts.timeoutMs))) as number;
+      return { count: replicas, short: replicas < opts.replicas };
+    })();
+    state.inFlight = sent;
+    const done = () => {
+      if (state.inFlight === sent) state.inFlight = null;
+    };
+    sent.then(done, done);
+    return sent;
+  };
+  if (!state.inFlight) return send();
+  if (!state.next) {
+    const settle = () => {
+      state.next = null;
+      return send();
+    };
+    state.next = state.inFlight.then(settle, settle);
+  }
+  return state.next;
 }
 
 /** After a primary fell short of the durability asked, how long its answers are 503 without waiting, but for one probe at a time, ms. */
 export const SHORT_PRIMARY_MS = 1000;
-const shortness = new WeakMap<Redis, { untilMs: number; probing: boolean }>();
 
 /**
  * A write whose only purpose is to be waited on: an idempotent replay wrote nothing itself, and
