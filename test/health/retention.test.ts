@@ -75,6 +75,8 @@ async function memoryUnderPrefix(): Promise<{ bytes: number; byKey: Record<strin
     const [next, keys] = await postern.redis.scan(cursor, 'MATCH', `${postern.prefix}:*`, 'COUNT', 1000);
     cursor = next;
     for (const key of keys) {
+      // The org's live feed and audit log are capped per org (LIVE_FEED_MAX_ENTRIES, 90 days), not per delivery kept.
+      if (key.endsWith(':live') || key.endsWith(':audit')) continue;
       const used = Number((await postern.redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0')) ?? 0);
       byKey[key.slice(postern.prefix.length + 1)] = used;
       bytes += used;
