@@ -232,7 +232,8 @@ function catalogPicker(catalog, selected, input) {
 
 /**
  * The form as a customer sees it: URL, description, event types (from the catalog when there is
- * one), and the policy choices the org offers, in words — no preset ids, no JSON.
+ * one), the policy choices the org offers, in words — no preset ids, no JSON — and the
+ * receiver's own settings: request headers, auth and proxy, and a transformation.
  */
 function customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput }) {
   const field = (forId, label, control, hint) => h('div', { class: 'field' }, h('label', { for: forId }, label), control, hint ? h('p', { class: 'hint', id: `${forId}-hint` }, hint) : null);
@@ -254,6 +255,8 @@ function customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput }) {
   const timeoutS = fields.includes('timeoutMs') ? h('input', { id: 'endpoint-timeout', name: 'timeoutS', type: 'number', min: '1', max: '120', inputmode: 'numeric', value: '' }) : null;
   // Headers, auth and proxy are the customer's own receiver's business: offered as in the console.
   const requestSettings = requestSettingsFields(endpoint);
+  // So is reshaping what is sent: the transformation editor, as in the console.
+  const transformation = transformationFields(ctx, endpoint, () => url.value.trim());
   const save = h('button', { type: 'submit', class: 'primary', id: 'save-endpoint' }, editing ? 'Save changes' : 'Create endpoint');
   const form = h(
     'form',
@@ -268,7 +271,7 @@ function customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput }) {
           ctx.notify(err.message, 'error');
           return;
         }
-        const body = { url: url.value.trim(), description: description.value, eventTypes: picker ? picker.selected() : eventTypesInput.value.split(',').map((t) => t.trim()).filter(Boolean), ...settings };
+        const body = { url: url.value.trim(), description: description.value, eventTypes: picker ? picker.selected() : eventTypesInput.value.split(',').map((t) => t.trim()).filter(Boolean), ...settings, ...transformation.body() };
         if (body.eventTypes.length === 0) {
           ctx.notify('Pick at least one event type.', 'error');
           return;
@@ -293,6 +296,7 @@ function customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput }) {
     field('endpoint-description', 'Description', description),
     picker ? picker.element : field('endpoint-event-types', 'Event types', eventTypesInput, 'Comma-separated, e.g. invoice.paid; * receives every type.'),
     requestSettings.element,
+    transformation.element,
     policy ? field('endpoint-policy', 'Retries', policy, 'How long deliveries are retried when your endpoint does not answer with success.') : h('p', { class: 'hint', id: 'policy-words' }, `Retries: ${choices[0]?.label ?? 'as your provider set them'}.`),
     maxAttempts ? field('endpoint-max-attempts', 'Attempts at most (optional)', maxAttempts) : null,
     timeoutS ? field('endpoint-timeout', 'Seconds to wait for an answer (optional)', timeoutS) : null,
