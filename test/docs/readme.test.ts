@@ -3,20 +3,22 @@ import { readFileSync } from 'node:fs';
 import { ERROR_CODES, PRESETS, PRESET_NAMES } from '@postern/shared';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+const apiDoc = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+const policiesDoc = readFileSync(new URL('../../docs/policies.md', import.meta.url), 'utf8');
 
 function errorCodeRows(): string[][] {
-  const start = readme.indexOf('<!-- error-codes:start -->');
-  const end = readme.indexOf('<!-- error-codes:end -->');
+  const start = apiDoc.indexOf('<!-- error-codes:start -->');
+  const end = apiDoc.indexOf('<!-- error-codes:end -->');
   expect(start).toBeGreaterThan(-1);
   expect(end).toBeGreaterThan(start);
-  return readme
+  return apiDoc
     .slice(start, end)
     .split('\n')
     .filter((line) => line.startsWith('| `'))
     .map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
 }
 
-test("README's error-code table lists exactly the codes of the shared table, with the same rules", () => {
+test("docs/api.md's error-code table lists exactly the codes of the shared table, with the same rules", () => {
   const rows = errorCodeRows();
   expect(rows.map((r) => r[0]!.replace(/`/g, ''))).toEqual(ERROR_CODES.map((c) => c.code));
   for (const [i, info] of ERROR_CODES.entries()) {
@@ -25,11 +27,11 @@ test("README's error-code table lists exactly the codes of the shared table, wit
   }
 });
 
-test("README's preset table names every preset and its attempt count", () => {
-  const header = readme.split('\n').find((l) => l.startsWith('| | `standard`'));
+test("docs/policies.md's preset table names every preset and its attempt count", () => {
+  const header = policiesDoc.split('\n').find((l) => l.startsWith('| | `standard`'));
   expect(header).toBeDefined();
   for (const name of PRESET_NAMES) expect(header).toContain(`\`${name}\``);
-  const attemptsRow = readme.split('\n').find((l) => l.startsWith('| attempts |'))!;
+  const attemptsRow = policiesDoc.split('\n').find((l) => l.startsWith('| attempts |'))!;
   const cells = attemptsRow.split('|').slice(2, -1).map((c) => Number(c.trim()));
   expect(cells).toEqual(PRESET_NAMES.map((n) => PRESETS[n].policy.maxAttempts));
 });

@@ -7,19 +7,19 @@ import { freePort } from '../faults/support/free-port.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
- * README's receiver guide (issue 15, item 7): its Node receiver, taken from README as it is and run
+ * The receiver guide (docs/receiving-webhooks.md): its Node receiver, taken from the page as it is and run
  * as its own process, against a real Postern. Deliveries verify and are answered 204; a forged
  * request is refused with 400; a redelivery (same `webhook-id`) is answered 200 without being
  * handled twice; and the body it verified is one that parsing and re-serializing would change.
  */
 
-const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+const guide = readFileSync(path.join(REPO_ROOT, 'docs/receiving-webhooks.md'), 'utf8');
 
 function nodeReceiverSource(): string {
-  const start = readme.indexOf('<!-- receiver-node:start -->');
-  const end = readme.indexOf('<!-- receiver-node:end -->');
+  const start = guide.indexOf('<!-- receiver-node:start -->');
+  const end = guide.indexOf('<!-- receiver-node:end -->');
   expect(start).toBeGreaterThan(-1);
-  const block = /```js\n([\s\S]*?)```/.exec(readme.slice(start, end));
+  const block = /```js\n([\s\S]*?)```/.exec(guide.slice(start, end));
   expect(block).not.toBeNull();
   return block![1]!;
 }
@@ -43,7 +43,7 @@ beforeAll(async () => {
   writeFileSync(file, nodeReceiverSource());
   receiver = spawn(process.execPath, [file], { env: { PATH: process.env.PATH ?? '', PORT: String(port), POSTERN_WEBHOOK_SECRET: endpoint.secret }, stdio: ['ignore', 'pipe', 'inherit'] });
   receiver.stdout!.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-  await waitUntil('the README receiver to listen', async () => (await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST' }).catch(() => null)) !== null, 20_000);
+  await waitUntil('the guide\'s receiver to listen', async () => (await fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST' }).catch(() => null)) !== null, 20_000);
 });
 
 afterAll(async () => {
