@@ -168,3 +168,27 @@ test('while an attempt is in flight: 409 in_flight with Retry-After, nothing era
     await slow.close();
   }
 });
+
+test('a request a transformation sent keeps its method, URL and headers in the log, but not its body', async () => {
+  const TRANSFORMED_SECRET = 'passport-X1234567';
+  const endpoint = await postern.createEndpoint(apiKey, {
+    url: ok.url,
+    eventTypes: ['erase.transformed'],
+    transformation: { code: 'function handler(w) { w.payload = { copy: w.payload, pad: "x".repeat(200) }; return w; }', enabled: true },
+  });
+  const r = await postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'erase.transformed', data: { ssn: TRANSFORMED_SECRET } } });
+  expect(r.status).toBe(202);
+  const deliveryId = r.body.deliveries[0].id as string;
+  await waitUntil('the transformed delivery succeeded', async () => (await get(`/v1/deliveries/${deliveryId}`)).body.status === 'succeeded');
+  const before = (await get(`/v1/deliveries/${deliveryId}`)).body.attempts[0].transformation;
+  expect(before.request.body).toContain(TRANSFORMED_SECRET);
+
+  expect((await postern.api('DELETE', `/v1/events/${r.body.id}/data`, { key: apiKey })).status).toBe(200);
+  const after = (await get(`/v1/deliveries/${deliveryId}`)).body.attempts[0];
+  expect(after.transformation).toMatchObject({ version: before.version, request: { method: before.request.method, url: before.request.url, body: '' } });
+  expect(after.startedAt).toBe((await get(`/v1/deliveries/${deliveryId}`)).body.attempts[0].startedAt);
+  expect(JSON.stringify((await get(`/v1/deliveries/${deliveryId}`)).body)).not.toContain(TRANSFORMED_SECRET);
+  const leftover = (await everythingStored()).split('\n').filter((line) => line.includes(TRANSFORMED_SECRET));
+  expect(leftover.map((l) => l.slice(0, 400))).toEqual([]);
+  expect(endpoint.id).toMatch(/^ep_/);
+});

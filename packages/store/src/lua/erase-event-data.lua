@@ -1,6 +1,6 @@
 -- Erases an event's payload (docs/erasure-and-export.md) while keeping its delivery log's
--- metadata: the event's envelope or data, every delivery's frozen body and every stored response
--- of their attempts go; statuses, attempt times, outcomes and error codes stay. The event and its
+-- metadata: the event's envelope or data, every delivery's frozen body, every stored response
+-- of their attempts and the body excerpt of every request a transformation sent go; statuses, attempt times, outcomes and error codes stay. The event and its
 -- deliveries are marked (`dataErasedAt` on the event, `dataErased` on each delivery). A pending
 -- delivery (queued, waiting for a retry, parked or held) is cancelled with `data_erased`: it has
 -- nothing left to send. Refused while any delivery is in flight (its request holds the body now):
@@ -49,7 +49,32 @@ local function eraseResponses(attemptsKey)
     if value and string.find(value, '"startedAt"', 1, true) then
       local attempt = cjson.decode(value)
       attempt.response = nil
+      if type(attempt.sent) == 'table' and type(attempt.sent.transformed) == 'table' then attempt.sent.transformed.bodyExcerpt = '' end
       redis.call('HSET', attemptsKey, n, cjson.encode(attempt))
+    end
+  end
+end
+
+-- The body a transformation sent, kept as an excerpt in each attempt's core (the tenth element's
+-- `b`, `t` marking it cut short): it holds the event's data too, so it goes; the rest of what was
+-- sent (method, URL, headers) stays.
+local function eraseTransformedBodies(deliveryKey)
+  local numbers = {}
+  for _, field in ipairs(redis.call('HKEYS', deliveryKey)) do
+    local n = string.match(field, '^a(%d+)$') or string.match(field, '^a(%d+)~%d+$')
+    if n then numbers[n] = true end
+  end
+  for n in pairs(numbers) do
+    local field = 'a' .. n
+    local value = hgetSplit(deliveryKey, field)
+    if value and string.find(value, '"b":', 1, true) then
+      local core = cjson.decode(value)
+      local sent = core[10]
+      if type(sent) == 'table' and sent.b ~= nil then
+        sent.b = ''
+        sent.t = nil
+        hsetSplit(deliveryKey, field, cjson.encode(core), false)
+      end
     end
   end
 end
@@ -64,6 +89,7 @@ for i = FIRST, #KEYS, PER do
     hdelSplit(KEYS[i], 'frozenEnvelope')
     redis.call('HSET', KEYS[i], 'dataErased', '1')
     eraseResponses(KEYS[i + 1])
+    eraseTransformedBodies(KEYS[i])
     if d[1] == 'pending' then
       redis.call('ZREM', KEYS[i + 2], id)
       redis.call('ZADD', KEYS[i + 3], 0, id)
