@@ -195,3 +195,16 @@ describe('send an example', () => {
     expect((await api('POST', `/v1/endpoints/${endpoint.id}/send-example`, { eventType: 'nope.none' })).status).toBe(404);
   });
 });
+
+test('a schema whose pattern can take exponential time is refused, naming it; the catalog and ingest stay usable', async () => {
+  for (const pattern of ['^(a+)+$', '^(a|aa)+$']) {
+    const r = await api('POST', '/v1/event-types', { name: 'risky.pattern', description: 'd', schema: { type: 'object', properties: { v: { type: 'string', pattern } } } });
+    expect([pattern, r.status, r.body.error.code]).toEqual([pattern, 400, 'invalid_schema']);
+    expect(r.body.error.message).toContain('schema.properties.v.pattern');
+  }
+  const safe = await api('POST', '/v1/event-types', { name: 'safe.pattern', description: 'd', schema: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' } });
+  expect(safe.status).toBe(201);
+  const patched = await api('PATCH', '/v1/event-types/safe.pattern', { schema: { type: 'object', patternProperties: { '^(x+)*$': { type: 'string' } } } });
+  expect(patched.status).toBe(400);
+  expect(patched.body.error.code).toBe('invalid_schema');
+});

@@ -1,4 +1,4 @@
-import { createEventTypeBody, decideEventValidation, needsCatalogLookup, needsSchemaCheck, type EventValidationSettings } from './event-catalog.js';
+import { createEventTypeBody, decideEventValidation, needsCatalogLookup, needsSchemaCheck, unsafeSchemaPatterns, type EventValidationSettings } from './event-catalog.js';
 
 const issue = { path: '/amountCents', message: 'must be integer' };
 const settings = (eventValidation: EventValidationSettings['eventValidation'], requireKnownEventTypes = false): EventValidationSettings => ({ eventValidation, requireKnownEventTypes });
@@ -50,4 +50,19 @@ describe('createEventTypeBody', () => {
     expect(createEventTypeBody.safeParse({ name: 'invoice.paid', description: 'Paid.', colour: 1 }).success).toBe(false);
     expect(createEventTypeBody.safeParse({ name: 'bad name', description: 'x' }).success).toBe(false);
   });
+});
+
+test('unsafeSchemaPatterns finds nested repetitions at any depth, in pattern and patternProperties, and leaves safe ones', () => {
+  const schema = {
+    type: 'object',
+    properties: { a: { type: 'string', pattern: '^(a+)+$' }, b: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' } },
+    patternProperties: { '^(x|x)*y$': { type: 'string' }, '^ok_': { type: 'string' } },
+    items: [{ pattern: '(.*a){12}' }],
+  };
+  expect(unsafeSchemaPatterns(schema)).toEqual([
+    { path: '/properties/a/pattern', pattern: '^(a+)+$' },
+    { path: '/patternProperties/^(x|x)*y$', pattern: '^(x|x)*y$' },
+    { path: '/items/0/pattern', pattern: '(.*a){12}' },
+  ]);
+  expect(unsafeSchemaPatterns({ type: 'string', pattern: '^\\d{4}-\\d{2}$' })).toEqual([]);
 });

@@ -1,3 +1,4 @@
+import safeRegex from 'safe-regex2';
 import { z } from 'zod';
 import { eventTypeSchema } from './event-types.js';
 
@@ -120,4 +121,46 @@ export function decideEventValidation(input: {
   const warnings = [...issues];
   if (definition?.deprecated) warnings.push({ path: '', message: `${type} is deprecated` });
   return { kind: 'accept', warnings };
+}
+
+/** A group holding an alternation and repeated (`(a|aa)+`): overlapping branches backtrack exponentially, which star height alone does not show. */
+const QUANTIFIED_ALTERNATION = /\((?:[^()\\]|\\.)*\|(?:[^()\\]|\\.)*\)(?:[*+]|\{\d+,)/;
+
+/**
+ * The regular expressions of a JSON Schema that could take exponential time on some input
+ * (`pattern` values and `patternProperties` keys, at any depth), as `{path, pattern}` with `path` a
+ * JSON pointer into the schema. Validation runs on ingest's one thread, so one such pattern and a
+ * crafted event would stall every org; a catalog refuses them (400 `invalid_schema`). Judged by
+ * `safe-regex2` (star height > 1, or too many repetitions) and, on top, any repeated group that
+ * holds an alternation (`(a|aa)+`; `(png|jpg)` unrepeated is fine); a pattern that does not
+ * compile is left to the schema compiler.
+ */
+export function unsafeSchemaPatterns(schema: unknown): { path: string; pattern: string }[] {
+  const found: { path: string; pattern: string }[] = [];
+  const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+  const unsafe = (pattern: string) => {
+    try {
+      new RegExp(pattern, 'u');
+    } catch {
+      return false;
+    }
+    return !safeRegex(pattern) || QUANTIFIED_ALTERNATION.test(pattern);
+  };
+  const walk = (node: unknown, path: string) => {
+    if (Array.isArray(node)) {
+      node.forEach((child, i) => walk(child, `${path}/${i}`));
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      const at = `${path}/${escape(key)}`;
+      if (key === 'pattern' && typeof value === 'string' && unsafe(value)) found.push({ path: at, pattern: value });
+      if (key === 'patternProperties' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        for (const p of Object.keys(value)) if (unsafe(p)) found.push({ path: `${at}/${escape(p)}`, pattern: p });
+      }
+      walk(value, at);
+    }
+  };
+  walk(schema, '');
+  return found;
 }

@@ -177,6 +177,7 @@ export {
   decideEventValidation,
   needsCatalogLookup,
   needsSchemaCheck,
+  unsafeSchemaPatterns,
   updateEventTypeBody,
 } from './event-catalog.js';
 export type { EventTypeDefinition, EventValidationDecision, EventValidationMode, EventValidationSettings, SchemaIssue } from './event-catalog.js';
