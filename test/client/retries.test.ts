@@ -107,3 +107,22 @@ test('a proxy error page becomes a typed error with an http_<status> code', asyn
   const client = new Postern({ baseUrl, apiKey: 'pk_test' });
   await expect(client.me()).rejects.toMatchObject({ status: 502, code: 'http_502', message: '<h1>Bad Gateway</h1>' });
 });
+
+test('a 503 not_durable (stored, not yet confirmed by replicas) is retried only with an idempotency key: a bare create would be a second event', async () => {
+  const notDurable: Step = (_req, res) => {
+    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '0' });
+    res.end(JSON.stringify({ error: { code: 'not_durable', message: 'the event was written but 0 of 1 replica(s) confirmed the event in time' } }));
+  };
+  const client = new Postern({ baseUrl, apiKey: 'pk_test', maxRetryDelayMs: 10 });
+  script = [notDurable, accepted];
+  await expect(client.events.create({ type: 'a.b', data: 1 })).rejects.toMatchObject({ status: 503, code: 'not_durable' });
+  expect(seen).toHaveLength(1);
+  seen.length = 0;
+  script = [notDurable, accepted];
+  expect((await client.events.create({ type: 'a.b', data: 1, idempotencyKey: 'body-key' })).id).toBe('evt_1');
+  expect(seen).toHaveLength(2);
+  seen.length = 0;
+  script = [notDurable, accepted];
+  expect((await client.events.create({ type: 'a.b', data: 1 }, { idempotencyKey: 'header-key' })).id).toBe('evt_1');
+  expect(seen).toHaveLength(2);
+});

@@ -86,10 +86,11 @@ export async function errorOf(res: Response): Promise<PosternApiError> {
 
 /**
  * Makes one API call: JSON in and out, `PosternApiError` for an error answer,
- * `PosternConnectionError` when no answer came. A 503 (Postern could not reach Redis; nothing
- * was stored) is retried up to `maxRetries` times, waiting what `Retry-After` asks (at most
- * `maxRetryDelayMs`); a network error is retried likewise for calls that are safe to repeat —
- * reads, deletes, and calls with an idempotency key.
+ * `PosternConnectionError` when no answer came. A 503 is retried up to `maxRetries` times, waiting
+ * what `Retry-After` asks (at most `maxRetryDelayMs`): `service_unavailable` (Postern could not
+ * reach Redis; nothing was stored) always, `not_durable` (stored, not yet confirmed by replicas)
+ * only for calls that are safe to repeat; a network error is retried likewise for calls that are
+ * safe to repeat — reads, deletes, and calls with an idempotency key (header or, for an event, body).
  */
 export async function request<T>(settings: TransportSettings, spec: RequestSpec): Promise<T> {
   const url = new URL(spec.path, settings.baseUrl);
@@ -104,7 +105,9 @@ export async function request<T>(settings: TransportSettings, spec: RequestSpec)
     headers['idempotency-key'] = spec.idempotencyKey;
   }
   const body = spec.body === undefined ? undefined : stringifyBody(spec.body);
-  const repeatable = spec.method === 'GET' || spec.method === 'DELETE' || spec.idempotencyKey !== undefined;
+  // An idempotency key in the body (events.create) makes a call as safe to repeat as the header does.
+  const bodyKey = spec.body !== null && typeof spec.body === 'object' && typeof (spec.body as { idempotencyKey?: unknown }).idempotencyKey === 'string';
+  const repeatable = spec.method === 'GET' || spec.method === 'DELETE' || spec.idempotencyKey !== undefined || bodyKey;
 
   for (let retry = 0; ; retry++) {
     const signals = [AbortSignal.timeout(settings.timeoutMs), ...(spec.signal ? [spec.signal] : [])];
@@ -125,13 +128,27 @@ export async function request<T>(settings: TransportSettings, spec: RequestSpec)
       const text = await res.text();
       return (text === '' ? undefined : JSON.parse(text)) as T;
     }
-    if (RETRIED_STATUSES.has(res.status) && retry < settings.maxRetries) {
+    if (RETRIED_STATUSES.has(res.status) && retry < settings.maxRetries && (repeatable || !(await storedAnyway(res)))) {
       await res.body?.cancel().catch(() => undefined);
       await sleep(retryDelayMs(retry + 1, retryAfterMs(res.headers.get('retry-after'), Date.now()), settings.maxRetryDelayMs), spec.signal);
       continue;
     }
     throw await errorOf(res);
   }
+}
+
+/**
+ * Whether a 503 says its request was stored all the same: `not_durable` (ACCEPT_DURABILITY=replica:
+ * the event is written, its replicas did not confirm it in time). Sent again without an
+ * idempotency key, it would be a second event, so such a call is not retried: the error goes to
+ * the caller, who can retry with a key.
+ */
+async function storedAnyway(res: Response): Promise<boolean> {
+  const answer = (await res
+    .clone()
+    .json()
+    .catch(() => null)) as { error?: { code?: unknown } } | null;
+  return answer?.error?.code === 'not_durable';
 }
 
 /**
