@@ -222,3 +222,17 @@ test('kept 90 days by native expiry: the stream expires 90 days after its last e
   // MINID trimming drops whole stream nodes (100 entries each by default): most old entries are gone from Redis.
   expect(await postern.redis.xlen(postern.store.keys.orgAuditLog(oldOrg))).toBeLessThan(150);
 });
+
+test('setting, changing, switching off and removing a transformation are recorded as changes of `transformation`, the code never shown', async () => {
+  const created = await postern.api('POST', '/v1/endpoints', { key: apiKey, body: { url: receiver.url, eventTypes: ['audit.t'] } });
+  const id = created.body.id as string;
+  const code = (n: number) => `function handler(w) { w.payload = { marker: "code-${n}" }; return w; }`;
+  for (const transformation of [{ code: code(1), enabled: true }, { code: code(2), enabled: true }, { code: code(2), enabled: false }, null]) {
+    const r = await postern.api('PATCH', `/v1/endpoints/${id}`, { key: apiKey, body: { transformation } });
+    expect(r.status).toBe(200);
+  }
+  const entries = (await log(`?target=${id}&action=endpoint.updated`)).data;
+  expect(entries).toHaveLength(4);
+  for (const e of entries) expect(e.changes).toEqual(['transformation']);
+  expect(JSON.stringify(entries)).not.toContain('code-1');
+});

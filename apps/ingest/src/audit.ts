@@ -90,7 +90,8 @@ export async function recordAudit(deps: Pick<AppDeps, 'store' | 'ids' | 'clock' 
  * An endpoint as the audit log compares it: every field a person changes, secrets included as
  * values (only names ever leave {@link recordAudit}), health counters and bookkeeping left out.
  * A changed signing secret shows as `signingSecrets`, changed auth (its settings or its secret) as
- * `auth`, and so on; the policy is compared field by field (`policy.maxAttempts`).
+ * `auth`, a transformation set, changed, switched or removed as `transformation`, and so on; the
+ * policy is compared field by field (`policy.maxAttempts`).
  */
 export function endpointAuditShape(e: EndpointRecord): Record<string, unknown> {
   const request = e.request;
@@ -105,6 +106,8 @@ export function endpointAuditShape(e: EndpointRecord): Record<string, unknown> {
     headers: { settings: request?.headers ?? [], secrets: secrets.headers ?? {} },
     auth: { settings: request?.auth ?? null, password: secrets.password, token: secrets.token, clientSecret: secrets.clientSecret, privateKey: secrets.privateKey },
     proxy: { settings: request?.proxy ?? null, password: secrets.proxyPassword },
+    // Its code and switch (the version follows the code); shown as `transformation` when either changes.
+    transformation: e.transformation ? { code: e.transformation.code, enabled: e.transformation.enabled } : null,
   };
 }
 

@@ -41,8 +41,10 @@ export async function transformStage(deps: TransformDeps, endpoint: EndpointReco
   const verdict = await runTransformation(deps.sandbox, { key: `${endpoint.id}:${t.version}`, code: t.code, envelope, url: endpoint.url, nowMs });
   deps.metrics?.transformed?.(verdict.durationMs);
   if (!verdict.ok) {
-    // The reason is the customer's to read in the delivery log; the message (never the payload) goes to the log.
-    deps.logger.info({ requestId, endpointId: endpoint.id, version: t.version, reason: verdict.reason, code: verdict.code, line: verdict.line, message: verdict.message }, 'transformation failed');
+    // The reason is the customer's to read in the delivery log. The handler's own message is not
+    // logged: code may put the event's data in it (`throw new Error(payload.x)`), and logs carry
+    // no payloads. The test route shows it to whoever runs the code.
+    deps.logger.info({ requestId, endpointId: endpoint.id, version: t.version, reason: verdict.reason, code: verdict.code, line: verdict.line }, 'transformation failed');
     return { kind: 'failed', version: t.version, error: `transformation_failed:${verdict.reason}` };
   }
   if (verdict.request.kind === 'cancel') return { kind: 'cancel', version: t.version };
