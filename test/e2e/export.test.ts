@@ -76,6 +76,8 @@ describe('the export, in process', () => {
     const until = await exported({ until: later });
     expect(until.every((d) => d.createdAt <= later)).toBe(true);
     expect(since.length + until.length).toBeGreaterThanOrEqual(6);
+    // Before 1970 nothing was created: such a `since` is the whole log.
+    expect((await exported({ since: '0001-01-01T00:00:00Z' })).length).toBe(all.length);
   });
 
   test('NDJSON on the wire; bad queries are 400 naming the parameter, an unknown endpoint 404', async () => {

@@ -224,6 +224,10 @@ describe('the API', () => {
     expect(syntax.body.error).toMatchObject({ code: 'transformation_syntax_error', line: 1 });
     const unknown = await postern.api('POST', '/v1/transformations/test', { key: apiKey, body: { code: 'function handler(w) { return w; }', eventId: 'evt_0000000000000000000000' } });
     expect(unknown.status).toBe(404);
+    const erasedEvent = await post('stored.erased', { amount: 13 });
+    expect((await postern.api('DELETE', `/v1/events/${erasedEvent.id}/data`, { key: apiKey })).status).toBe(200);
+    const erased = await postern.api('POST', '/v1/transformations/test', { key: apiKey, body: { code: 'function handler(w) { return w; }', eventId: erasedEvent.id } });
+    expect([erased.status, erased.body.error.code]).toEqual([409, 'data_erased']);
     expect(receiver.requests.length).toBe(before);
   });
 

@@ -142,6 +142,10 @@ describe('live deliveries', () => {
     const badId = await get('', { 'last-event-id': 'yesterday' });
     expect(badId.status).toBe(400);
     expect(((await badId.json()) as any).error.code).toBe('invalid_request');
+    // An id from the future was never sent: resuming after it would silently skip everything.
+    const future = await get('', { 'last-event-id': '99999999999999-0' });
+    expect(future.status).toBe(400);
+    expect(((await future.json()) as any).error.message).toMatch(/^Last-Event-ID: later than anything/);
     const badStatus = await get('?status=done');
     expect(badStatus.status).toBe(400);
     expect(((await badStatus.json()) as any).error.message).toMatch(/status/);

@@ -186,5 +186,9 @@ describe('as processes, configured by the environment alone', () => {
     const exit = await app.exit;
     expect(exit.code).toBe(1);
     expect(app.output()).toContain('invalid configuration: REDIS_TLS_KEY_FILE: mutual TLS needs both REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE');
+    // A file that is not a PEM certificate or key stops it too, naming the settings.
+    const notPem = await spawnIngestOnly({ ...env, REDIS_TLS_KEY_FILE: certs.caFile });
+    expect((await notPem.exit).code).toBe(1);
+    expect(notPem.output()).toContain('invalid configuration: REDIS_TLS_CERT_FILE / REDIS_TLS_KEY_FILE: not a usable PEM file');
   }, 30_000);
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { ConnectionOptions } from 'node:tls';
+import { createSecureContext, type ConnectionOptions } from 'node:tls';
 import { parseHostPorts, redisConnectionPlan, type RedisConnectionPlan, type RedisSettings } from '@postern/shared';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
@@ -143,6 +143,17 @@ export function redisTargetOfPlan(plan: RedisConnectionPlan, readFile: (path: st
         ...(plan.tls.servername !== undefined ? { servername: plan.tls.servername } : {}),
       }
     : undefined;
+  // Files that are not what they claim stop start-up here, naming the setting, rather than fail
+  // every connection attempt afterwards.
+  const usable = (setting: string, options: ConnectionOptions) => {
+    try {
+      createSecureContext(options);
+    } catch (err) {
+      throw new Error(`invalid configuration: ${setting}: not a usable PEM file (${(err as Error).message})`);
+    }
+  };
+  if (tls?.ca) usable('REDIS_TLS_CA_FILE', { ca: tls.ca });
+  if (tls?.cert) usable('REDIS_TLS_CERT_FILE / REDIS_TLS_KEY_FILE', { cert: tls.cert, key: tls.key });
   const options: RedisNodeOptions = { ...plan.auth, ...(tls ? { tls } : {}) };
   switch (plan.kind) {
     case 'standalone':

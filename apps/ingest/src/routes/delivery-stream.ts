@@ -68,6 +68,11 @@ export function deliveryStreamRoutes(deps: AppDeps & { liveHub: LiveHub }, reche
     if (lastEventId !== undefined && (typeof lastEventId !== 'string' || !STREAM_ID_PATTERN.test(lastEventId))) {
       throw new ApiError(400, 'invalid_request', 'Last-Event-ID: must be an id this stream sent (<ms>-<n>)');
     }
+    // An id from the future (beyond a minute of clock skew) was never sent: resuming after it would
+    // skip every change until then, silently.
+    if (lastEventId !== undefined && Number(lastEventId.split('-')[0]) > deps.clock.now() + 60_000) {
+      throw new ApiError(400, 'invalid_request', 'Last-Event-ID: later than anything this stream has sent; reconnect without it');
+    }
     const orgId = res.locals.orgId as string;
     const filter: LiveDeliveryFilter = { ...q.data };
     if (filter.endpointId !== undefined) await ownEndpoint(deps, res, filter.endpointId);

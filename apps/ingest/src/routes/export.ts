@@ -62,7 +62,8 @@ export function exportRoutes(deps: AppDeps): Router {
     }
     const pages = deps.store.deliveries.pagesOfLog(orgId, endpointIds, {
       status: status as DeliveryStatus | undefined,
-      sinceMs: since === undefined ? undefined : Date.parse(since),
+      // Nothing was created before 1970: an earlier `since` means from the start.
+      sinceMs: since === undefined ? undefined : Math.max(0, Date.parse(since)),
       untilMs: until === undefined ? undefined : Date.parse(until),
       pageSize: EXPORT_PAGE_SIZE,
     });

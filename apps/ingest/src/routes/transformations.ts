@@ -2,7 +2,7 @@ import { TRANSFORMATION_TEMPLATES, eventTypeSchema } from '@postern/shared';
 import { runTransformation, type SandboxPool } from '@postern/sandbox';
 import { Router } from 'express';
 import { z } from 'zod';
-import { invalidRequest, notFound } from '../api-error.js';
+import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { requireScope } from '../auth.js';
 import { transformationTemplatesResponse, transformationTestResponse, type Json } from '../response-schemas.js';
@@ -50,6 +50,7 @@ export function transformationRoutes(deps: AppDeps & { sandbox: SandboxPool }): 
     if ('eventId' in body) {
       const event = await deps.store.events.get(res.locals.orgId as string, body.eventId);
       if (!event || event.orgId !== res.locals.orgId) throw notFound('event');
+      if (event.dataErasedAt != null || !event.envelope) throw new ApiError(409, 'data_erased', "this event's data was erased: test on a sample payload instead");
       envelope = event.envelope;
     } else {
       envelope = JSON.stringify({ id: 'evt_test', type: body.eventType, timestamp: new Date(now).toISOString(), data: body.payload ?? null });
