@@ -150,7 +150,7 @@ describe('100 000 deliveries from an ingest process of its own', () => {
     redis = createRedisConnection(TEST_REDIS_URL, 'worker');
     // A heap cap well below the NDJSON's size: an export that held its lines would run out of heap,
     // and V8 collects before it grows lazily past what the export needs (docs/erasure-and-export.md).
-    ingest = spawnApp('ingest', { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ALLOWED_ADDRESSES: '127.0.0.1' }, ['--max-old-space-size=128']);
+    ingest = spawnApp('ingest', { REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, ADMIN_TOKEN: TEST_ADMIN_TOKEN, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ALLOWED_ADDRESSES: '127.0.0.1' }, ['--max-old-space-size=128', '--max-semi-space-size=8']);
   }, 30_000);
 
   afterAll(async () => {

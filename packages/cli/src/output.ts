@@ -35,8 +35,9 @@ const STATUS_COLOUR: Record<string, (s: string) => string> = {
 };
 
 /** A status, coloured when the terminal takes colour (picocolors follows NO_COLOR and TTY-ness). */
-export function status(s: string): string {
-  return (STATUS_COLOUR[s] ?? ((x: string) => x))(s);
+export function status(s: string, width = 0): string {
+  // Padded before it is coloured: the colour codes would otherwise count towards the width.
+  return (STATUS_COLOUR[s] ?? ((x: string) => x))(s.padEnd(width));
 }
 
 /** One line of `postern tail`: time, status, delivery, endpoint, event type, attempt, answer, error, duration. */
@@ -47,7 +48,7 @@ export function liveLine(d: LiveDelivery): string {
   const error = d.error ? ` ${pc.red(d.error)}` : '';
   const took = d.durationMs === null ? '' : pc.dim(` ${d.durationMs}ms`);
   const next = d.nextAttemptAt ? pc.dim(` next ${d.nextAttemptAt.slice(11, 19)}`) : '';
-  return `${pc.dim(time)} ${status(d.status).padEnd(9)} ${d.deliveryId} ${pc.dim(d.endpointId)} ${d.eventType} ${attempt}${answer}${error}${took}${next}`;
+  return `${pc.dim(time)} ${status(d.status, 9)} ${d.deliveryId} ${pc.dim(d.endpointId)} ${d.eventType} ${attempt}${answer}${error}${took}${next}`;
 }
 
 /** One row of `postern endpoints ls`. */
