@@ -167,7 +167,11 @@ function followLive(query, onChange, fallbackMs, reload, every) {
       if (live !== current) return;
       if (message.event === 'delivery' ? current.onChange(message.data) : true) schedule();
     }, controller.signal, () => {
-      if (live === current) document.documentElement.dataset.live = 'live';
+      if (live !== current) return;
+      document.documentElement.dataset.live = 'live';
+      // What changed between the page's read and the stream's start came before the stream: one
+      // reload catches it up (a redelivery that finished while the page was opening).
+      schedule();
     })
     .catch(() => undefined)
     .finally(() => {
