@@ -168,14 +168,7 @@ export async function endpointFormView(ctx) {
             'div',
             { class: 'card' },
             h('p', null, 'Deleting the endpoint stops every delivery to it: queued ones end cancelled before their next attempt. The delivery log stays until retention removes it.'),
-            actionButton(ctx, {
-              id: 'delete-endpoint',
-              label: 'Delete endpoint',
-              className: 'danger',
-              confirmText: `Delete ${endpoint.url}? Queued deliveries to it are cancelled.`,
-              run: () => ctx.api.del(`/v1/endpoints/${encodeURIComponent(id)}`),
-              done: () => ctx.navigate('#/endpoints', ['Endpoint deleted.', 'ok']),
-            }),
+            deleteButton(ctx, endpoint, id),
           ),
         ]
       : null,
@@ -313,15 +306,20 @@ function customerForm(ctx, { editing, id, endpoint, picker, eventTypesInput }) {
       ? h(
           'div',
           { class: 'card' },
-          actionButton(ctx, {
-            id: 'delete-endpoint',
-            label: 'Delete endpoint',
-            className: 'danger',
-            confirmText: `Delete ${endpoint.url}? Queued deliveries to it are cancelled.`,
-            run: () => ctx.api.del(`/v1/endpoints/${encodeURIComponent(id)}`),
-            done: () => ctx.navigate('#/endpoints', ['Endpoint deleted.', 'ok']),
-          }),
+          deleteButton(ctx, endpoint, id),
         )
       : null,
   );
+}
+
+/** The endpoint form's Delete button (console and portal alike): confirms, deletes, back to the list. */
+function deleteButton(ctx, endpoint, id) {
+  return actionButton(ctx, {
+    id: 'delete-endpoint',
+    label: 'Delete endpoint',
+    className: 'danger',
+    confirmText: `Delete ${endpoint.url}? Queued deliveries to it are cancelled.`,
+    run: () => ctx.api.del(`/v1/endpoints/${encodeURIComponent(id)}`),
+    done: () => ctx.navigate('#/endpoints', ['Endpoint deleted.', 'ok']),
+  });
 }
