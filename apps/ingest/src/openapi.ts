@@ -1,12 +1,13 @@
 import { PRESET_NAMES, policySchema } from '@postern/shared';
 import { z } from 'zod';
-import { errorResponse as errorResponse_, pageOf, checkSecretResponse, orgSettingsResponse, acceptedEventResponse, apiKeyResponse, bulkRedeliveryResponse, createdApiKeyResponse, createdEndpointResponse, createdOrgResponse, createdPlatformKeyResponse, deliveryActionResponse, deliveryResponse, deliveryWithAttemptsResponse, endpointResponse, endpointSecretResponse, endpointTimelineResponse, eventResponse, eventSummaryResponse, healthResponse, meResponse, notificationResponse, openApiDocumentResponse, orgResponse, platformKeyResponse, portalSessionResponse, createdPortalSessionResponse, policyPreviewResponse, presetListResponse, presetTimelineResponse, readinessResponse, resumedEndpointResponse, rotatedSecretResponse, statsResponse, transformationTemplatesResponse, transformationTestResponse, updatedEndpointResponse, auditEntryResponse, eventErasureResponse, eventErasuresResponse, eventTypeResponse, asyncApiDocumentResponse, portalResponse, endpointSummaryResponse } from './response-schemas.js';
+import { errorResponse as errorResponse_, pageOf, checkSecretResponse, orgSettingsResponse, acceptedEventResponse, eventBatchResponse, apiKeyResponse, bulkRedeliveryResponse, createdApiKeyResponse, createdEndpointResponse, createdOrgResponse, createdPlatformKeyResponse, deliveryActionResponse, deliveryResponse, deliveryWithAttemptsResponse, endpointResponse, endpointSecretResponse, endpointTimelineResponse, eventResponse, eventSummaryResponse, healthResponse, meResponse, notificationResponse, openApiDocumentResponse, orgResponse, platformKeyResponse, portalSessionResponse, createdPortalSessionResponse, policyPreviewResponse, presetListResponse, presetTimelineResponse, readinessResponse, resumedEndpointResponse, rotatedSecretResponse, statsResponse, transformationTemplatesResponse, transformationTestResponse, updatedEndpointResponse, auditEntryResponse, eventErasureResponse, eventErasuresResponse, eventTypeResponse, asyncApiDocumentResponse, portalResponse, endpointSummaryResponse } from './response-schemas.js';
 import { transformationTestBody } from './routes/transformations.js';
 import { auditLogQuery } from './routes/audit-log.js';
 import { eraseByKeyQuery } from './routes/erasure.js';
 import { deliveryExportQuery } from './routes/export.js';
 import { deliveryStreamQuery } from './routes/delivery-stream.js';
 import { eventListQuery, sendExampleBody } from './routes/events.js';
+import { eventBatchBody } from './routes/event-batch.js';
 import { eventTypeListQuery } from './routes/event-types.js';
 import { createEventTypeBody, updateEventTypeBody } from '@postern/shared';
 import { updateOrgBody } from './routes/org-settings.js';
@@ -131,6 +132,37 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/v1/endpoints/:id/summary', tag: 'portal', auth: 'apiKey', scope: 'webhooks:read', summary: 'An endpoint in plain words: its state, since when, deliveries waiting, the actions accepted now, its policy as a sentence; the last 24 h success rate and hourly counts', responses: { 200: { description: '`{endpointId, policyLabel, state, last24h}`', schema: endpointSummaryResponse } } }),
 
   r({ method: 'post', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'events:write', body: createEventBody, bodyExample: { type: 'invoice.paid', data: { invoiceId: 'in_1042', amountCents: 4200 }, idempotencyKey: 'invoice-1042-paid' }, summary: 'Send an event to every subscribed endpoint', responses: { 202: { description: '`{id, deliveries: [{id, endpointId}]}`; stored and queued', schema: acceptedEventResponse, example: { id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] } }, 409: '`idempotency_key_reused`', 422: '`event_invalid`: `data` fails its type\'s schema and the org rejects such events (`error.details`: JSON pointers into `data`); `event_type_unknown`: the type is not in the catalog and the org accepts known types only' } }),
+  r({
+    method: 'post',
+    path: '/v1/events/batch',
+    tag: 'events',
+    auth: 'apiKey',
+    scope: 'events:write',
+    body: eventBatchBody,
+    bodyExample: {
+      events: [
+        { type: 'invoice.paid', data: { invoiceId: 'in_1042', amountCents: 4200 }, idempotencyKey: 'invoice-1042-paid' },
+        { type: 'invoice.paid', data: { invoiceId: 'in_1043', amountCents: 990 }, idempotencyKey: 'invoice-1043-paid', orderingKey: 'customer-77' },
+        { type: 'webhook.test', data: {} },
+      ],
+    },
+    summary:
+      'Send up to 100 events in one request. Each event is what `POST /v1/events` takes and is handled exactly as that route would handle it alone — its own `idempotencyKey` and `orderingKey`, catalog validation, fan-out — so a bad event fails alone and the others are accepted. The answer is 207 with one result per event, in request order: `{status: 202, id, deliveries, warnings?, idempotentReplayed?}` once the event, its deliveries and their jobs are stored, or `{status, error: {code, message}}` with the status and error `POST /v1/events` would have answered (400 `invalid_request`, 409 `idempotency_key_reused`, 422 `event_invalid` / `event_type_unknown`, 503 `service_unavailable` or `not_durable`: retry that event with its idempotency key). Events of one batch are written in order, so a later one with an earlier one\'s idempotency key replays it, and events with one ordering key keep their order. The whole request is refused only when its body is not `{events: [...]}` with 1 to 100 events, or carries an `Idempotency-Key` header (give each event its own key)',
+    responses: {
+      207: {
+        description: '`{results: [...]}`, one per event in request order',
+        schema: eventBatchResponse,
+        example: {
+          results: [
+            { status: 202, id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] },
+            { status: 202, id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9G', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9H', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }], idempotentReplayed: true },
+            { status: 400, error: { code: 'invalid_request', message: 'type: webhook.test is reserved; use POST /v1/endpoints/:id/test' } },
+          ],
+        },
+      },
+      400: '`invalid_request`: the body is not `{events: [...]}` with 1 to 100 events, or the request carries an `Idempotency-Key` header',
+    },
+  }),
   r({ method: 'get', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', query: eventListQuery, summary: "The org's events, newest first, filtered by type, idempotency key, endpoint and time", responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{data: [{id, type, createdAt, idempotencyKey, deliveryCount}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null', schema: pageOf(eventSummaryResponse) } } }),
   r({ method: 'get', path: '/v1/events/:id', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', summary: 'An event: its data, the exact envelope sent, and every delivery of it, redeliveries included', responses: { 200: { description: 'the event with `envelope`, `deliveryIds` and `deliveries`', schema: eventResponse } } }),
   r({ method: 'get', path: '/v1/stats', tag: 'overview', auth: 'apiKey', scope: 'webhooks:read', query: statsQuery, summary: 'Attempts by minute (last hour) or hour (last day): successes, failures, error codes; the org or one endpoint', responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{scope, window, bucketMs, totals: {attempts, succeeded, failed, successRate}, buckets: [{startAt, attempts, succeeded, failed}], errors: [{code, count}]}`', schema: statsResponse } } }),
