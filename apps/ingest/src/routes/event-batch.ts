@@ -75,7 +75,7 @@ export function eventBatchRoutes(deps: AppDeps, validators: EventValidators): Ro
     const checked = await Promise.all(
       events.map(async (event, i): Promise<{ input: AcceptInput } | { error: unknown }> => {
         try {
-          const item = parseEventInput(event, rawEvents[i]!, undefined);
+          const item = parseEventInput(event, rawEvents[i]!, () => undefined);
           const warnings = await catalogWarnings(deps, validators, org, orgId, item.type, item.data, definitionOf);
           return { input: { ...acceptInputOf(item, orgId, org, endpoints, warnings), traceparent } };
         } catch (error) {

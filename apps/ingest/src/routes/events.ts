@@ -34,11 +34,12 @@ export interface EventInput {
 
 /**
  * Checks one event as `POST /v1/events` takes it: `body` parsed, `rawText` the same JSON as written
- * (its `data` is kept byte for byte), `headerKey` the `Idempotency-Key` header if any. Throws the
- * route's 400 `invalid_request` naming what is wrong: not an object, a field the schema refuses, a
- * type reserved for Postern's own events, header and body keys that differ.
+ * (its `data` is kept byte for byte), `readHeaderKey` the `Idempotency-Key` header if any (read after
+ * the body's checks, so a bad body is named first). Throws the route's 400 `invalid_request` naming
+ * what is wrong: not an object, a field the schema refuses, a type reserved for Postern's own
+ * events, header and body keys that differ.
  */
-export function parseEventInput(body: unknown, rawText: string, headerKey: string | undefined): EventInput {
+export function parseEventInput(body: unknown, rawText: string, readHeaderKey: () => string | undefined): EventInput {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ApiError(400, 'invalid_request', 'body: must be a JSON object {type, data, idempotencyKey?, orderingKey?}');
   }
@@ -53,6 +54,7 @@ export function parseEventInput(body: unknown, rawText: string, headerKey: strin
   }
   const dataJson = extractRawField(rawText, 'data');
   if (dataJson === undefined) throw new ApiError(400, 'invalid_request', 'data: is required (any JSON value)');
+  const headerKey = readHeaderKey();
   // Header bytes arrive as Latin-1: a non-ASCII key would be stored garbled and never match again.
   if (headerKey !== undefined && !/^[\x20-\x7e]*$/.test(headerKey)) {
     throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be printable ASCII (send other keys as the body field idempotencyKey)');
@@ -136,7 +138,7 @@ export function eventRoutes(deps: AppDeps, validators: EventValidators): Router 
   const router = Router();
 
   router.post('/v1/events', requireScope('events:write'), async (req, res) => {
-    const item = parseEventInput(req.body, res.locals.rawBody as string, idempotencyKeyHeader(req));
+    const item = parseEventInput(req.body, res.locals.rawBody as string, () => idempotencyKeyHeader(req));
     const org = res.locals.org as OrgRecord | undefined;
     const orgId = res.locals.orgId as string;
     const warnings = await catalogWarnings(deps, validators, org, orgId, item.type, item.data);
