@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -63,7 +64,8 @@ process.once('exit', () => {
  */
 export async function startRedisServer(args: string[], connect: RedisOptions & { port: number }, opts: { sentinel?: boolean; configFile?: string } = {}): Promise<TestRedisServer> {
   const argv = [...(opts.configFile ? [opts.configFile] : []), ...args, ...(opts.sentinel ? ['--sentinel'] : [])];
-  const child = spawn('redis-server', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own working directory: a replica writes the snapshot it syncs from there (never the repository).
+  const child = spawn('redis-server', argv, { cwd: mkdtempSync(path.join(tmpdir(), 'postern-redis-')), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
   child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
