@@ -4,6 +4,7 @@ export { ApiError } from './api-error.js';
 export { hashApiKey } from './auth.js';
 export { loadIngestConfig, ingestConfigSchema, type IngestConfig } from './config.js';
 export { acceptEvent, type AcceptedEvent } from './accept-event.js';
+export { API_REFERENCE_PATH } from './api-reference.js';
 export { API_ROUTES, buildOpenApiDocument, openApiPath, type OpenApiOptions, type ResponseDoc, type RouteDoc } from './openapi.js';
 export { listRoutes, routeMatcher, type RouteEntry } from './route-list.js';
 export { createIngestMetrics, type IngestMetrics } from './http-metrics.js';
