@@ -65,8 +65,8 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/healthz', tag: 'operations', auth: 'none', summary: 'Process alive', responses: { 200: { description: '`{"status":"ok"}`', schema: healthResponse } } }),
   r({ method: 'get', path: '/readyz', tag: 'operations', auth: 'none', summary: 'Ready: Redis reachable', responses: { 200: { description: 'every check passes', schema: readinessResponse }, 503: { description: '`{"status":"unavailable","failing":["redis"]}`: the failing checks by name', schema: readinessResponse } } }),
   r({ method: 'get', path: '/metrics', tag: 'operations', auth: 'none', summary: 'Prometheus metrics', produces: 'text/plain', responses: { 200: 'Prometheus text exposition format' } }),
-  r({ method: 'get', path: '/openapi.json', tag: 'operations', auth: 'none', summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 document', schema: openApiDocumentResponse } } }),
-  r({ method: 'get', path: '/docs/api', tag: 'operations', auth: 'none', summary: 'This document as a web page', produces: 'text/html', responses: { 200: 'an HTML page that renders `/openapi.json` in the browser', 404: '`not_found`: the page\'s renderer is not installed on this ingest' } }),
+  r({ method: 'get', path: '/openapi.json', tag: 'operations', auth: 'none', summary: 'The OpenAPI document', responses: { 200: { description: 'OpenAPI 3.1 document', schema: openApiDocumentResponse } } }),
+  r({ method: 'get', path: '/docs/api', tag: 'operations', auth: 'none', summary: 'The API reference page', produces: 'text/html', responses: { 200: 'an HTML page that renders `/openapi.json` in the browser', 404: '`not_found`: the page\'s renderer is not installed on this ingest' } }),
   r({ method: 'get', path: '/admin/queues', tag: 'operations', auth: 'adminBrowser', summary: 'Bull Board (browser UI) for the deliveries queue', produces: 'text/html', responses: { 200: 'the Bull Board page' } }),
 
   r({ method: 'get', path: '/v1/policies', tag: 'policies', auth: 'none', summary: 'Presets and their rules', responses: { 200: { description: '`{data: [{name, seed, summary, assumptions, policy}]}`', schema: presetListResponse } } }),
@@ -377,7 +377,7 @@ export interface OpenApiOptions {
 
 /** One line per tag, in the order the document lists them. */
 const TAGS: { name: string; description: string }[] = [
-  { name: 'operations', description: 'Health, readiness, metrics, this document and Bull Board.' },
+  { name: 'operations', description: 'Health, readiness, metrics, this API reference (as OpenAPI and as a web page) and Bull Board.' },
   { name: 'policies', description: 'Delivery rules: presets, timelines and previews.' },
   { name: 'orgs', description: 'Tenants (admin token).' },
   { name: 'platform keys', description: 'One credential acting for any org named in `Postern-Org` (admin token).' },
