@@ -89,7 +89,7 @@ export const EVENT_DOCS: Record<string, RouteReference> = {
   },
   'get /v1/events': {
     description:
-      "The org's events, newest first, filtered by exact `type`, `idempotencyKey`, `endpointId` (events fanned out to that endpoint) and time (`since`, `until`: ISO 8601, inclusive). A call looks at 1,000 events at most, so a sparse filter may give a short, even empty, page with a `nextCursor`: follow it until it is null. An event leaves the list with its last delivery.",
+      "The org's events, newest first, filtered by exact `type`, `idempotencyKey`, `endpointId` (events fanned out to that endpoint) and time (`since`, `until`: ISO 8601, inclusive). A call looks at 1,000 events at most, so a sparse filter may give a short, even empty, page with a `nextCursor`: follow it until it is null. An event leaves the list with its last delivery (one that reached no endpoint, after 30 days).",
     responses: {
       200: {
         data: [
