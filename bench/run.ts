@@ -11,7 +11,10 @@
  *    a forward proxy on loopback (bench/forward-proxy.ts, its own process), each as a ratio of CPU
  *    per delivery to the plain run.
  * Plus Redis memory per pending delivery (payload excluded), and a scale point: 100,000 pending
- * delayed deliveries — Redis memory, and how late scheduled retries fire among them.
+ * delayed deliveries — Redis memory, and how late scheduled retries fire among them. And batch
+ * ingest (bench/batch-ingest.ts, also `npm run bench:batch`): ingest CPU per event of
+ * `POST /v1/events/batch` at 100 events a request against `POST /v1/events`, in the same run
+ * (`batchIngest` in bench.json; goal ≤ 0.4×, profiled under `--cpu-prof` when missed).
  *
  * The full-speed runs and the 250/s run also measure what a delivery costs (bench/resource-cost.ts):
  * CPU ms of ingest, the sender and Redis (/proc/<pid>/stat) and Redis commands (INFO
@@ -47,6 +50,7 @@ import { summariseCpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory-breakdown.js';
 import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 import { openLiveFeedWindow } from './live-feed-cost.js';
+import { BATCH_CPU_RATIO_TARGET, batchIngestLine, EVENTS_PER_BATCH, measureBatchIngest, profileBatch } from './batch-ingest.js';
 import { eventValidationLine, measureEventValidation } from './event-validation-cost.js';
 import { CPU_RATIO_TARGET, measureRequestSettings, requestSettingsRows, type RequestSettingsCost } from './request-settings-cost.js';
 import { histogramP99Ms, PICK_FIELDS_CODE, sandboxCallTimes, sandboxMemoryFor100, transformationCost, TRANSFORM_CPU_RATIO_TARGET, TRANSFORM_P99_TARGET_MS, type TransformationCost } from './transformation-cost.js';
@@ -219,7 +223,7 @@ async function main(): Promise<void> {
   const receiver = await startReceiverProcess();
   const proxy = await startForwardProxyProcess();
   const ctx: CostContext = { redis, redisPid, receiver, proxy };
-  const steps = QUICK ? 4 : 7;
+  const steps = QUICK ? 5 : 8;
   log(`${QUICK ? 'QUICK mode (BENCH_QUICK=1): no memory, no scale point, no ' + RATE + '/s run; ' : ''}redis ${redis.url} (${redis.own ? `private: ${composeRedisFlags().join(' ')}` : 'shared: commands and Redis CPU include other clients'}, pid ${redisPid ?? '?'}), receiver ${receiver.base}, apps ${APP_MODE}, concurrency ${CONCURRENCY}, ${DURATION_S} s per run; load average ${loadAtStart.join(' ')} on ${cpus().length} cores`);
   try {
     log(`1/${steps} bare BullMQ: addBulk + no-op worker`);
@@ -300,6 +304,10 @@ async function main(): Promise<void> {
       for (const f of finishedMemory) log(`    ${f.state}: ${f.perDeliveryExcludingPayload} B per delivery, payload excluded`);
     }
 
+    log(`${QUICK ? 5 : 8}/${steps} batch ingest: ingest CPU per event of POST /v1/events/batch (${EVENTS_PER_BATCH} a request) against POST /v1/events, on an ingest of its own (bench/batch-ingest.ts)`);
+    const batchIngest = await measureBatchIngest(redis, { events: QUICK ? 3000 : 5000, rounds: 3, producers: 16, batchProducers: 4 }, log);
+    log(`    ${batchIngest.cpuMsPerEvent} CPU ms per event against ${batchIngest.singleRouteCpuMsPerEvent} = ${batchIngest.ratio}× (target ≤ ${BATCH_CPU_RATIO_TARGET})`);
+
     const slowerBare = Math.min(bullmq.perSecond, gotRun.perSecond);
     const ratio = { oneEndpoint: postern.oneEndpoint.deliveriesPerSecond / slowerBare, manyEndpoints: postern.manyEndpoints.deliveriesPerSecond / slowerBare };
     const ratioToBareGot = { oneEndpoint: r2(postern.oneEndpoint.deliveriesPerSecond / gotRun.perSecond), manyEndpoints: r2(postern.manyEndpoints.deliveriesPerSecond / gotRun.perSecond) };
@@ -318,13 +326,21 @@ async function main(): Promise<void> {
     const finishedBytes = finishedMemory?.find((m) => m.state === 'finished (answered 200)')?.perDeliveryExcludingPayload;
     if (pendingBytes !== undefined) goals.memoryPending = { goal: '≤ 1400 B per pending delivery with its job (MEMORY USAGE)', value: pendingBytes, met: pendingBytes <= 1400 };
     if (finishedBytes !== undefined) goals.memoryFinished = { goal: '≤ 800 B per finished delivery with attempts and indexes (MEMORY USAGE)', value: finishedBytes, met: finishedBytes <= 800 };
+    goals.batchIngest = { goal: `batch ingest CPU per event ≤ ${BATCH_CPU_RATIO_TARGET} × the single route's (same run)`, value: batchIngest.ratio, met: batchIngest.ratio <= BATCH_CPU_RATIO_TARGET };
     // A CPU profile explains a missed speed goal, not a memory one: the byte breakdown above does.
-    const missed = Object.entries(goals).some(([name, g]) => !g.met && name !== 'memoryPending' && name !== 'memoryFinished');
+    // The batch goal has a profile of its own, of the batch route.
+    const missed = Object.entries(goals).some(([name, g]) => !g.met && name !== 'memoryPending' && name !== 'memoryFinished' && name !== 'batchIngest');
 
     let profile: Awaited<ReturnType<typeof profileRun>> | null = null;
     if (PROFILE === 'always' || (PROFILE === 'auto' && missed)) {
       log('profiling the 1-endpoint run (--cpu-prof on ingest and sender)');
       profile = await profileRun(redis, receiver);
+    }
+
+    let batchProfile: ProfileSummary | null = null;
+    if (PROFILE === 'always' || (PROFILE === 'auto' && !goals.batchIngest.met)) {
+      log('profiling the batch route (--cpu-prof on an ingest of its own)');
+      batchProfile = await profileBatch(redis, { events: 10_000, rounds: 1, producers: 16, batchProducers: 4 }, log);
     }
 
     const { cost: oneCost, ...oneEndpoint } = postern.oneEndpoint;
@@ -368,6 +384,8 @@ async function main(): Promise<void> {
         sender: { busyMs: profile.sender.busyMs, wallMs: profile.sender.wallMs, components: profile.sender.components, functions: profile.sender.functions },
       },
       eventValidation,
+      batchIngest,
+      batchIngestProfile: batchProfile && { busyMs: batchProfile.busyMs, wallMs: batchProfile.wallMs, components: batchProfile.components, functions: batchProfile.functions },
       durationS: Math.round((Date.now() - startedAt) / 1000),
     };
     writeFileSync(path.join(OUT_DIR, 'bench.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -408,8 +426,14 @@ async function main(): Promise<void> {
       for (const m of finishedMemory) printDeliveryMemory(m);
     }
     console.log(eventValidationLine(eventValidation));
+    console.log(batchIngestLine(batchIngest));
     console.log('Goals');
     console.table(Object.fromEntries(Object.entries(goals).map(([k, g]) => [k, { goal: g.goal, value: g.value, met: g.met ? 'yes' : 'MISSED' }])));
+    if (batchProfile) {
+      console.log(`Top costs, ingest on the batch route (busy ${batchProfile.busyMs} ms of ${batchProfile.wallMs} ms):`);
+      console.table(batchProfile.components.slice(0, 5));
+      console.table(batchProfile.functions.slice(0, 8));
+    }
     if (profile) {
       for (const app of ['sender', 'ingest'] as const) {
         const s = profile[app];

@@ -9,7 +9,7 @@ import { waitUntil } from '../support/wait-until.js';
 
 /**
  * The `postern` command end to end, as a process against a running Postern, with its config in a
- * temporary XDG_CONFIG_HOME: login, events send, tail, endpoints, deliveries show, redeliver,
+ * temporary XDG_CONFIG_HOME: login, events send and send-batch, tail, endpoints, deliveries show, redeliver,
  * recover, verify and listen; exit codes and --json.
  */
 
@@ -148,6 +148,41 @@ test('tail follows an event sent with events send; deliveries show, redeliver an
   const badData = await run(['events', 'send', 'invoice.paid', '--data', '{nope']);
   expect(badData.code).toBe(2);
   expect(badData.stderr).toMatch(/--data is not JSON/);
+}, 120_000);
+
+test('events send-batch: NDJSON of 150 events in two requests, a bad line refused alone (exit 1); a JSON array on stdin as --json', async () => {
+  const lines = Array.from({ length: 150 }, (_, n) => JSON.stringify({ type: 'invoice.paid', data: { n }, idempotencyKey: `cli-batch-${n}` }));
+  lines[41] = '{"type":"webhook.test","data":{}}';
+  lines[42] = '{"type":"invoice.paid","data":{"amount":1.0},"idempotencyKey":"cli-batch-raw"}';
+  const file = join(xdg, 'events.ndjson');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  const sentBefore = receiver.requests.length;
+  const text = await run(['events', 'send-batch', '--file', file]);
+  expect(text.code).toBe(1);
+  const out = text.stdout.split('\n');
+  expect(out).toHaveLength(151);
+  expect(out[0]).toMatch(/^line 1: evt_\w+ accepted: 1 delivery$/);
+  expect(out[41]).toBe('line 42: refused 400 invalid_request: type: webhook.test is reserved; use POST /v1/endpoints/:id/test');
+  expect(out[150]).toBe('149 accepted, 1 refused');
+  expect(text.stderr).toBe('postern: 1 of 150 events were refused');
+  await receiver.waitForRequests(sentBefore + 149, 30_000);
+  // The data went as written.
+  const rawId = out[42]!.split(' ')[2];
+  expect(receiver.requests.find((r) => r.headers['webhook-id'] === rawId)?.body).toMatch(/"data":\{"amount":1\.0\}\}$/);
+
+  // The same events again, as a JSON array on stdin: every one is already accepted, so exit 0.
+  const again = await run(['--json', 'events', 'send-batch', '--file', '-'], { stdin: JSON.stringify(lines.slice(0, 3).map((l) => JSON.parse(l))) });
+  expect(again.code).toBe(0);
+  const results = again.stdout.split('\n').map((l) => JSON.parse(l));
+  expect(results).toEqual([0, 1, 2].map((index) => ({ index, status: 202, id: out[index]!.split(' ')[2], deliveries: [expect.objectContaining({ endpointId })], idempotentReplayed: true })));
+
+  const missing = await run(['events', 'send-batch', '--file', join(xdg, 'nope.ndjson')]);
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toMatch(/--file .*nope\.ndjson: ENOENT/);
+  writeFileSync(file, '{"type":"a.b","data":1}\nnot json\n');
+  const badLine = await run(['events', 'send-batch', '--file', file]);
+  expect(badLine.code).toBe(2);
+  expect(badLine.stderr).toMatch(/line 2 is not JSON/);
 }, 120_000);
 
 test('verify checks a saved request offline: 0 when it verifies, 4 when the body was changed', async () => {

@@ -1,4 +1,4 @@
-import { Postern, PosternApiError, type CreatedEndpoint } from '@postern/client';
+import { Postern, PosternApiError, rawJson, type CreatedEndpoint } from '@postern/client';
 import { startPostern, TEST_ADMIN_TOKEN, type TestPostern } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -55,6 +55,38 @@ test('endpoints: create, get, list, update, secret, rotate, pause, resume, timel
   expect((await client.endpoints.timeline(created.id)).attempts).toHaveLength(8);
   await client.endpoints.delete(created.id);
   expect(await apiError(client.endpoints.get(created.id))).toMatchObject({ status: 404, code: 'not_found' });
+});
+
+test('events.createMany: one result per event in order, bad ones alone refused, data sent byte for byte', async () => {
+  const batchReceiver = await startReceiver(() => 200);
+  try {
+    const org = await admin.orgs.create({ name: 'client-batch' });
+    const batchClient = new Postern({ baseUrl: postern.baseUrl, apiKey: org.apiKey });
+    const endpoint = await batchClient.endpoints.create({ url: batchReceiver.url });
+    const { results } = await batchClient.events.createMany([
+      { type: 'invoice.paid', data: rawJson('{"amount":1.0}'), idempotencyKey: 'many-1' },
+      { type: 'webhook.test', data: {} },
+      { type: 'invoice.paid', data: { amount: 2 }, idempotencyKey: 'many-1' },
+      { type: 'invoice.paid', data: { amount: 3 }, orderingKey: 'customer-7' },
+    ]);
+    expect(results.map((r) => r.status)).toEqual([202, 400, 409, 202]);
+    const [first, refused, reused, last] = results;
+    if (!first || !('id' in first) || !last || !('id' in last)) throw new Error('expected accepted events');
+    expect(first.deliveries).toEqual([{ id: expect.stringMatching(/^dlv_/), endpointId: endpoint.id }]);
+    expect(refused).toMatchObject({ error: { code: 'invalid_request' } });
+    expect(reused).toMatchObject({ error: { code: 'idempotency_key_reused' } });
+    await batchReceiver.waitForRequests(2);
+    const bodies = new Map(batchReceiver.requests.map((r) => [r.headers['webhook-id'], r.body]));
+    expect(bodies.get(first.id)).toMatch(/"data":\{"amount":1\.0\}\}$/);
+    expect(bodies.get(last.id)).toMatch(/"data":\{"amount":3\}\}$/);
+
+    // Again: the keyed event replays; an empty list is the API's 400.
+    const again = await batchClient.events.createMany([{ type: 'invoice.paid', data: rawJson('{"amount":1.0}'), idempotencyKey: 'many-1' }]);
+    expect(again.results).toEqual([{ ...first, idempotentReplayed: true }]);
+    expect(await apiError(batchClient.events.createMany([]))).toMatchObject({ status: 400, code: 'invalid_request' });
+  } finally {
+    await batchReceiver.close();
+  }
 });
 
 test('events and deliveries: create with an idempotency key, get, list, redeliver, send-now, attempts', async () => {

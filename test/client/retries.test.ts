@@ -102,6 +102,24 @@ test('a network error is retried for reads and for calls with an idempotency key
   expect(seen).toHaveLength(1);
 });
 
+test('events.createMany after a network error: sent again only when every event carries an idempotency key', async () => {
+  const client = new Postern({ baseUrl, apiKey: 'pk_test', maxRetryDelayMs: 10 });
+  const results: Step = (_req, res) => {
+    res.writeHead(207, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ results: [{ status: 202, id: 'evt_1', deliveries: [] }] }));
+  };
+  script = [hangUp, results];
+  const answer = await client.events.createMany([{ type: 'a.b', data: 1, idempotencyKey: 'k-1' }, { type: 'a.b', data: 2, idempotencyKey: 'k-2' }]);
+  expect(answer.results[0]).toEqual({ status: 202, id: 'evt_1', deliveries: [] });
+  expect(seen.map((s) => s.url)).toEqual(['/v1/events/batch', '/v1/events/batch']);
+
+  seen.length = 0;
+  script = [hangUp, results];
+  const err = await client.events.createMany([{ type: 'a.b', data: 1, idempotencyKey: 'k-1' }, { type: 'a.b', data: 2 }]).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(PosternConnectionError);
+  expect(seen).toHaveLength(1);
+});
+
 test('a proxy error page becomes a typed error with an http_<status> code', async () => {
   script = [(_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>Bad Gateway</h1>')];
   const client = new Postern({ baseUrl, apiKey: 'pk_test' });

@@ -134,6 +134,8 @@ test('every answer of every documented operation validates against the document'
 
   const event = (await call('POST', '/v1/events', { key, body: { type: 'invoice.paid', data: { n: 1 }, idempotencyKey: 'spec-1' } })).body;
   await call('POST', '/v1/events', { key, body: { type: 'invoice.paid', data: { n: 2 }, idempotencyKey: 'spec-1' } });
+  await call('POST', '/v1/events/batch', { key, body: { events: [{ type: 'invoice.paid', data: { n: 1 }, idempotencyKey: 'spec-1' }, { type: 'invoice.paid', data: { n: 3 } }, { type: 'webhook.test', data: {} }] } });
+  await call('POST', '/v1/events/batch', { key, body: { events: [] } });
   await call('GET', '/v1/events?limit=5', { key });
   await call('GET', `/v1/events/${event.id}`, { key });
   await call('GET', '/v1/events/evt_nope', { key });

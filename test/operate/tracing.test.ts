@@ -169,3 +169,36 @@ test('an event without a traceparent starts a trace of its own, and the attempts
   expect(first!.traceId).not.toBe(PRODUCER_TRACE_ID);
   expect(second!.traceId).toBe(first!.traceId);
 });
+
+test('a batch makes one accept span per event, each in the producer’s trace, each the parent of its event’s attempts', async () => {
+  const { apiKey } = await postern.createOrg('traced-batch');
+  await postern.createEndpoint(apiKey, { url: receiver.url, policy: fastPolicy(3, 20) });
+  const traceId = '5cf92f3577b34da6a3ce929d0e0e4737';
+  const posted = await postern.api('POST', '/v1/events/batch', {
+    key: apiKey,
+    body: { events: [{ type: 'order.created', data: { n: 1 }, idempotencyKey: 'traced-1' }, { type: 'order.created', data: { n: 2 } }, { type: 'order.created', data: { n: 3 }, idempotencyKey: 'traced-1' }] },
+    headers: { traceparent: `00-${traceId}-${PRODUCER_SPAN_ID}-01` },
+  });
+  expect(posted.body.results.map((r: { status: number }) => r.status)).toEqual([202, 202, 409]);
+  const eventIds = posted.body.results.slice(0, 2).map((r: { id: string }) => r.id as string);
+  const inTrace = () => exportedSpans().filter((s) => s.traceId === traceId);
+  await waitUntil(
+    'three accept spans and an attempt span per event',
+    async () => {
+      await ingestTracing.flush();
+      await senderTracing.flush();
+      return inTrace().filter((s) => s.name === 'postern event accepted').length === 3 && eventIds.every((id: string) => inTrace().some((s) => s.name === 'postern attempt' && attr(s, 'postern.event.id') === id));
+    },
+    15_000,
+  );
+  const accepts = inTrace().filter((s) => s.name === 'postern event accepted');
+  expect(accepts.every((s) => s.parentSpanId === PRODUCER_SPAN_ID)).toBe(true);
+  // The refused event's span is an error; the accepted ones name their event.
+  expect(accepts.filter((s) => s.status?.code === 2)).toHaveLength(1);
+  for (const id of eventIds) {
+    const accept = accepts.find((s) => attr(s, 'postern.event.id') === id)!;
+    const attempts = inTrace().filter((s) => s.name === 'postern attempt' && attr(s, 'postern.event.id') === id);
+    expect(attempts.length).toBeGreaterThan(0);
+    expect(attempts.every((s) => s.parentSpanId === accept.spanId)).toBe(true);
+  }
+});

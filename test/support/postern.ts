@@ -90,6 +90,8 @@ export interface PosternOptions {
   liveStream?: LiveStreamSettings;
   /** Each org's live feed cap (`LIVE_FEED_MAX_ENTRIES`); default the store's, 1 000. */
   liveFeedMaxEntries?: number;
+  /** What ingest's 202 waits for (`ACCEPT_DURABILITY`, `ACCEPT_REPLICAS`, `ACCEPT_WAIT_MS`); default `local`. */
+  acceptDurability?: { mode: 'local' | 'replica' | 'local-fsync'; replicas: number; waitMs: number };
 }
 
 /** A whole Postern (ingest on port 0 + sender) on its own key prefix, for one test file. */
@@ -197,6 +199,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       lookupCacheTtlMs: options.lookupCacheTtlMs,
       portalFrameAncestors: options.portalFrameAncestors,
       liveStream: options.liveStream,
+      durability: options.acceptDurability,
     },
   });
   const server: Server = await new Promise((resolve) => {

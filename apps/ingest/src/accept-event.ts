@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { buildEnvelope, durabilityVerdict, isEventTypeDisabled, matchesEventTypes } from '@postern/shared';
-import { confirmWrites, deliveryJobs, markWrites, newPendingDelivery, touchForConfirmation, type DeliveryRecord, type EndpointRecord, type EventRecord, type RedisClient, type WriteMark } from '@postern/store';
+import { confirmWrites, deliveryJobs, markWrites, newPendingDelivery, touchForConfirmation, type CreateEventResult, type DeliveryJobEntry, type DeliveryRecord, type EndpointRecord, type EventRecord, type NewEvent, type RedisClient, type WriteMark } from '@postern/store';
 import { SpanKind, SpanStatusCode, contextFromTraceparent, traceparentOf } from '@postern/telemetry';
 import { ApiError } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
@@ -23,12 +23,12 @@ interface StoredAnswer {
  * and every pipeline copies each of the dozens of scripts BullMQ defines on its connection, which
  * costs more than the one command it would carry.
  */
-async function queueJobs(queues: AppDeps['queues'], orgId: string, jobs: ReturnType<typeof deliveryJobs>): Promise<void> {
+async function queueJobs(queues: AppDeps['queues'], orgId: string, jobs: readonly DeliveryJobEntry[]): Promise<void> {
   if (jobs.length === 0) return;
   const [only] = jobs;
   const queue = queues.forOrg(orgId);
   if (jobs.length === 1 && only) await queue.add(only.name, only.data, only.opts);
-  else await queue.addBulk(jobs);
+  else await queue.addBulk(jobs as DeliveryJobEntry[]);
 }
 
 /**
@@ -40,6 +40,15 @@ async function queueJobs(queues: AppDeps['queues'], orgId: string, jobs: ReturnT
 function receivesWhileInactive(endpoint: EndpointRecord): boolean {
   return endpoint.status === 'active' || endpoint.policy.onEndpointInactive === 'hold';
 }
+
+/** What {@link acceptEvent} resolves with: the answer, and whether it is a replay of an earlier one under the same idempotency key. */
+export interface AcceptResult {
+  replayed: boolean;
+  answer: AcceptedEvent;
+}
+
+/** One event's outcome in {@link acceptEvents}: accepted (or replayed), or the error that refused it (an `ApiError`, or Redis's). */
+export type AcceptOutcome = ({ ok: true } & AcceptResult) | { ok: false; error: unknown };
 
 /**
  * Accepts one event: builds its envelope once (the producer's `data` text byte for byte), fans it
@@ -56,25 +65,75 @@ function receivesWhileInactive(endpoint: EndpointRecord): boolean {
  * (`disabledEventTypes`, issue 16) is stored but fans out to no endpoint. With `deps.tracer` (tracing on), the acceptance is a
  * span whose `traceparent` is stored with each delivery's job.
  */
-export async function acceptEvent(deps: AppDeps, input: AcceptInput): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
-  if (!deps.tracer) return accept(deps, input, undefined);
-  // Tracing on: one span for the accepted event, continuing the producer's trace when its request
-  // carried a `traceparent`; its own traceparent goes with each job, so the attempts join it.
+export async function acceptEvent(deps: AppDeps, input: AcceptInput): Promise<AcceptResult> {
+  const span = startAcceptSpan(deps, input);
+  try {
+    const result = await accept(deps, input, span?.traceparent);
+    span?.end({ ok: true, ...result });
+    return result;
+  } catch (err) {
+    span?.end({ ok: false, error: err });
+    throw err;
+  }
+}
+
+/**
+ * Accepts several events of one org, each exactly as {@link acceptEvent} would (same fan-out,
+ * idempotency, ordering keys, durability, tracing span), in a constant number of round trips
+ * whatever their number: one for every event with its deliveries (create-event.lua once per
+ * event, in order, in one pipeline), one for every job (one `addBulk` on the org's queue
+ * partition), and under `ACCEPT_DURABILITY` one `WAIT` per connection. An event whose idempotency
+ * key an earlier event of the same call used replays that one's answer (or is 409 when it differs).
+ *
+ * Events are independent: each outcome is the answer or the error `acceptEvent` would have
+ * given it. When a round trip shared by several fails (Redis unreachable, queueing refused, a
+ * `WAIT` short), every event it concerned fails with that error and the events this call wrote are
+ * removed again, as `acceptEvent` does for one; a retry with the same idempotency keys is safe.
+ * Never rejects: outcomes in the order of `inputs`.
+ *
+ * @throws Error when `inputs` are not all of one org.
+ */
+export async function acceptEvents(deps: AppDeps, inputs: readonly AcceptInput[]): Promise<AcceptOutcome[]> {
+  const orgId = inputs[0]?.orgId;
+  if (orgId === undefined) return [];
+  if (inputs.some((i) => i.orgId !== orgId)) throw new Error('acceptEvents: every event must be of one org');
+  const spans = inputs.map((input) => startAcceptSpan(deps, input));
+  let outcomes: AcceptOutcome[];
+  try {
+    outcomes = await acceptMany(deps, orgId, inputs, spans);
+  } catch (err) {
+    outcomes = inputs.map(() => ({ ok: false, error: err }));
+  }
+  outcomes.forEach((outcome, i) => spans[i]?.end(outcome));
+  return outcomes;
+}
+
+/** The tracing span of one event's acceptance, when tracing is on. */
+interface AcceptSpan {
+  /** Its W3C `traceparent`, stored with each delivery's job so the attempts join the trace. */
+  traceparent: string;
+  end(outcome: AcceptOutcome): void;
+}
+
+/**
+ * One span for the accepted event, continuing the producer's trace when its request carried a
+ * `traceparent`; undefined when tracing is off.
+ */
+function startAcceptSpan(deps: AppDeps, input: AcceptInput): AcceptSpan | undefined {
+  if (!deps.tracer) return undefined;
   const span = deps.tracer.startSpan(
     'postern event accepted',
     { kind: SpanKind.SERVER, attributes: { 'postern.org.id': input.orgId, 'postern.event.type': input.type, 'postern.event.test': input.onlyEndpoint !== undefined } },
     contextFromTraceparent(input.traceparent),
   );
-  try {
-    const result = await accept(deps, input, traceparentOf(span));
-    span.setAttributes({ 'postern.event.id': result.answer.id, 'postern.deliveries': result.answer.deliveries.length, 'postern.idempotent_replay': result.replayed });
-    return result;
-  } catch (err) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof ApiError ? err.code : 'internal_error' });
-    throw err;
-  } finally {
-    span.end();
-  }
+  return {
+    traceparent: traceparentOf(span),
+    end(outcome) {
+      if (outcome.ok) span.setAttributes({ 'postern.event.id': outcome.answer.id, 'postern.deliveries': outcome.answer.deliveries.length, 'postern.idempotent_replay': outcome.replayed });
+      else span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error instanceof ApiError ? outcome.error.code : 'internal_error' });
+      span.end();
+    },
+  };
 }
 
 /** What {@link acceptEvent} takes: the event, and the producer's `traceparent` header when it sent one. */
@@ -94,15 +153,39 @@ export interface AcceptInput {
   warnings?: readonly { path: string; message: string }[];
 }
 
-async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | undefined): Promise<{ replayed: boolean; answer: AcceptedEvent }> {
+/** An event ready to write: its records, its answer, and what tells a replay of it from a reuse of its key. */
+interface PreparedEvent {
+  event: EventRecord;
+  deliveries: DeliveryRecord[];
+  answer: AcceptedEvent;
+  /** SHA-256 (hex) of the idempotency key; null without one. */
+  keyHash: string | null;
+  fingerprint: string;
+  /** What the store writes. */
+  write: NewEvent;
+  /** The accepting span's, when tracing is on. */
+  traceparent: string | undefined;
+}
+
+/** Whether the event fans out to the org's endpoint list (rather than to none, or to a test's one endpoint). */
+function fansOut(input: AcceptInput): boolean {
+  return !input.onlyEndpoint && !isEventTypeDisabled(input.disabledEventTypes, input.type);
+}
+
+/**
+ * Builds one event's records: its id and envelope, one pending delivery per target, the answer
+ * and, with an idempotency key, its fingerprint. `orgEndpoints` is the org's endpoint list when
+ * `input.endpoints` is absent.
+ */
+function prepare(deps: AppDeps, input: AcceptInput, orgEndpoints: readonly EndpointRecord[], traceparent: string | undefined): PreparedEvent {
   const now = deps.clock.now();
   const eventId = deps.ids('evt', now);
   const envelope = buildEnvelope({ id: eventId, type: input.type, timestampMs: now, dataJson: input.dataJson });
   const targets = input.onlyEndpoint
     ? [input.onlyEndpoint]
-    : isEventTypeDisabled(input.disabledEventTypes, input.type)
-      ? []
-      : (input.endpoints ?? (await deps.store.endpoints.listAll(input.orgId))).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type));
+    : fansOut(input)
+      ? (input.endpoints ?? orgEndpoints).filter((e) => receivesWhileInactive(e) && matchesEventTypes(e.eventTypes, input.type))
+      : [];
 
   const deliveries: DeliveryRecord[] = targets.map((endpoint) =>
     newPendingDelivery({
@@ -135,29 +218,51 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
   const fingerprint = keyHash
     ? createHash('sha256').update(input.type).update('\0').update(input.dataJson).update(input.orderingKey ? `\0${input.orderingKey}` : '').digest('hex')
     : '';
-
-  // Which connections the writes go on, before they go (ACCEPT_DURABILITY: a WAIT after a reconnect confirms nothing).
-  const marks = writeMarks(deps, input.orgId);
-  const written = await deps.store.events.createWithDeliveries({
+  const write: NewEvent = {
     event,
     deliveries,
     idempotencyKeyHash: keyHash,
     keyLineDeliveryIds,
     answer: keyHash ? JSON.stringify({ fingerprint, body: answer } satisfies StoredAnswer) : '',
-  });
-  if (!written.created) {
-    const stored = JSON.parse(written.answer) as StoredAnswer;
-    if (stored.fingerprint !== fingerprint) {
-      throw new ApiError(409, 'idempotency_key_reused', 'this idempotencyKey was used in the last 24 h for a different event');
-    }
-    // The first request may have died between writing and queueing. Re-adding is safe: a job id
-    // that exists is ignored, and a job for a finished delivery ends without sending anything.
-    await queueJobs(deps.queues, input.orgId, deliveryJobs(stored.body.deliveries.map((d) => ({ ...d, eventId: stored.body.id, orgId: input.orgId })), 0, traceparent));
-    // The first answer may have been a 503 not_durable: this one promises the same as a first 202.
-    await confirmDurable(deps, input.orgId, stored.body.id, stored.body.deliveries[0]?.id ?? null, true, marks);
-    return { replayed: true, answer: stored.body };
-  }
+  };
+  return { event, deliveries, answer, keyHash, fingerprint, write, traceparent };
+}
 
+/**
+ * The first answer stored under the event's idempotency key when the write found one (null when
+ * the event was written); 409 `idempotency_key_reused` when that answer was for a different event.
+ */
+function replayOf(prepared: PreparedEvent, written: CreateEventResult): AcceptedEvent | null {
+  if (written.created) return null;
+  const stored = JSON.parse(written.answer) as StoredAnswer;
+  if (stored.fingerprint !== prepared.fingerprint) {
+    throw new ApiError(409, 'idempotency_key_reused', 'this idempotencyKey was used in the last 24 h for a different event');
+  }
+  return stored.body;
+}
+
+/**
+ * The jobs of a replayed answer's deliveries. The first request may have died between writing and
+ * queueing: re-adding is safe, since a job id that exists is ignored, and a job for a finished
+ * delivery ends without sending anything.
+ */
+function replayJobs(orgId: string, stored: AcceptedEvent, traceparent: string | undefined): DeliveryJobEntry[] {
+  return deliveryJobs(stored.deliveries.map((d) => ({ ...d, eventId: stored.id, orgId })), 0, traceparent);
+}
+
+async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | undefined): Promise<AcceptResult> {
+  const orgEndpoints = fansOut(input) && !input.endpoints ? await deps.store.endpoints.listAll(input.orgId) : [];
+  const prepared = prepare(deps, input, orgEndpoints, traceparent);
+  // Which connections the writes go on, before they go (ACCEPT_DURABILITY: a WAIT after a reconnect confirms nothing).
+  const marks = writeMarks(deps, input.orgId);
+  const stored = replayOf(prepared, await deps.store.events.createWithDeliveries(prepared.write));
+  if (stored) {
+    await queueJobs(deps.queues, input.orgId, replayJobs(input.orgId, stored, traceparent));
+    // The first answer may have been a 503 not_durable: this one promises the same as a first 202.
+    await confirmDurable(deps, input.orgId, { eventIds: [stored.id], withJobs: stored.deliveries.length > 0, replay: true }, marks);
+    return { replayed: true, answer: stored };
+  }
+  const { event, deliveries, keyHash } = prepared;
   try {
     await queueJobs(deps.queues, input.orgId, deliveryJobs(deliveries, 0, traceparent));
   } catch (err) {
@@ -165,8 +270,71 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
     await deps.store.events.removeUnqueued(event, deliveries, keyHash).catch(() => undefined);
     throw err;
   }
-  await confirmDurable(deps, input.orgId, eventId, deliveries[0]?.id ?? null, false, marks);
-  return { replayed: false, answer };
+  await confirmDurable(deps, input.orgId, { eventIds: [event.id], withJobs: deliveries.length > 0, replay: false }, marks);
+  return { replayed: false, answer: prepared.answer };
+}
+
+/** {@link acceptEvents}: one pipeline of writes, one `addBulk`, one durability check, each shared by the events it concerns. */
+async function acceptMany(deps: AppDeps, orgId: string, inputs: readonly AcceptInput[], spans: readonly (AcceptSpan | undefined)[]): Promise<AcceptOutcome[]> {
+  const orgEndpoints = inputs.some((i) => fansOut(i) && !i.endpoints) ? await deps.store.endpoints.listAll(orgId) : [];
+  const prepared = inputs.map((input, i) => prepare(deps, input, orgEndpoints, spans[i]?.traceparent));
+  const marks = writeMarks(deps, orgId);
+  const written = await deps.store.events.createManyWithDeliveries(prepared.map((p) => p.write));
+
+  const outcomes: AcceptOutcome[] = [];
+  const created: PreparedEvent[] = [];
+  // By delivery id: an event replaying one of the same call queues nothing more.
+  const jobs = new Map<string, DeliveryJobEntry>();
+  const addJobs = (entries: readonly DeliveryJobEntry[]) => {
+    for (const job of entries) if (!jobs.has(job.opts?.jobId ?? '')) jobs.set(job.opts?.jobId ?? '', job);
+  };
+  let replays = false;
+  for (const [i, result] of written.entries()) {
+    const p = prepared[i]!;
+    if (result instanceof Error) {
+      outcomes.push({ ok: false, error: result });
+      continue;
+    }
+    let stored: AcceptedEvent | null;
+    try {
+      stored = replayOf(p, result);
+    } catch (err) {
+      outcomes.push({ ok: false, error: err });
+      continue;
+    }
+    if (stored) {
+      replays = true;
+      addJobs(replayJobs(orgId, stored, p.traceparent));
+      outcomes.push({ ok: true, replayed: true, answer: stored });
+    } else {
+      created.push(p);
+      addJobs(deliveryJobs(p.deliveries, 0, p.traceparent));
+      outcomes.push({ ok: true, replayed: false, answer: p.answer });
+    }
+  }
+
+  // A failure shared by every event that got this far: each is answered with it.
+  const failAccepted = (error: unknown) => {
+    outcomes.forEach((o, i) => {
+      if (o.ok) outcomes[i] = { ok: false, error };
+    });
+    return outcomes;
+  };
+  try {
+    await queueJobs(deps.queues, orgId, [...jobs.values()]);
+  } catch (err) {
+    // Best effort, as for one event: if Redis is gone this fails too, and the reconciler queues them later.
+    await deps.store.events.removeManyUnqueued(created.map((p) => ({ event: p.event, deliveries: p.deliveries, idempotencyKeyHash: p.keyHash }))).catch(() => undefined);
+    return failAccepted(err);
+  }
+  const accepted = outcomes.flatMap((o) => (o.ok ? [o.answer.id] : []));
+  if (accepted.length === 0) return outcomes;
+  try {
+    await confirmDurable(deps, orgId, { eventIds: accepted, withJobs: jobs.size > 0, replay: replays }, marks);
+  } catch (err) {
+    return failAccepted(err);
+  }
+  return outcomes;
 }
 
 /**
@@ -195,16 +363,16 @@ function writeMarks(deps: AppDeps, orgId: string): (WriteMark | undefined)[] {
   });
 }
 
-async function confirmDurable(deps: AppDeps, orgId: string, eventId: string, firstDeliveryId: string | null, replay: boolean, marks: readonly (WriteMark | undefined)[]): Promise<void> {
+async function confirmDurable(deps: AppDeps, orgId: string, written: { eventIds: readonly string[]; withJobs: boolean; replay: boolean }, marks: readonly (WriteMark | undefined)[]): Promise<void> {
   const durability = deps.config.durability;
   if (!durability || durability.mode === 'local') return;
   const fsync = durability.mode === 'local-fsync';
   const opts = { replicas: durability.replicas, timeoutMs: durability.waitMs, fsync };
-  const writes = durabilityWrites(deps, orgId, firstDeliveryId !== null);
+  const writes = durabilityWrites(deps, orgId, written.withJobs);
   const now = deps.clock.now();
   const confirmations = await Promise.all(
     writes.map(async ({ redis, key }, i) => {
-      if (replay) await touchForConfirmation(redis, key, now);
+      if (written.replay) await touchForConfirmation(redis, key, now);
       // A write whose connection was not known before it went (a cluster still learning its slots) confirms nothing.
       const mark = marks[i];
       if (!mark) return { replicas: 0, localFsynced: false };
@@ -213,6 +381,7 @@ async function confirmDurable(deps: AppDeps, orgId: string, eventId: string, fir
   );
   const verdict = durabilityVerdict(durability.mode, durability.replicas, confirmations);
   if (verdict.durable) return;
-  deps.logger.warn({ orgId, eventId, reason: verdict.reason }, 'event written but not confirmed durable: answered 503');
+  const [eventId, ...more] = written.eventIds;
+  deps.logger.warn({ orgId, ...(more.length === 0 ? { eventId } : { eventIds: written.eventIds }), reason: verdict.reason }, 'event written but not confirmed durable: answered 503');
   throw new ApiError(503, 'not_durable', `the event was written but ${verdict.reason}; retry with the same idempotencyKey to get the same event`, undefined, verdict.retryAfterS);
 }

@@ -60,6 +60,21 @@ export function isRedisUnreachable(err: unknown, redis: RedisClient): boolean {
 }
 
 /**
+ * The answer to an error that was not an {@link ApiError}: 503 `service_unavailable` when Redis is
+ * unreachable (logged as a warning), else 500 `internal_error` (logged with the error) — never
+ * internals. An ApiError is returned as it is.
+ */
+export function toApiError(err: unknown, redis: RedisClient, logger: Logger, context: Record<string, unknown> = {}): ApiError {
+  if (err instanceof ApiError) return err;
+  if (isRedisUnreachable(err, redis)) {
+    logger.warn({ err: (err as { message?: string }).message, ...context }, 'redis unavailable');
+    return new ApiError(503, 'service_unavailable', 'storage is unavailable; nothing was stored, retry later');
+  }
+  logger.error({ err, ...context }, 'unexpected error');
+  return new ApiError(500, 'internal_error', 'internal error');
+}
+
+/**
  * The last handler: ApiErrors as they are; body-parser's 413, 415 and other 4xx; a malformed
  * path as 400; anything else is logged and answered 503 when Redis is unreachable, else 500 —
  * never a stack trace.
@@ -69,7 +84,6 @@ export function errorHandler(deps: { redis: RedisClient; logger: Logger; config?
   const tooLarge = limit === undefined ? 'request body is larger than the limit (MAX_BODY_BYTES)' : `request body is larger than the limit of ${limit} bytes (MAX_BODY_BYTES)`;
   return (err: unknown, req, res, _next) => {
     const e = err as { type?: string; status?: number; message?: string };
-    const logger = requestLogger(req, deps.logger);
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
     else if (e.type === 'entity.too.large') apiError = new ApiError(413, 'payload_too_large', tooLarge);
@@ -79,13 +93,7 @@ export function errorHandler(deps: { redis: RedisClient; logger: Logger; config?
     else if (err instanceof URIError) apiError = new ApiError(400, 'invalid_request', 'path: malformed percent-encoding');
     else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
       apiError = new ApiError(e.status, 'invalid_request', 'body: could not be read (check content-encoding and content-length)');
-    } else if (isRedisUnreachable(err, deps.redis)) {
-      logger.warn({ err: e.message, path: req.path }, 'redis unavailable');
-      apiError = new ApiError(503, 'service_unavailable', 'storage is unavailable; nothing was stored, retry later');
-    } else {
-      logger.error({ err, path: req.path }, 'unexpected error');
-      apiError = new ApiError(500, 'internal_error', 'internal error');
-    }
+    } else apiError = toApiError(err, deps.redis, requestLogger(req, deps.logger), { path: req.path });
     if (res.headersSent) return;
     if (apiError.retryAfterS !== undefined) res.setHeader('retry-after', String(apiError.retryAfterS));
     else if (apiError.status === 503) res.setHeader('retry-after', '5');

@@ -24,6 +24,7 @@ import { erasureRoutes } from './routes/erasure.js';
 import { exportRoutes } from './routes/export.js';
 import { endpointRoutes } from './routes/endpoints.js';
 import { eventRoutes } from './routes/events.js';
+import { eventBatchRoutes } from './routes/event-batch.js';
 import { eventTypeRoutes } from './routes/event-types.js';
 import { portalRoutes } from './routes/portal.js';
 import { EventValidators } from './event-validation.js';
@@ -121,6 +122,7 @@ export function createApp(given: AppDeps): Express {
   // One cache of compiled event-data validators per app: each type version compiles once.
   const validators = new EventValidators();
   app.use(eventRoutes(deps, validators));
+  app.use(eventBatchRoutes(deps, validators));
   app.use(eventTypeRoutes(deps, validators));
   app.use(portalRoutes(deps));
   app.use(apiKeyRoutes(deps));

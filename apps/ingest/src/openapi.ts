@@ -1,12 +1,13 @@
 import { PRESET_NAMES, policySchema } from '@postern/shared';
 import { z } from 'zod';
-import { errorResponse as errorResponse_, pageOf, checkSecretResponse, orgSettingsResponse, acceptedEventResponse, apiKeyResponse, bulkRedeliveryResponse, createdApiKeyResponse, createdEndpointResponse, createdOrgResponse, createdPlatformKeyResponse, deliveryActionResponse, deliveryResponse, deliveryWithAttemptsResponse, endpointResponse, endpointSecretResponse, endpointTimelineResponse, eventResponse, eventSummaryResponse, healthResponse, meResponse, notificationResponse, openApiDocumentResponse, orgResponse, platformKeyResponse, portalSessionResponse, createdPortalSessionResponse, policyPreviewResponse, presetListResponse, presetTimelineResponse, readinessResponse, resumedEndpointResponse, rotatedSecretResponse, statsResponse, transformationTemplatesResponse, transformationTestResponse, updatedEndpointResponse, auditEntryResponse, eventErasureResponse, eventErasuresResponse, eventTypeResponse, asyncApiDocumentResponse, portalResponse, endpointSummaryResponse } from './response-schemas.js';
+import { errorResponse as errorResponse_, pageOf, checkSecretResponse, orgSettingsResponse, acceptedEventResponse, eventBatchResponse, apiKeyResponse, bulkRedeliveryResponse, createdApiKeyResponse, createdEndpointResponse, createdOrgResponse, createdPlatformKeyResponse, deliveryActionResponse, deliveryResponse, deliveryWithAttemptsResponse, endpointResponse, endpointSecretResponse, endpointTimelineResponse, eventResponse, eventSummaryResponse, healthResponse, meResponse, notificationResponse, openApiDocumentResponse, orgResponse, platformKeyResponse, portalSessionResponse, createdPortalSessionResponse, policyPreviewResponse, presetListResponse, presetTimelineResponse, readinessResponse, resumedEndpointResponse, rotatedSecretResponse, statsResponse, transformationTemplatesResponse, transformationTestResponse, updatedEndpointResponse, auditEntryResponse, eventErasureResponse, eventErasuresResponse, eventTypeResponse, asyncApiDocumentResponse, portalResponse, endpointSummaryResponse } from './response-schemas.js';
 import { transformationTestBody } from './routes/transformations.js';
 import { auditLogQuery } from './routes/audit-log.js';
 import { eraseByKeyQuery } from './routes/erasure.js';
 import { deliveryExportQuery } from './routes/export.js';
 import { deliveryStreamQuery } from './routes/delivery-stream.js';
 import { eventListQuery, sendExampleBody } from './routes/events.js';
+import { eventBatchBody } from './routes/event-batch.js';
 import { eventTypeListQuery } from './routes/event-types.js';
 import { createEventTypeBody, updateEventTypeBody } from '@postern/shared';
 import { updateOrgBody } from './routes/org-settings.js';
@@ -129,6 +130,19 @@ export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/v1/endpoints/:id/summary', tag: 'portal', auth: 'apiKey', scope: 'webhooks:read', summary: 'An endpoint in plain words', responses: { 200: { description: '`{endpointId, policyLabel, state, last24h}`', schema: endpointSummaryResponse } } }),
 
   r({ method: 'post', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'events:write', body: createEventBody, summary: 'Send an event to every subscribed endpoint', responses: { 202: { description: '`{id, deliveries: [{id, endpointId}]}`; stored and queued', schema: acceptedEventResponse }, 409: '`idempotency_key_reused`', 422: '`event_invalid`: `data` fails its type\'s schema and the org rejects such events (`error.details`: JSON pointers into `data`); `event_type_unknown`: the type is not in the catalog and the org accepts known types only' } }),
+  r({
+    method: 'post',
+    path: '/v1/events/batch',
+    tag: 'events',
+    auth: 'apiKey',
+    scope: 'events:write',
+    body: eventBatchBody,
+    summary: 'Send up to 100 events in one request',
+    responses: {
+      207: { description: '`{results: [...]}`, one per event in request order', schema: eventBatchResponse },
+      400: '`invalid_request`: the body is not `{events: [...]}` with 1 to 100 events, or the request carries an `Idempotency-Key` header',
+    },
+  }),
   r({ method: 'get', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', query: eventListQuery, summary: "The org's events", responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{data: [{id, type, createdAt, idempotencyKey, deliveryCount}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null', schema: pageOf(eventSummaryResponse) } } }),
   r({ method: 'get', path: '/v1/events/:id', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', summary: 'One event with its deliveries', responses: { 200: { description: 'the event with `envelope`, `deliveryIds` and `deliveries`', schema: eventResponse } } }),
   r({ method: 'get', path: '/v1/stats', tag: 'overview', auth: 'apiKey', scope: 'webhooks:read', query: statsQuery, summary: 'Attempt counts over the last hour or day', responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{scope, window, bucketMs, totals: {attempts, succeeded, failed, successRate}, buckets: [{startAt, attempts, succeeded, failed}], errors: [{code, count}]}`', schema: statsResponse } } }),

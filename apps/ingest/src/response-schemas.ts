@@ -232,6 +232,19 @@ export const acceptedEventResponse = z.object({
   deliveries: z.array(z.object({ id: id('dlv'), endpointId: id('ep') })),
   warnings: z.array(schemaIssue).optional().describe('where `data` fails its type\'s schema (org `eventValidation: "warn"`), or that the type is deprecated; absent when there is nothing to say'),
 });
+/** One event's result in `POST /v1/events/batch`'s 207: what `POST /v1/events` would have answered for it, with its status. */
+export const batchEventResultResponse = z.union([
+  acceptedEventResponse.extend({
+    status: z.literal(202).describe('accepted: stored and queued, as `POST /v1/events` answers 202'),
+    idempotentReplayed: z.literal(true).optional().describe('the first answer under this `idempotencyKey`, given again (the `Idempotent-Replayed` header of `POST /v1/events`); absent otherwise'),
+  }),
+  z.object({
+    status: z.union([z.literal(400), z.literal(409), z.literal(422), z.literal(500), z.literal(503)]).describe('the status `POST /v1/events` would have answered for this event'),
+    error: errorResponse.shape.error,
+  }),
+]);
+/** `POST /v1/events/batch` 207: one result per event, in request order. */
+export const eventBatchResponse = z.object({ results: z.array(batchEventResultResponse) });
 /** An event as `GET /v1/events` lists it. */
 export const eventSummaryResponse = z.object({ id: id('evt'), type: z.string(), createdAt: isoTime, idempotencyKey: z.string().nullable(), deliveryCount: z.number().int().min(0) });
 /** `GET /v1/events/:id`. `data` is the producer's JSON, byte for byte. */

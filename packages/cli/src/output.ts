@@ -1,4 +1,4 @@
-import type { DeliveryWithAttempts, Endpoint, LiveDelivery } from '@postern/client';
+import type { DeliveryWithAttempts, Endpoint, EventBatchResult, LiveDelivery } from '@postern/client';
 import pc from 'picocolors';
 
 /**
@@ -49,6 +49,14 @@ export function liveLine(d: LiveDelivery): string {
   const took = d.durationMs === null ? '' : pc.dim(` ${d.durationMs}ms`);
   const next = d.nextAttemptAt ? pc.dim(` next ${d.nextAttemptAt.slice(11, 19)}`) : '';
   return `${pc.dim(time)} ${status(d.status, 9)} ${d.deliveryId} ${pc.dim(d.endpointId)} ${d.eventType} ${attempt}${answer}${error}${took}${next}`;
+}
+
+/** One line of `postern events send-batch`: where the event was in the file, then its id and deliveries, or why it was refused. */
+export function batchResultLine(where: string, result: EventBatchResult): string {
+  if ('error' in result) return `${where}: ${pc.red(`refused ${result.status} ${result.error.code}`)}: ${result.error.message}`;
+  const n = result.deliveries.length;
+  const replayed = result.idempotentReplayed ? pc.dim(' (already accepted under this idempotency key)') : '';
+  return `${where}: ${result.id} accepted: ${n} ${n === 1 ? 'delivery' : 'deliveries'}${replayed}`;
 }
 
 /** One row of `postern endpoints ls`. */

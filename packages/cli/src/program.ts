@@ -5,7 +5,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { configPath, readConfig, writeConfig } from './config-file.js';
 import { sinceToMs } from './duration.js';
 import { listen } from './listen.js';
-import { deliveryLines, endpointLine, EXIT, liveLine, status, stdoutOutput, type Output } from './output.js';
+import { batchResultLine, deliveryLines, endpointLine, EXIT, liveLine, status, stdoutOutput, type Output } from './output.js';
+import { readEventFile, type FileEvent } from './event-file.js';
 import { parseSavedRequest } from './saved-request.js';
 
 /** A usage or configuration error: exit code 2, its message on stderr. */
@@ -29,6 +30,9 @@ interface GlobalOptions {
 }
 
 const DELIVERY_STATUSES = ['pending', 'in_flight', 'succeeded', 'failed', 'cancelled'] as const;
+
+/** Events per request of `events send-batch`: the API's limit. */
+const BATCH_EVENTS = 100;
 
 /**
  * The `postern` command (docs/cli.md). Credentials come from `--url`/`--key`, else
@@ -130,6 +134,44 @@ function buildProgram(io: CliEnvironment): Command {
       if (o.json) return o.value(accepted);
       o.line(`${accepted.id} accepted: ${accepted.deliveries.length} ${accepted.deliveries.length === 1 ? 'delivery' : 'deliveries'}`);
       for (const d of accepted.deliveries) o.line(`  ${d.id} → ${d.endpointId}`);
+    });
+
+  events
+    .command('send-batch')
+    .description('send many events from a file, up to 100 a request: a JSON array, {"events": [...]}, or NDJSON (one event per line)')
+    .requiredOption('--file <path>', 'the file of events; - reads stdin')
+    .action(async (opts: { file: string }) => {
+      let text: string;
+      try {
+        text = opts.file === '-' ? await io.readStdin() : readFileSync(opts.file, 'utf8');
+      } catch (err) {
+        throw new UsageError(`--file ${opts.file}: ${(err as Error).message}`);
+      }
+      let fileEvents: FileEvent[];
+      try {
+        fileEvents = readEventFile(text);
+      } catch (err) {
+        throw new UsageError(`--file ${opts.file}: ${(err as Error).message}`);
+      }
+      const o = out();
+      const postern = client();
+      let refused = 0;
+      for (let start = 0; start < fileEvents.length; start += BATCH_EVENTS) {
+        const chunk = fileEvents.slice(start, start + BATCH_EVENTS);
+        const { results } = await postern.events.createMany(chunk.map((f) => f.event));
+        results.forEach((result, i) => {
+          const from = chunk[i]!;
+          if ('error' in result) refused++;
+          if (o.json) o.value({ index: from.index, ...(from.line === undefined ? {} : { line: from.line }), ...result });
+          else o.line(batchResultLine(from.line === undefined ? `event ${from.index + 1}` : `line ${from.line}`, result));
+        });
+      }
+      const accepted = fileEvents.length - refused;
+      if (!o.json) o.line(`${accepted} accepted, ${refused} refused`);
+      if (refused > 0) {
+        process.stderr.write(o.json ? `${JSON.stringify({ error: { code: 'events_refused', message: `${refused} of ${fileEvents.length} events were refused` } })}\n` : `postern: ${refused} of ${fileEvents.length} events were refused\n`);
+        process.exitCode = EXIT.apiError;
+      }
     });
 
   program

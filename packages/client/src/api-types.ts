@@ -701,6 +701,49 @@ export interface EventSummary {
   deliveryCount: number;
 }
 
+/** One event's result in a batch: accepted (`status` 202), or the status and error `POST /v1/events` would have answered. */
+export type EventBatchResult = {
+  /** `evt_…` id */
+  id: string;
+  deliveries: {
+    /** `dlv_…` id */
+    id: string;
+    /** `ep_…` id */
+    endpointId: string;
+  }[];
+  /** where `data` fails its type's schema (org `eventValidation: "warn"`), or that the type is deprecated; absent when there is nothing to say */
+  warnings?: {
+    /** JSON pointer into `data`; empty for the whole value */
+    path: string;
+    message: string;
+  }[];
+  /** accepted: stored and queued, as `POST /v1/events` answers 202 */
+  status: 202;
+  /** the first answer under this `idempotencyKey`, given again (the `Idempotent-Replayed` header of `POST /v1/events`); absent otherwise */
+  idempotentReplayed?: true;
+} | {
+  /** the status `POST /v1/events` would have answered for this event */
+  status: 400 | 409 | 422 | 500 | 503;
+  error: {
+    /** snake_case, stable */
+    code: string;
+    /** for people; never internals */
+    message: string;
+    /** only on a transformation's code errors: the line of the code it points at, or null */
+    line?: number | null;
+    /** where the request went wrong, when the error can say: `path` is a JSON pointer (for `event_invalid`, into `data`) */
+    details?: {
+      path: string;
+      message: string;
+    }[];
+  };
+};
+
+/** The results of a batch, one per event in request order. */
+export interface EventBatchResults {
+  results: EventBatchResult[];
+}
+
 /** An event: its data, the exact envelope sent, every delivery. */
 export interface Event {
   /** `evt_…` id */
@@ -1123,6 +1166,11 @@ export interface CreateEventBody {
   data: unknown;
   idempotencyKey?: string;
   orderingKey?: string;
+}
+
+/** `POST /v1/events/batch` body. */
+export interface CreateEventBatchBody {
+  events: CreateEventBody[];
 }
 
 /** `POST /v1/api-keys` body. */

@@ -1,5 +1,6 @@
 import type { LiveStreamMessage, LiveStreamOptions, LiveStreamQuery } from './live-stream.js';
 import type * as T from './api-types.js';
+import type { RawJson } from './raw-json.js';
 import { PagedList, type Page } from './paging.js';
 import type { CallOptions, RequestOptions, RequestSpec } from './transport.js';
 
@@ -33,6 +34,26 @@ export class Events {
    */
   create(body: T.CreateEventBody, options: CallOptions = {}): Promise<T.AcceptedEvent> {
     return this.call({ method: 'POST', path: '/v1/events', body, ...options });
+  }
+
+  /**
+   * Sends up to 100 events in one request (`POST /v1/events/batch`). Each event is what
+   * {@link create} takes and is handled exactly as `create` would handle it alone — its own
+   * `idempotencyKey` and `orderingKey`, catalog checks, fan-out — so a bad one fails alone. Resolves
+   * with `{results}`, one per event in the order given: `{status: 202, id, deliveries, warnings?,
+   * idempotentReplayed?}` for an accepted event, or `{status, error: {code, message}}` with the
+   * status and error `create` would have thrown for it (400, 409 `idempotency_key_reused`, 422, 503
+   * `service_unavailable` or `not_durable`: send those again, with their keys). Results are not
+   * retried one by one; the call itself is retried as `create` is (a 503 for the whole request;
+   * a network error only when every event carries an `idempotencyKey`). Needs `events:write`.
+   *
+   * @param events - 1 to 100 events; `data` may be a {@link RawJson} to send it byte for byte.
+   * @throws PosternApiError 400 `invalid_request` for no events or more than 100, 413
+   *   `payload_too_large` past the server's `MAX_BODY_BYTES`; the errors of any call.
+   */
+  createMany(events: readonly T.CreateEventBody[], options: RequestOptions = {}): Promise<T.EventBatchResults> {
+    const keyed = events.length > 0 && events.every((e) => typeof e.idempotencyKey === 'string');
+    return this.call({ method: 'POST', path: '/v1/events/batch', body: { events }, safeToRepeat: keyed, ...options });
   }
 
   /** One event: its data, the exact envelope sent, every delivery of it. 404 `not_found` for another org's. */

@@ -35,6 +35,8 @@ export interface RequestSpec extends CallOptions {
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
+  /** Sending it again changes nothing (e.g. a batch whose every event has an idempotency key): retried after a network error too. */
+  safeToRepeat?: boolean;
 }
 
 const RETRIED_STATUSES = new Set([503]);
@@ -107,7 +109,7 @@ export async function request<T>(settings: TransportSettings, spec: RequestSpec)
   const body = spec.body === undefined ? undefined : stringifyBody(spec.body);
   // An idempotency key in the body (events.create) makes a call as safe to repeat as the header does.
   const bodyKey = spec.body !== null && typeof spec.body === 'object' && typeof (spec.body as { idempotencyKey?: unknown }).idempotencyKey === 'string';
-  const repeatable = spec.method === 'GET' || spec.method === 'DELETE' || spec.idempotencyKey !== undefined || bodyKey;
+  const repeatable = spec.method === 'GET' || spec.method === 'DELETE' || spec.idempotencyKey !== undefined || bodyKey || spec.safeToRepeat === true;
 
   for (let retry = 0; ; retry++) {
     const signals = [AbortSignal.timeout(settings.timeoutMs), ...(spec.signal ? [spec.signal] : [])];

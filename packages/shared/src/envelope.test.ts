@@ -1,4 +1,4 @@
-import { buildEnvelope, extractRawField } from './envelope.js';
+import { buildEnvelope, extractRawArrayElements, extractRawField } from './envelope.js';
 
 const base = { id: 'evt_01JD3Q5T9M7XKQ2V8N4R6B1C0F', type: 'invoice.paid', timestampMs: Date.UTC(2026, 0, 2, 3, 4, 5, 678) };
 
@@ -78,5 +78,31 @@ describe('extractRawField', () => {
     expect(extractRawField('"data"', 'data')).toBeUndefined();
     expect(extractRawField('{"data":', 'data')).toBeUndefined();
     expect(extractRawField('{"data":{"a":1}', 'data')).toBeUndefined();
+  });
+});
+
+describe('extractRawArrayElements', () => {
+  it('returns each element of the array as it was written, in order', () => {
+    const body = '{ "events" : [ {"type":"a","data":1.0} ,{"type":"b","data":{"n":12345678901234567890}},\n"x", 2.50, null, [] ] }';
+    expect(extractRawArrayElements(body, 'events')).toEqual(['{"type":"a","data":1.0}', '{"type":"b","data":{"n":12345678901234567890}}', '"x"', '2.50', 'null', '[]']);
+    const [second] = extractRawArrayElements(body, 'events')!.slice(1);
+    expect(extractRawField(second!, 'data')).toBe('{"n":12345678901234567890}');
+  });
+
+  it('is not fooled by brackets, commas and quotes inside strings', () => {
+    const body = '{"events":[{"data":"],[\\"{"},{"data":"\\\\"}]}';
+    expect(JSON.parse(body).events).toHaveLength(2);
+    expect(extractRawArrayElements(body, 'events')).toEqual(['{"data":"],[\\"{"}', '{"data":"\\\\"}']);
+  });
+
+  it('takes the last of duplicate keys, and an empty array as no elements', () => {
+    expect(extractRawArrayElements('{"events":[1],"events":[2,3]}', 'events')).toEqual(['2', '3']);
+    expect(extractRawArrayElements('{"events":[ ]}', 'events')).toEqual([]);
+  });
+
+  it('returns undefined when the field is absent or not an array', () => {
+    expect(extractRawArrayElements('{"events":{"a":1}}', 'events')).toBeUndefined();
+    expect(extractRawArrayElements('{"other":[1]}', 'events')).toBeUndefined();
+    expect(extractRawArrayElements('[1,2]', 'events')).toBeUndefined();
   });
 });

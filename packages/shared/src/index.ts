@@ -7,7 +7,7 @@ export { AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, AUDIT_RETENTION_MS, buildAuditEntry, 
 export type { AuditAction, AuditActor, AuditActorKind, AuditEntry, AuditTarget, ChangedFieldsOptions } from './audit-entry.js';
 export type { IdFactory, IdPrefix, RandomBytes } from './ids.js';
 
-export { buildEnvelope, extractRawField } from './envelope.js';
+export { buildEnvelope, extractRawArrayElements, extractRawField } from './envelope.js';
 export type { EnvelopeInput } from './envelope.js';
 
 export {

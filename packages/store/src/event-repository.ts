@@ -34,6 +34,26 @@ export type CreateEventResult =
   /** The idempotency key was used before: `answer` is what was stored then. */
   | { created: false; answer: string };
 
+/** One event to write with its deliveries: see {@link EventRepository.createWithDeliveries}. */
+export interface NewEvent {
+  event: EventRecord;
+  deliveries: DeliveryRecord[];
+  /** SHA-256 (hex) of the producer's idempotency key, or null when it sent none. */
+  idempotencyKeyHash: string | null;
+  /** What to store under the idempotency key (ignored without one). */
+  answer: string;
+  /**
+   * Ids of the deliveries that join their ordering key's line (an `orderingKey` and a `per-key`
+   * endpoint): each gets the key's next `sequence` at its endpoint. Default none.
+   */
+  keyLineDeliveryIds?: ReadonlySet<string>;
+}
+
+function createResult(reply: unknown): CreateEventResult {
+  const [written, answer] = reply as [number, string];
+  return written === 1 ? { created: true, answer } : { created: false, answer };
+}
+
 /**
  * The hash that names an ordering key in Redis keys and key line entries: 32 hex characters of its
  * SHA-256, so any key (≤ 256 characters, any characters) makes a short, safe key name.
@@ -51,17 +71,30 @@ export class EventRepository {
    * stores `answer` under the idempotency key (hashed by the caller) for 24 h. When the key
    * already holds an answer, nothing is written and that answer is returned.
    */
-  async createWithDeliveries(input: {
-    event: EventRecord;
-    deliveries: DeliveryRecord[];
-    idempotencyKeyHash: string | null;
-    answer: string;
-    /**
-     * Ids of the deliveries that join their ordering key's line (an `orderingKey` and a `per-key`
-     * endpoint): each gets the key's next `sequence` at its endpoint. Default none.
-     */
-    keyLineDeliveryIds?: ReadonlySet<string>;
-  }): Promise<CreateEventResult> {
+  async createWithDeliveries(input: NewEvent): Promise<CreateEventResult> {
+    const { keys, args } = this.createCall(input);
+    return createResult(await createEventScript.run(this.redis, keys, args));
+  }
+
+  /**
+   * Writes several events of one org, each as {@link createWithDeliveries} does, in one round trip
+   * (the script once per event, in order: an event whose idempotency key an earlier one of the same
+   * call used gets that one's answer). Each event is written whole or not at all, independently of
+   * the others. Resolves with each event's result, or the error Redis refused it with, in order;
+   * rejects when the call could not be sent or answered at all (any of them may then be written:
+   * a retry with the same idempotency keys finds their answers).
+   *
+   * @throws Error when the events are not all of one org (their keys would span hash slots).
+   */
+  async createManyWithDeliveries(inputs: readonly NewEvent[]): Promise<(CreateEventResult | Error)[]> {
+    const orgId = inputs[0]?.event.orgId;
+    if (inputs.some((i) => i.event.orgId !== orgId)) throw new Error('createManyWithDeliveries: every event must be of one org');
+    const replies = await createEventScript.runMany(this.redis, inputs.map((input) => this.createCall(input)));
+    return replies.map((reply) => (reply instanceof Error ? reply : createResult(reply)));
+  }
+
+  /** The keys and arguments of create-event.lua for one event. */
+  private createCall(input: NewEvent): { keys: string[]; args: string[] } {
     const { event, deliveries } = input;
     const keys = [
       input.idempotencyKeyHash ? this.keys.idempotency(event.orgId, input.idempotencyKeyHash) : this.keys.event(event.orgId, event.id),
@@ -93,8 +126,7 @@ export class EventRepository {
       newId('evt', event.createdAt - UNDELIVERED_EVENT_TTL_S * 1000, (n) => Buffer.alloc(n, 0)),
       ...fields,
     ];
-    const [written, answer] = (await createEventScript.run(this.redis, keys, args)) as [number, string];
-    return written === 1 ? { created: true, answer } : { created: false, answer };
+    return { keys, args };
   }
 
   /**
@@ -102,20 +134,32 @@ export class EventRepository {
    * be queued, so a failed request leaves nothing half-visible.
    */
   async removeUnqueued(event: Pick<EventRecord, 'id' | 'orgId'>, deliveries: Pick<DeliveryRecord, 'id' | 'endpointId' | 'orderingKey'>[], idempotencyKeyHash: string | null): Promise<void> {
+    await this.removeManyUnqueued([{ event, deliveries, idempotencyKeyHash }]);
+  }
+
+  /**
+   * {@link removeUnqueued} for several events of one org (written by
+   * {@link createManyWithDeliveries}) in one transaction, after one round of reads.
+   */
+  async removeManyUnqueued(written: readonly { event: Pick<EventRecord, 'id' | 'orgId'>; deliveries: readonly Pick<DeliveryRecord, 'id' | 'endpointId' | 'orderingKey'>[]; idempotencyKeyHash: string | null }[]): Promise<void> {
+    if (written.length === 0) return;
     // A keyed delivery left in its key's line would hold the key up for good: its entry goes too.
-    const keyed = deliveries.filter((d) => d.orderingKey !== undefined);
-    const entries = await Promise.all(keyed.map((d) => this.redis.hget(this.keys.delivery(event.orgId, d.id), 'keyLine')));
-    const multi = this.redis.multi().del(this.keys.event(event.orgId, event.id)).zrem(this.keys.orgEvents(event.orgId), event.id).zrem(this.keys.orgUndeliveredEvents(event.orgId), event.id);
-    if (idempotencyKeyHash) multi.del(this.keys.idempotency(event.orgId, idempotencyKeyHash));
-    for (const d of deliveries) {
-      multi
-        .del(this.keys.delivery(event.orgId, d.id), this.keys.deliveryAttempts(event.orgId, d.id))
-        .zrem(this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'), d.id)
-        .zrem(this.keys.unfinishedDeliveries(event.orgId), d.id);
+    const keyed = written.flatMap(({ event, deliveries }) => deliveries.filter((d) => d.orderingKey !== undefined).map((d) => ({ orgId: event.orgId, d })));
+    const entries = await Promise.all(keyed.map(({ orgId, d }) => this.redis.hget(this.keys.delivery(orgId, d.id), 'keyLine')));
+    const multi = this.redis.multi();
+    for (const { event, deliveries, idempotencyKeyHash } of written) {
+      multi.del(this.keys.event(event.orgId, event.id)).zrem(this.keys.orgEvents(event.orgId), event.id).zrem(this.keys.orgUndeliveredEvents(event.orgId), event.id);
+      if (idempotencyKeyHash) multi.del(this.keys.idempotency(event.orgId, idempotencyKeyHash));
+      for (const d of deliveries) {
+        multi
+          .del(this.keys.delivery(event.orgId, d.id), this.keys.deliveryAttempts(event.orgId, d.id))
+          .zrem(this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'), d.id)
+          .zrem(this.keys.unfinishedDeliveries(event.orgId), d.id);
+      }
     }
-    keyed.forEach((d, i) => {
+    keyed.forEach(({ orgId, d }, i) => {
       const entry = entries[i];
-      if (entry) multi.zrem(this.keys.endpointKeyLines(event.orgId, d.endpointId), entry);
+      if (entry) multi.zrem(this.keys.endpointKeyLines(orgId, d.endpointId), entry);
     });
     assertExec(await multi.exec());
   }

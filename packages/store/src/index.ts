@@ -59,7 +59,7 @@ export { PlatformKeyRepository, type PlatformKeyRecord } from './platform-key-re
 export { EndpointRepository, type EndpointPatch } from './endpoint-repository.js';
 export { OauthTokenRepository, type CachedToken, type CachedTokenRead } from './oauth-token-repository.js';
 export { decodeRequestSecrets, decodeSecretValue, encodeRequestSecrets, encodeSecretValue } from './request-secrets.js';
-export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult, type EraseDataResult } from './event-repository.js';
+export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult, type NewEvent, type EraseDataResult } from './event-repository.js';
 export { DeliveryRepository, TRIM_BATCH, TRIM_WORK_MS } from './delivery-repository.js';
 export { LiveFeedRepository, parseLiveFeedEntry, type LiveFeedEntry, type LiveFeedSettings } from './live-feed-repository.js';
 export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';

@@ -37,4 +37,33 @@ export class LuaScript {
       throw err;
     }
   }
+
+  /**
+   * Runs the script once per call, in order, in one round trip (a pipeline: on a Redis Cluster
+   * every key of every call must be in one slot). Each call is atomic on its own; together they
+   * are not. Resolves with each call's reply, or the error Redis answered it with, in order; calls
+   * refused with NOSCRIPT (a flushed script cache) are run again with EVAL, in order, in one more
+   * round trip. Rejects when the pipeline could not be sent or answered at all (the connection is
+   * gone), in which case any of the calls may or may not have run.
+   */
+  async runMany(redis: RedisClient, calls: readonly { keys: readonly string[]; args: readonly (string | number)[] }[]): Promise<unknown[]> {
+    if (calls.length === 0) return [];
+    const pipeline = redis.pipeline();
+    for (const { keys, args } of calls) pipeline.evalsha(this.sha, keys.length, ...keys, ...args);
+    const replies = await execReplies(pipeline, calls.length);
+    const missing = replies.flatMap((r, i) => (r instanceof Error && r.message.includes('NOSCRIPT') ? [i] : []));
+    if (missing.length === 0) return replies;
+    const again = redis.pipeline();
+    for (const i of missing) again.eval(this.lua, calls[i]!.keys.length, ...calls[i]!.keys, ...calls[i]!.args);
+    const rerun = await execReplies(again, missing.length);
+    missing.forEach((i, n) => (replies[i] = rerun[n]));
+    return replies;
+  }
+}
+
+/** Each command's reply of an executed pipeline, or its error. */
+async function execReplies(pipeline: ReturnType<RedisClient['pipeline']>, count: number): Promise<unknown[]> {
+  const results = await pipeline.exec();
+  if (!results || results.length !== count) throw new Error('pipeline was not answered');
+  return results.map(([err, reply]) => err ?? reply);
 }

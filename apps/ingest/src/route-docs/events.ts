@@ -87,6 +87,40 @@ export const EVENT_DOCS: Record<string, RouteReference> = {
     request: { type: 'invoice.paid', data: { invoiceId: 'in_1042', amountCents: 4200 }, idempotencyKey: 'invoice-1042-paid' },
     responses: { 202: ACCEPTED_EVENT },
   },
+  'post /v1/events/batch': {
+    description: [
+      'Sends up to 100 events in one request. Each is what `POST /v1/events` takes and is handled exactly as that route would handle it alone (its own `idempotencyKey` and `orderingKey`, catalog validation, fan-out), so a bad event fails alone and the others are accepted.',
+      '',
+      'The answer is 207 with one result per event, in request order: `{status: 202, id, deliveries, warnings?, idempotentReplayed?}` once the event, its deliveries and their jobs are stored, or `{status, error: {code, message}}` with the status and error `POST /v1/events` would have answered (400 `invalid_request`, 409 `idempotency_key_reused`, 422 `event_invalid` or `event_type_unknown`, 503 `service_unavailable` or `not_durable`: send that event again with its idempotency key).',
+      '',
+      "The events of a batch are written in order, so a later one with an earlier one's idempotency key replays it, and events that share an ordering key keep their order. The whole request is refused only when its body is not `{events: [...]}` with 1 to 100 events, or when it carries an `Idempotency-Key` header (give each event its own key instead).",
+    ].join('\n'),
+    request: {
+      events: [
+        { type: 'invoice.paid', data: { invoiceId: 'in_1042', amountCents: 4200 }, idempotencyKey: 'invoice-1042-paid' },
+        { type: 'invoice.paid', data: { invoiceId: 'in_1043', amountCents: 990 }, idempotencyKey: 'invoice-1043-paid', orderingKey: 'customer-77' },
+        { type: 'webhook.test', data: {} },
+      ],
+    },
+    responses: {
+      207: {
+        results: [
+          // The first was sent before with the same key: its first answer again.
+          { status: 202, ...ACCEPTED_EVENT, idempotentReplayed: true },
+          {
+            status: 202,
+            id: 'evt_01M8TFFD2HZ8EPE7BRPZZ23QQP',
+            deliveries: [
+              { id: 'dlv_01M8TFFD2HZ8EPE7BRPZZ23QQQ', endpointId: ENDPOINT_ID },
+              { id: 'dlv_01M8TFFD2HZ8EPE7BRPZZ23QQR', endpointId: FAILED_DELIVERY.endpointId },
+              { id: 'dlv_01M8TFFD2HZ8EPE7BRPZZ23QQS', endpointId: WAITING_DELIVERY.endpointId },
+            ],
+          },
+          { status: 400, error: { code: 'invalid_request', message: 'type: webhook.test is reserved; use POST /v1/endpoints/:id/test' } },
+        ],
+      },
+    },
+  },
   'get /v1/events': {
     description:
       "The org's events, newest first, filtered by exact `type`, `idempotencyKey`, `endpointId` (events fanned out to that endpoint) and time (`since`, `until`: ISO 8601, inclusive). A call looks at 1,000 events at most, so a sparse filter may give a short, even empty, page with a `nextCursor`: follow it until it is null. An event leaves the list with its last delivery (one that reached no endpoint, after 30 days).",

@@ -1,9 +1,9 @@
-import { decideEventValidation, eventTypeSchema, extractRawField, needsCatalogLookup, needsSchemaCheck, OPERATIONAL_EVENT_TYPES, TEST_EVENT_TYPE, type SchemaIssue } from '@postern/shared';
+import { decideEventValidation, eventTypeSchema, extractRawField, type EventTypeDefinition, needsCatalogLookup, needsSchemaCheck, OPERATIONAL_EVENT_TYPES, TEST_EVENT_TYPE, type SchemaIssue } from '@postern/shared';
 import type { EndpointRecord, OrgRecord } from '@postern/store';
 import { Router } from 'express';
 import { z } from 'zod';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
-import { acceptEvent } from '../accept-event.js';
+import { acceptEvent, type AcceptInput, type AcceptResult } from '../accept-event.js';
 import type { AppDeps } from '../app-deps.js';
 import { ownEndpoint } from './endpoints.js';
 import { createEventBody, pageQuery } from '../schemas.js';
@@ -20,15 +20,95 @@ export const sendExampleBody = z.strictObject({
   example: z.number({ error: 'example must be an integer 0..4' }).int('example must be an integer 0..4').min(0, 'example must be an integer 0..4').max(4, 'example must be an integer 0..4').default(0),
 });
 
+/** One event as `POST /v1/events` takes it (and each item of `POST /v1/events/batch`), checked. */
+export interface EventInput {
+  type: string;
+  /** `data` parsed, for the catalog's schema check. */
+  data: unknown;
+  /** `data` exactly as the producer wrote it. */
+  dataJson: string;
+  /** The body field, else the `Idempotency-Key` header; null without either. */
+  idempotencyKey: string | null;
+  orderingKey?: string;
+}
+
+/**
+ * Checks one event as `POST /v1/events` takes it: `body` parsed, `rawText` the same JSON as written
+ * (its `data` is kept byte for byte), `readHeaderKey` the `Idempotency-Key` header if any (read after
+ * the body's checks, so a bad body is named first). Throws the route's 400 `invalid_request` naming
+ * what is wrong: not an object, a field the schema refuses, a type reserved for Postern's own
+ * events, header and body keys that differ.
+ */
+export function parseEventInput(body: unknown, rawText: string, readHeaderKey: () => string | undefined): EventInput {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ApiError(400, 'invalid_request', 'body: must be a JSON object {type, data, idempotencyKey?, orderingKey?}');
+  }
+  const parsed = createEventBody.safeParse(body);
+  if (!parsed.success) throw invalidRequest(parsed.error);
+  const { type, data, idempotencyKey: bodyKey, orderingKey } = parsed.data;
+  if (OPERATIONAL_EVENT_TYPES.includes(type)) {
+    throw new ApiError(400, 'invalid_request', `type: ${type} is reserved for Postern's own operational webhooks`);
+  }
+  if (type === TEST_EVENT_TYPE) {
+    throw new ApiError(400, 'invalid_request', `type: ${TEST_EVENT_TYPE} is reserved; use POST /v1/endpoints/:id/test`);
+  }
+  const dataJson = extractRawField(rawText, 'data');
+  if (dataJson === undefined) throw new ApiError(400, 'invalid_request', 'data: is required (any JSON value)');
+  const headerKey = readHeaderKey();
+  // Header bytes arrive as Latin-1: a non-ASCII key would be stored garbled and never match again.
+  if (headerKey !== undefined && !/^[\x20-\x7e]*$/.test(headerKey)) {
+    throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be printable ASCII (send other keys as the body field idempotencyKey)');
+  }
+  // Two different keys: using either one would silently ignore the other. Refuse, naming both.
+  if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey) {
+    throw new ApiError(400, 'invalid_request', 'Idempotency-Key: the header and the body field idempotencyKey differ; send one of them, or the same value in both');
+  }
+  // A key that is silently dropped would turn a safe retry into a duplicate event: refuse it.
+  if (headerKey !== undefined && bodyKey === undefined && (headerKey.length < 1 || headerKey.length > 200)) {
+    throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be 1 to 200 characters');
+  }
+  return { type, data, dataJson, idempotencyKey: bodyKey ?? headerKey ?? null, ...(orderingKey !== undefined ? { orderingKey } : {}) };
+}
+
+/** What {@link acceptEvent} takes for a checked event of the calling org (`res.locals`). */
+export function acceptInputOf(item: EventInput, orgId: string, org: OrgRecord | undefined, endpoints: readonly EndpointRecord[], warnings: SchemaIssue[]): AcceptInput {
+  return {
+    warnings,
+    orgId,
+    type: item.type,
+    dataJson: item.dataJson,
+    idempotencyKey: item.idempotencyKey,
+    orderingKey: item.orderingKey ?? null,
+    endpoints,
+    disabledEventTypes: org?.disabledEventTypes,
+  };
+}
+
+/** The `event accepted` log line, at `config.logLevels.event` (debug by default), built only when that level is on. */
+export function logAccepted(deps: AppDeps, orgId: string, type: string, { replayed, answer }: AcceptResult): void {
+  const level = deps.config.logLevels?.event ?? 'debug';
+  if (!deps.logger.isLevelEnabled(level)) return;
+  deps.logger[level]({ orgId, eventId: answer.id, type, deliveries: answer.deliveries.length, ...(replayed ? { replayed } : {}) }, 'event accepted');
+}
+
 /**
  * The catalog's rule for a new event (`decideEventValidation`): reads the type's entry only when the
  * org validates or accepts known types only, checks `data` with the cached validator, and throws
  * 422 `event_type_unknown` / `event_invalid` (with `error.details`) or returns the warnings.
+ * `definitionOf` reads a type's entry (default: from the store; a batch reads each type once).
  */
-export async function catalogWarnings(deps: AppDeps, validators: EventValidators, org: OrgRecord | undefined, orgId: string, type: string, data: unknown): Promise<SchemaIssue[]> {
+export async function catalogWarnings(
+  deps: AppDeps,
+  validators: EventValidators,
+  org: OrgRecord | undefined,
+  orgId: string,
+  type: string,
+  data: unknown,
+  definitionOf: (type: string) => Promise<EventTypeDefinition | null> = (t) => deps.store.eventTypes.get(orgId, t),
+): Promise<SchemaIssue[]> {
   const settings = { eventValidation: org?.eventValidation ?? 'off', requireKnownEventTypes: org?.requireKnownEventTypes ?? false };
   if (!needsCatalogLookup(settings)) return [];
-  const definition = await deps.store.eventTypes.get(orgId, type);
+  const definition = await definitionOf(type);
   const issues = definition !== null && needsSchemaCheck(settings, definition) ? validators.check(orgId, definition, data) : [];
   const decision = decideEventValidation({ type, settings, definition, issues });
   if (decision.kind === 'refuse') throw new ApiError(decision.status, decision.code, decision.message, decision.issues.length > 0 ? { details: decision.issues } : undefined);
@@ -58,48 +138,17 @@ export function eventRoutes(deps: AppDeps, validators: EventValidators): Router 
   const router = Router();
 
   router.post('/v1/events', requireScope('events:write'), async (req, res) => {
-    if (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body)) {
-      throw new ApiError(400, 'invalid_request', 'body: must be a JSON object {type, data, idempotencyKey?, orderingKey?}');
-    }
-    const body = createEventBody.safeParse(req.body);
-    if (!body.success) throw invalidRequest(body.error);
-    if (OPERATIONAL_EVENT_TYPES.includes(body.data.type)) {
-      throw new ApiError(400, 'invalid_request', `type: ${body.data.type} is reserved for Postern's own operational webhooks`);
-    }
-    if (body.data.type === TEST_EVENT_TYPE) {
-      throw new ApiError(400, 'invalid_request', `type: ${TEST_EVENT_TYPE} is reserved; use POST /v1/endpoints/:id/test`);
-    }
-    const dataJson = extractRawField(res.locals.rawBody as string, 'data');
-    if (dataJson === undefined) throw new ApiError(400, 'invalid_request', 'data: is required (any JSON value)');
-    const headerKey = idempotencyKeyHeader(req);
-    // Header bytes arrive as Latin-1: a non-ASCII key would be stored garbled and never match again.
-    if (headerKey !== undefined && !/^[\x20-\x7e]*$/.test(headerKey)) {
-      throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be printable ASCII (send other keys as the body field idempotencyKey)');
-    }
-    // Two different keys: using either one would silently ignore the other. Refuse, naming both.
-    if (headerKey !== undefined && body.data.idempotencyKey !== undefined && headerKey !== body.data.idempotencyKey) {
-      throw new ApiError(400, 'invalid_request', 'Idempotency-Key: the header and the body field idempotencyKey differ; send one of them, or the same value in both');
-    }
-    // A key that is silently dropped would turn a safe retry into a duplicate event: refuse it.
-    if (headerKey !== undefined && body.data.idempotencyKey === undefined && (headerKey.length < 1 || headerKey.length > 200)) {
-      throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be 1 to 200 characters');
-    }
-    const idempotencyKey = body.data.idempotencyKey ?? headerKey ?? null;
-    const warnings = await catalogWarnings(deps, validators, res.locals.org as OrgRecord | undefined, res.locals.orgId as string, body.data.type, body.data.data);
+    const item = parseEventInput(req.body, res.locals.rawBody as string, () => idempotencyKeyHeader(req));
+    const org = res.locals.org as OrgRecord | undefined;
+    const orgId = res.locals.orgId as string;
+    const warnings = await catalogWarnings(deps, validators, org, orgId, item.type, item.data);
     const { replayed, answer } = await acceptEvent(deps, {
-      warnings,
-      orgId: res.locals.orgId as string,
-      type: body.data.type,
-      dataJson,
-      idempotencyKey,
-      orderingKey: body.data.orderingKey ?? null,
-      endpoints: res.locals.orgEndpoints as readonly EndpointRecord[],
-      disabledEventTypes: (res.locals.org as OrgRecord | undefined)?.disabledEventTypes,
+      ...acceptInputOf(item, orgId, org, res.locals.orgEndpoints as readonly EndpointRecord[], warnings),
       // Read only when tracing is on: the producer's trace, continued by the accepting span.
       traceparent: deps.tracer ? req.get('traceparent') : undefined,
     });
     if (replayed) res.setHeader('idempotent-replayed', 'true');
-    deps.logger[deps.config.logLevels?.event ?? 'debug']({ orgId: res.locals.orgId, eventId: answer.id, type: body.data.type, deliveries: answer.deliveries.length, ...(replayed ? { replayed } : {}) }, 'event accepted');
+    logAccepted(deps, orgId, item.type, { replayed, answer });
     res.status(202).json(answer);
   });
 
