@@ -47,6 +47,8 @@ test('every workspace has its compiled entry point, and the store its Lua script
   }
   expect(existsSync(path.join(REPO_ROOT, 'packages/store/dist/lua/finish-attempt.lua'))).toBe(true);
   expect(existsSync(path.join(REPO_ROOT, 'packages/sandbox/dist/sandbox-worker.mjs'))).toBe(true);
+  // The API reference page's renderer: production installs no devDependencies, so the build copies it.
+  expect(existsSync(path.join(REPO_ROOT, 'apps/ingest/dist/vendor/redoc.standalone.js'))).toBe(true);
 });
 
 test('node apps/ingest/dist/main.js and node apps/sender/dist/main.js start, get ready and deliver', async () => {
@@ -67,6 +69,10 @@ test('node apps/ingest/dist/main.js and node apps/sender/dist/main.js start, get
   const page = await fetch(`${ingestUrl}/dashboard/`);
   expect(page.status).toBe(200);
   expect(await page.text()).toContain('<html');
+  // And the API reference page with its renderer, from dist/vendor/.
+  expect((await fetch(`${ingestUrl}/docs/api`)).status).toBe(200);
+  const renderer = await fetch(`${ingestUrl}/docs/api/redoc.standalone.js`);
+  expect({ status: renderer.status, type: renderer.headers.get('content-type') }).toEqual({ status: 200, type: expect.stringMatching(/javascript/) });
 
   const api = apiClient(ingestUrl);
   const org = await api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name: 'compiled' } });

@@ -8,6 +8,7 @@ import { createIngestMetrics } from './http-metrics.js';
 import { requestLogging } from './request-logging.js';
 import { listRoutes, routeMatcher } from './route-list.js';
 import { operationsRoutes } from './routes/operations.js';
+import { apiReferenceRoutes } from './api-reference.js';
 import { ApiError, errorHandler } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 import { requireApiCredential } from './auth.js';
@@ -73,7 +74,8 @@ const portalCors: RequestHandler = (req, res, next) => {
 /**
  * Builds the ingest API without listening: tests pass a port-0 listener and their own prefix.
  * Every error is JSON `{error:{code,message}}` with the right status. Also serves `/healthz`,
- * `/readyz`, `/metrics` (from `deps.registry`), `/openapi.json` and Bull Board at `/admin/queues`.
+ * `/readyz`, `/metrics` (from `deps.registry`), `/openapi.json`, the API reference page at `/docs/api`
+ * and Bull Board at `/admin/queues`.
  */
 export function createApp(given: AppDeps): Express {
   // Threads start only when a transformation is first checked or tested. The cap is generous: a
@@ -91,6 +93,7 @@ export function createApp(given: AppDeps): Express {
   app.use(metrics.middleware((method, path) => (matchRoute ??= routeMatcher(listRoutes(app)))(method, path)));
   app.use(requestLogging(deps.logger, deps.config.logLevels?.request ?? 'info'));
   app.use(operationsRoutes({ redis: deps.redis, registry, dataLossMonitor: deps.dataLossMonitor }));
+  app.use(apiReferenceRoutes());
   // Before the JSON body parser: Bull Board reads its own request bodies.
   mountBullBoard(app, { queues: deps.queues.partitions, adminToken: deps.config.adminToken, readOnly: deps.config.bullBoardReadOnly ?? true });
 

@@ -14,6 +14,7 @@ import { updateOrgBody } from './routes/org-settings.js';
 import { policyPreviewBody } from './routes/policy-preview.js';
 import { recoverBody } from './routes/redeliveries.js';
 import { statsQuery } from './routes/stats.js';
+import { ROUTE_DOCS } from './route-docs/index.js';
 import { createApiKeyBody, createPlatformKeyBody, createEndpointBody, createEventBody, createOrgBody, createPortalSessionBody, deliveryListQuery, pageQuery, rotateSecretBody, updateEndpointBody } from './schemas.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -41,8 +42,6 @@ export interface RouteDoc {
    * or a description and its codes.
    */
   responses: Record<number, string | ResponseDoc>;
-  /** An example request body, checked against `body` by Redocly's lint. */
-  bodyExample?: unknown;
   /** Content type of a 200 that is not JSON. */
   produces?: string;
 }
@@ -54,39 +53,39 @@ export interface ResponseDoc {
   schema?: z.ZodType;
   /** Error codes this status answers with (an error response's `error.code`). */
   codes?: readonly string[];
-  /** An example body, checked against the schema by Redocly's lint. */
-  example?: unknown;
 }
 
 const r = (doc: RouteDoc): RouteDoc => doc;
 
 /**
  * Every route ingest serves, with the zod schemas that validate its input. `/openapi.json` is built
- * from this table, and a test checks that it names exactly the routes registered on the app.
+ * from this table and from each route's description and examples (`ROUTE_DOCS`, in route-docs/),
+ * and a test checks that it names exactly the routes registered on the app.
  */
 export const API_ROUTES: readonly RouteDoc[] = [
   r({ method: 'get', path: '/healthz', tag: 'operations', auth: 'none', summary: 'Process alive', responses: { 200: { description: '`{"status":"ok"}`', schema: healthResponse } } }),
   r({ method: 'get', path: '/readyz', tag: 'operations', auth: 'none', summary: 'Ready: Redis reachable', responses: { 200: { description: 'every check passes', schema: readinessResponse }, 503: { description: '`{"status":"unavailable","failing":["redis"]}`: the failing checks by name', schema: readinessResponse } } }),
   r({ method: 'get', path: '/metrics', tag: 'operations', auth: 'none', summary: 'Prometheus metrics', produces: 'text/plain', responses: { 200: 'Prometheus text exposition format' } }),
-  r({ method: 'get', path: '/openapi.json', tag: 'operations', auth: 'none', summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1 document', schema: openApiDocumentResponse } } }),
+  r({ method: 'get', path: '/openapi.json', tag: 'operations', auth: 'none', summary: 'The OpenAPI document', responses: { 200: { description: 'OpenAPI 3.1 document', schema: openApiDocumentResponse } } }),
+  r({ method: 'get', path: '/docs/api', tag: 'operations', auth: 'none', summary: 'The API reference page', produces: 'text/html', responses: { 200: 'an HTML page that renders `/openapi.json` in the browser', 404: '`not_found`: the page\'s renderer is not installed on this ingest' } }),
   r({ method: 'get', path: '/admin/queues', tag: 'operations', auth: 'adminBrowser', summary: 'Bull Board (browser UI) for the deliveries queue', produces: 'text/html', responses: { 200: 'the Bull Board page' } }),
 
   r({ method: 'get', path: '/v1/policies', tag: 'policies', auth: 'none', summary: 'Presets and their rules', responses: { 200: { description: '`{data: [{name, seed, summary, assumptions, policy}]}`', schema: presetListResponse } } }),
   r({ method: 'get', path: '/v1/policies/:name/timeline', tag: 'policies', auth: 'none', summary: "A preset's attempt times for a delivery that always fails", responses: { 200: { description: '`{name, attempts}`', schema: presetTimelineResponse } } }),
 
-  r({ method: 'post', path: '/v1/policies/preview', tag: 'policies', auth: 'apiKey', scope: 'webhooks:read', body: policyPreviewBody, bodyExample: { policy: { preset: 'tourical', maxAttempts: 3 } }, summary: 'Resolve a policy as creating an endpoint would, with its attempt timeline (nothing is saved)', responses: { 400: '`invalid_policy` naming the field', 200: { description: '`{policyName, policy, attempts}`', schema: policyPreviewResponse } } }),
+  r({ method: 'post', path: '/v1/policies/preview', tag: 'policies', auth: 'apiKey', scope: 'webhooks:read', body: policyPreviewBody, summary: 'Preview a policy and its attempt timeline', responses: { 400: '`invalid_policy` naming the field', 200: { description: '`{policyName, policy, attempts}`', schema: policyPreviewResponse } } }),
 
-  r({ method: 'post', path: '/v1/orgs', tag: 'orgs', auth: 'admin', body: createOrgBody, bodyExample: { name: 'acme' }, summary: 'Create an org and its first API key (shown once)', responses: { 201: { description: '`{id, name, createdAt, apiKey}`', schema: createdOrgResponse } } }),
-  r({ method: 'post', path: '/v1/orgs/:id/suspend', tag: 'orgs', auth: 'admin', summary: 'Suspend an org: its keys get 403 org_suspended, its deliveries settle as each policy says', responses: { 200: { description: '`{id, name, status, createdAt}`', schema: orgResponse }, 404: 'no such org' } }),
+  r({ method: 'post', path: '/v1/orgs', tag: 'orgs', auth: 'admin', body: createOrgBody, summary: 'Create an org and its first API key (shown once)', responses: { 201: { description: '`{id, name, createdAt, apiKey}`', schema: createdOrgResponse } } }),
+  r({ method: 'post', path: '/v1/orgs/:id/suspend', tag: 'orgs', auth: 'admin', summary: 'Suspend an org', responses: { 200: { description: '`{id, name, status, createdAt}`', schema: orgResponse }, 404: 'no such org' } }),
   r({ method: 'post', path: '/v1/orgs/:id/reactivate', tag: 'orgs', auth: 'admin', summary: 'Reactivate a suspended org', responses: { 200: { description: '`{id, name, status, createdAt}`', schema: orgResponse }, 404: 'no such org' } }),
-  r({ method: 'post', path: '/v1/orgs/:id/portal-sessions', tag: 'orgs', auth: 'admin', body: createPortalSessionBody, bodyExample: { ttlSeconds: 3600, scopes: ['webhooks:read'] }, summary: 'Mint a customer portal session (admin token, or a platform key holding the scopes it grants): a short-lived bearer token of this org within its scopes (default read-only), and the dashboard URL that signs in with it', responses: { 201: { description: '`{id, orgId, scopes, createdAt, expiresAt, revokedAt, token, url}` (token shown once)', schema: createdPortalSessionResponse }, 404: 'no such org' } }),
+  r({ method: 'post', path: '/v1/orgs/:id/portal-sessions', tag: 'orgs', auth: 'admin', body: createPortalSessionBody, summary: 'Create a customer portal session', responses: { 201: { description: '`{id, orgId, scopes, createdAt, expiresAt, revokedAt, token, url}` (token shown once)', schema: createdPortalSessionResponse }, 404: 'no such org' } }),
   r({ method: 'get', path: '/v1/orgs/:id/portal-sessions/:sessionId', tag: 'orgs', auth: 'admin', summary: 'A portal session (never its token)', responses: { 200: { description: '`{id, orgId, scopes, createdAt, expiresAt, revokedAt}`', schema: portalSessionResponse }, 404: 'no such session in this org' } }),
-  r({ method: 'delete', path: '/v1/orgs/:id/portal-sessions/:sessionId', tag: 'orgs', auth: 'admin', summary: 'Revoke a portal session: its token gets 401 session_revoked from the next request on', responses: { 200: { description: 'the session with `revokedAt`', schema: portalSessionResponse }, 404: 'no such session in this org' } }),
+  r({ method: 'delete', path: '/v1/orgs/:id/portal-sessions/:sessionId', tag: 'orgs', auth: 'admin', summary: 'Revoke a portal session', responses: { 200: { description: 'the session with `revokedAt`', schema: portalSessionResponse }, 404: 'no such session in this org' } }),
 
-  r({ method: 'get', path: '/v1/platform-audit-log', tag: 'audit log', auth: 'admin', query: auditLogQuery, summary: "The instance's own audit log (platform keys created and revoked), newest first", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(auditEntryResponse) } } }),
-  r({ method: 'post', path: '/v1/platform-keys', tag: 'platform keys', auth: 'admin', body: createPlatformKeyBody, bodyExample: { name: 'billing-saas', scopes: ['events:write', 'webhooks:read'] }, summary: 'Create a platform key (shown once): one credential that acts for any org named in `Postern-Org`, within its scopes', responses: { 201: { description: 'the key record with `key`', schema: createdPlatformKeyResponse } } }),
+  r({ method: 'get', path: '/v1/platform-audit-log', tag: 'audit log', auth: 'admin', query: auditLogQuery, summary: "The instance's audit log", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(auditEntryResponse) } } }),
+  r({ method: 'post', path: '/v1/platform-keys', tag: 'platform keys', auth: 'admin', body: createPlatformKeyBody, summary: 'Create a platform key', responses: { 201: { description: 'the key record with `key`', schema: createdPlatformKeyResponse } } }),
   r({ method: 'get', path: '/v1/platform-keys', tag: 'platform keys', auth: 'admin', query: pageQuery, summary: 'Every platform key (prefix only), revoked ones included', responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(platformKeyResponse) } } }),
-  r({ method: 'delete', path: '/v1/platform-keys/:id', tag: 'platform keys', auth: 'admin', summary: 'Revoke a platform key: the next request with it gets 401', responses: { 200: { description: 'the revoked key record', schema: platformKeyResponse }, 404: 'no such platform key' } }),
+  r({ method: 'delete', path: '/v1/platform-keys/:id', tag: 'platform keys', auth: 'admin', summary: 'Revoke a platform key', responses: { 200: { description: 'the revoked key record', schema: platformKeyResponse }, 404: 'no such platform key' } }),
 
   r({ method: 'get', path: '/v1/org', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:read', summary: "The calling org's settings", responses: { 200: { description: '`{id, name, status, createdAt, disabledEventTypes, preAttemptCheckUrl, eventValidation, requireKnownEventTypes, portal, portalPolicies}`', schema: orgSettingsResponse } } }),
   r({
@@ -96,42 +95,41 @@ export const API_ROUTES: readonly RouteDoc[] = [
     auth: 'apiKey',
     scope: 'webhooks:write',
     body: updateOrgBody,
-    summary:
-      'Change the org\'s settings: `eventValidation` (`off` | `warn` | `reject`: what happens to an event whose `data` fails its catalog schema) and `requireKnownEventTypes`; `portal` branding (`displayName`, `logoUrl`, `accentColor` — at least 4.5:1 on white, WCAG AA, else 400 naming its ratio — and `supportUrl`, merged into what is stored) and `portalPolicies` (what portal customers may pick); `disabledEventTypes` (exact types or `prefix.*`: their deliveries are cancelled before the next attempt with `event_type_disabled`, new events of them get none; on again replays nothing) and `preAttemptCheckUrl` (asked before attempts whose policy says `preAttemptCheck: first | every`; `null` clears it)',
+    summary: "Change the org's settings",
     responses: { 200: { description: 'the org settings, as `GET /v1/org`', schema: orgSettingsResponse }, 400: '`invalid_request` or `unsafe_url`, naming the field' },
   }),
-  r({ method: 'get', path: '/v1/org/check-secret', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:write', summary: 'The secret that signs requests to the pre-attempt check URL (Standard Webhooks)', responses: { 200: { description: '`{secret}` (null before a check URL was set)', schema: checkSecretResponse } } }),
+  r({ method: 'get', path: '/v1/org/check-secret', tag: 'orgs', auth: 'apiKey', scope: 'webhooks:write', summary: "The pre-attempt check's signing secret", responses: { 200: { description: '`{secret}` (null before a check URL was set)', schema: checkSecretResponse } } }),
 
-  r({ method: 'get', path: '/v1/me', tag: 'api keys', auth: 'apiKey', summary: 'The calling API key: org, name, prefix, scopes', responses: { 200: { description: '`{orgId, keyId, name, prefix, scopes}`', schema: meResponse } } }),
-  r({ method: 'post', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', body: createApiKeyBody, bodyExample: { name: 'producer', scopes: ['events:write'] }, summary: 'Create an API key (shown once)', responses: { 201: { description: 'the key record with `apiKey`', schema: createdApiKeyResponse } } }),
+  r({ method: 'get', path: '/v1/me', tag: 'api keys', auth: 'apiKey', summary: 'Who is calling: org, credential and scopes', responses: { 200: { description: '`{orgId, keyId, name, prefix, scopes}`', schema: meResponse } } }),
+  r({ method: 'post', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', body: createApiKeyBody, summary: 'Create an API key (shown once)', responses: { 201: { description: 'the key record with `apiKey`', schema: createdApiKeyResponse } } }),
   r({ method: 'get', path: '/v1/api-keys', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's API keys (prefix only)", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(apiKeyResponse) } } }),
   r({ method: 'delete', path: '/v1/api-keys/:id', tag: 'api keys', auth: 'apiKey', scope: 'webhooks:write', summary: 'Revoke an API key', responses: { 200: { description: 'the revoked key record', schema: apiKeyResponse } } }),
 
-  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, bodyExample: { url: 'https://hooks.example.org/postern', eventTypes: ['invoice.paid'], policy: 'standard', description: 'billing' }, summary: 'Register an endpoint; `signatureScheme` `hmac-sha256` (default: `whsec_` secret, `v1` signatures) or `ed25519` (`whsk_` secret key, `whpk_` public key, `v1a` signatures; Standard Webhooks); optional `headers`, `auth` (basic, bearer, oauth2_client_credentials, mtls) and `proxy`, whose secrets are write-only (shown as `••••`); optional `transformation` `{code, enabled}` (docs/transformations.md)', responses: { 403: '`policy_not_offered`: a portal session in customer mode picked a policy the org does not offer (`portalPolicies`)', 400: '`invalid_request` naming the field (`headers.0.name`, `auth.privateKey`, `proxy`…), `invalid_policy` naming the field, `unsafe_url` for a literal non-public address (url, auth.tokenUrl, proxy); `transformation_too_large`, `transformation_syntax_error` (with `line`), `transformation_handler_missing` or `transformation_invalid` for `transformation.code`', 201: { description: 'the endpoint with its `secret` (`whsec_…` or `whsk_…`), `signatureScheme` and `publicKey` (`whpk_…`, null for `hmac-sha256`)', schema: createdEndpointResponse } } }),
+  r({ method: 'post', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: createEndpointBody, summary: 'Register an endpoint', responses: { 403: '`policy_not_offered`: a portal session in customer mode picked a policy the org does not offer (`portalPolicies`)', 400: '`invalid_request` naming the field (`headers.0.name`, `auth.privateKey`, `proxy`…), `invalid_policy` naming the field, `unsafe_url` for a literal non-public address (url, auth.tokenUrl, proxy); `transformation_too_large`, `transformation_syntax_error` (with `line`), `transformation_handler_missing` or `transformation_invalid` for `transformation.code`', 201: { description: 'the endpoint with its `secret` (`whsec_…` or `whsk_…`), `signatureScheme` and `publicKey` (`whpk_…`, null for `hmac-sha256`)', schema: createdEndpointResponse } } }),
   r({ method: 'get', path: '/v1/endpoints', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: "The org's endpoints", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(endpointResponse) } } }),
-  r({ method: 'get', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: 'One endpoint with its health, `signatureScheme` and `publicKey`', responses: { 200: { description: 'the endpoint', schema: endpointResponse } } }),
-  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint (the signature scheme changes only with a new key: rotate-secret); `headers` replaces the list, `auth: null` / `proxy: null` remove them, a secret left out of a same-type `auth` or a secret header keeps the stored one; `transformation` `{code, enabled}` (the version goes up when the code changes), null removes it', responses: { 403: '`policy_not_offered`: a portal session in customer mode picked a policy the org does not offer (`portalPolicies`)', 400: '`invalid_request` naming the field, `invalid_policy` naming the field, `unsafe_url` for a literal non-public address (url, auth.tokenUrl, proxy); `transformation_too_large`, `transformation_syntax_error` (with `line`), `transformation_handler_missing` or `transformation_invalid` for `transformation.code`', 200: { description: 'the endpoint', schema: updatedEndpointResponse } } }),
-  r({ method: 'delete', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Delete an endpoint; its queued deliveries end cancelled', responses: { 204: 'deleted' } }),
+  r({ method: 'get', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: 'One endpoint with its health', responses: { 200: { description: 'the endpoint', schema: endpointResponse } } }),
+  r({ method: 'patch', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: updateEndpointBody, summary: 'Change an endpoint', responses: { 403: '`policy_not_offered`: a portal session in customer mode picked a policy the org does not offer (`portalPolicies`)', 400: '`invalid_request` naming the field, `invalid_policy` naming the field, `unsafe_url` for a literal non-public address (url, auth.tokenUrl, proxy); `transformation_too_large`, `transformation_syntax_error` (with `line`), `transformation_handler_missing` or `transformation_invalid` for `transformation.code`', 200: { description: 'the endpoint', schema: updatedEndpointResponse } } }),
+  r({ method: 'delete', path: '/v1/endpoints/:id', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Delete an endpoint', responses: { 204: 'deleted' } }),
   r({ method: 'get', path: '/v1/endpoints/:id/secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'The current signing secret', responses: { 200: { description: '`{secret, signatureScheme, publicKey, previous}`', schema: endpointSecretResponse } } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/rotate-secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: rotateSecretBody, bodyOptional: true, summary: 'New secret (of `signatureScheme`, default the current scheme); the old one keeps signing for 24 h', responses: { 200: { description: '`{secret, signatureScheme, publicKey, previousSecretValidUntil}`', schema: rotatedSecretResponse } } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/rotate-secret', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', body: rotateSecretBody, bodyOptional: true, summary: "Rotate an endpoint's signing secret", responses: { 200: { description: '`{secret, signatureScheme, publicKey, previousSecretValidUntil}`', schema: rotatedSecretResponse } } }),
   r({ method: 'post', path: '/v1/endpoints/:id/pause', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Pause an endpoint', responses: { 409: '`endpoint_disabled`: its breaker disabled it; resume it instead', 200: { description: 'the endpoint', schema: endpointResponse } } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/resume', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Resume an endpoint; held deliveries are re-queued oldest first', responses: { 200: { description: 'the endpoint with `requeued`', schema: resumedEndpointResponse }, 409: '`recreate_required`: the policy re-enables only by re-creating' } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/resume', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:write', summary: 'Resume an endpoint', responses: { 200: { description: 'the endpoint with `requeued`', schema: resumedEndpointResponse }, 409: '`recreate_required`: the policy re-enables only by re-creating' } }),
   r({ method: 'get', path: '/v1/endpoints/:id/timeline', tag: 'endpoints', auth: 'apiKey', scope: 'webhooks:read', summary: "The endpoint's policy as attempt times", responses: { 200: { description: '`{endpointId, policyName, attempts}`', schema: endpointTimelineResponse } } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/test', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', summary: 'Send a `webhook.test` event to this endpoint', responses: { 202: { description: '`{id, deliveries}`', schema: acceptedEventResponse, example: { id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] } }, 409: '`endpoint_inactive`' } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/test', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', summary: 'Send a `webhook.test` event to this endpoint', responses: { 202: { description: '`{id, deliveries}`', schema: acceptedEventResponse }, 409: '`endpoint_inactive`' } }),
 
-  r({ method: 'post', path: '/v1/endpoints/:id/send-example', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', body: sendExampleBody, bodyExample: { eventType: 'invoice.paid', example: 0 }, summary: "Send one of a catalog type's examples to this endpoint, as a test event of that type", responses: { 202: { description: '`{id, deliveries}`', schema: acceptedEventResponse }, 404: '`not_found`: no such endpoint, or no such (live) event type in the catalog', 409: '`endpoint_inactive` or `no_example`' } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/send-example', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', body: sendExampleBody, summary: 'Send a catalog example to an endpoint', responses: { 202: { description: '`{id, deliveries}`', schema: acceptedEventResponse }, 404: '`not_found`: no such endpoint, or no such (live) event type in the catalog', 409: '`endpoint_inactive` or `no_example`' } }),
 
-  r({ method: 'post', path: '/v1/event-types', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:write', body: createEventTypeBody, bodyExample: { name: 'invoice.paid', description: 'An invoice was paid in full.', group: 'billing', schema: { type: 'object', required: ['invoiceId', 'amountCents'], properties: { invoiceId: { type: 'string' }, amountCents: { type: 'integer', minimum: 0 } } }, examples: [{ invoiceId: 'in_1042', amountCents: 4200 }] }, summary: 'Add an event type to the catalog: description, group, JSON Schema (2020-12) of `data`, up to 5 examples (each valid against the schema)', responses: { 201: { description: 'the entry, `version` 1', schema: eventTypeResponse }, 400: '`invalid_request` naming the field (an example that fails the schema: `examples.N`), `invalid_schema`: the schema does not compile', 409: '`event_type_exists`' } }),
-  r({ method: 'get', path: '/v1/event-types', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:read', query: eventTypeListQuery, summary: "The org's event catalog, by name (archived entries only with `includeArchived=true`)", responses: { 200: { description: '`{data}`', schema: z.object({ data: z.array(eventTypeResponse) }) } } }),
-  r({ method: 'get', path: '/v1/event-types/asyncapi.json', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:read', summary: 'The catalog as an AsyncAPI 3.0 document (archived entries left out): one message per type, its payload the envelope with `data` as the schema', responses: { 200: { description: 'AsyncAPI 3.0 document', schema: asyncApiDocumentResponse } } }),
+  r({ method: 'post', path: '/v1/event-types', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:write', body: createEventTypeBody, summary: 'Add an event type to the catalog', responses: { 201: { description: 'the entry, `version` 1', schema: eventTypeResponse }, 400: '`invalid_request` naming the field (an example that fails the schema: `examples.N`), `invalid_schema`: the schema does not compile', 409: '`event_type_exists`' } }),
+  r({ method: 'get', path: '/v1/event-types', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:read', query: eventTypeListQuery, summary: "The org's event catalog", responses: { 200: { description: '`{data}`', schema: z.object({ data: z.array(eventTypeResponse) }) } } }),
+  r({ method: 'get', path: '/v1/event-types/asyncapi.json', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:read', summary: 'The event catalog as an AsyncAPI document', responses: { 200: { description: 'AsyncAPI 3.0 document', schema: asyncApiDocumentResponse } } }),
   r({ method: 'get', path: '/v1/event-types/:name', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:read', summary: 'One event type', responses: { 200: { description: 'the entry', schema: eventTypeResponse } } }),
-  r({ method: 'patch', path: '/v1/event-types/:name', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:write', body: updateEventTypeBody, bodyExample: { deprecated: true }, summary: 'Change an event type (`null` clears `group` or `schema`); `version` goes up by one', responses: { 200: { description: 'the entry', schema: eventTypeResponse }, 400: '`invalid_request` naming the field, `invalid_schema`' } }),
-  r({ method: 'delete', path: '/v1/event-types/:name', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:write', summary: 'Remove an event type from the catalog (events of it are still accepted unless `requireKnownEventTypes`)', responses: { 204: 'removed' } }),
+  r({ method: 'patch', path: '/v1/event-types/:name', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:write', body: updateEventTypeBody, summary: 'Change an event type', responses: { 200: { description: 'the entry', schema: eventTypeResponse }, 400: '`invalid_request` naming the field, `invalid_schema`' } }),
+  r({ method: 'delete', path: '/v1/event-types/:name', tag: 'event catalog', auth: 'apiKey', scope: 'webhooks:write', summary: 'Remove an event type', responses: { 204: 'removed' } }),
 
-  r({ method: 'get', path: '/v1/portal', tag: 'portal', auth: 'apiKey', scope: 'webhooks:read', summary: "What the customer portal shows: the mode of the credential, the org's branding and the policy choices offered to customers, in plain words", responses: { 200: { description: '`{mode, branding, policies, fields}`', schema: portalResponse } } }),
-  r({ method: 'get', path: '/v1/endpoints/:id/summary', tag: 'portal', auth: 'apiKey', scope: 'webhooks:read', summary: 'An endpoint in plain words: its state, since when, deliveries waiting, the actions accepted now, its policy as a sentence; the last 24 h success rate and hourly counts', responses: { 200: { description: '`{endpointId, policyLabel, state, last24h}`', schema: endpointSummaryResponse } } }),
+  r({ method: 'get', path: '/v1/portal', tag: 'portal', auth: 'apiKey', scope: 'webhooks:read', summary: 'What the customer portal shows', responses: { 200: { description: '`{mode, branding, policies, fields}`', schema: portalResponse } } }),
+  r({ method: 'get', path: '/v1/endpoints/:id/summary', tag: 'portal', auth: 'apiKey', scope: 'webhooks:read', summary: 'An endpoint in plain words', responses: { 200: { description: '`{endpointId, policyLabel, state, last24h}`', schema: endpointSummaryResponse } } }),
 
-  r({ method: 'post', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'events:write', body: createEventBody, bodyExample: { type: 'invoice.paid', data: { invoiceId: 'in_1042', amountCents: 4200 }, idempotencyKey: 'invoice-1042-paid' }, summary: 'Send an event to every subscribed endpoint', responses: { 202: { description: '`{id, deliveries: [{id, endpointId}]}`; stored and queued', schema: acceptedEventResponse, example: { id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] } }, 409: '`idempotency_key_reused`', 422: '`event_invalid`: `data` fails its type\'s schema and the org rejects such events (`error.details`: JSON pointers into `data`); `event_type_unknown`: the type is not in the catalog and the org accepts known types only' } }),
+  r({ method: 'post', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'events:write', body: createEventBody, summary: 'Send an event to every subscribed endpoint', responses: { 202: { description: '`{id, deliveries: [{id, endpointId}]}`; stored and queued', schema: acceptedEventResponse }, 409: '`idempotency_key_reused`', 422: '`event_invalid`: `data` fails its type\'s schema and the org rejects such events (`error.details`: JSON pointers into `data`); `event_type_unknown`: the type is not in the catalog and the org accepts known types only' } }),
   r({
     method: 'post',
     path: '/v1/events/batch',
@@ -139,38 +137,20 @@ export const API_ROUTES: readonly RouteDoc[] = [
     auth: 'apiKey',
     scope: 'events:write',
     body: eventBatchBody,
-    bodyExample: {
-      events: [
-        { type: 'invoice.paid', data: { invoiceId: 'in_1042', amountCents: 4200 }, idempotencyKey: 'invoice-1042-paid' },
-        { type: 'invoice.paid', data: { invoiceId: 'in_1043', amountCents: 990 }, idempotencyKey: 'invoice-1043-paid', orderingKey: 'customer-77' },
-        { type: 'webhook.test', data: {} },
-      ],
-    },
-    summary:
-      'Send up to 100 events in one request. Each event is what `POST /v1/events` takes and is handled exactly as that route would handle it alone — its own `idempotencyKey` and `orderingKey`, catalog validation, fan-out — so a bad event fails alone and the others are accepted. The answer is 207 with one result per event, in request order: `{status: 202, id, deliveries, warnings?, idempotentReplayed?}` once the event, its deliveries and their jobs are stored, or `{status, error: {code, message}}` with the status and error `POST /v1/events` would have answered (400 `invalid_request`, 409 `idempotency_key_reused`, 422 `event_invalid` / `event_type_unknown`, 503 `service_unavailable` or `not_durable`: retry that event with its idempotency key). Events of one batch are written in order, so a later one with an earlier one\'s idempotency key replays it, and events with one ordering key keep their order. The whole request is refused only when its body is not `{events: [...]}` with 1 to 100 events, or carries an `Idempotency-Key` header (give each event its own key)',
+    summary: 'Send up to 100 events in one request',
     responses: {
-      207: {
-        description: '`{results: [...]}`, one per event in request order',
-        schema: eventBatchResponse,
-        example: {
-          results: [
-            { status: 202, id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9F', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }] },
-            { status: 202, id: 'evt_01KB2Z3R8Q5T7V9X1Y3Z5A7C9G', deliveries: [{ id: 'dlv_01KB2Z3R8Q5T7V9X1Y3Z5A7C9H', endpointId: 'ep_01KB2Z1M4N6P8R0S2T4V6W8X0Y' }], idempotentReplayed: true },
-            { status: 400, error: { code: 'invalid_request', message: 'type: webhook.test is reserved; use POST /v1/endpoints/:id/test' } },
-          ],
-        },
-      },
+      207: { description: '`{results: [...]}`, one per event in request order', schema: eventBatchResponse },
       400: '`invalid_request`: the body is not `{events: [...]}` with 1 to 100 events, or the request carries an `Idempotency-Key` header',
     },
   }),
-  r({ method: 'get', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', query: eventListQuery, summary: "The org's events, newest first, filtered by type, idempotency key, endpoint and time", responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{data: [{id, type, createdAt, idempotencyKey, deliveryCount}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null', schema: pageOf(eventSummaryResponse) } } }),
-  r({ method: 'get', path: '/v1/events/:id', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', summary: 'An event: its data, the exact envelope sent, and every delivery of it, redeliveries included', responses: { 200: { description: 'the event with `envelope`, `deliveryIds` and `deliveries`', schema: eventResponse } } }),
-  r({ method: 'get', path: '/v1/stats', tag: 'overview', auth: 'apiKey', scope: 'webhooks:read', query: statsQuery, summary: 'Attempts by minute (last hour) or hour (last day): successes, failures, error codes; the org or one endpoint', responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{scope, window, bucketMs, totals: {attempts, succeeded, failed, successRate}, buckets: [{startAt, attempts, succeeded, failed}], errors: [{code, count}]}`', schema: statsResponse } } }),
+  r({ method: 'get', path: '/v1/events', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', query: eventListQuery, summary: "The org's events", responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{data: [{id, type, createdAt, idempotencyKey, deliveryCount}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null', schema: pageOf(eventSummaryResponse) } } }),
+  r({ method: 'get', path: '/v1/events/:id', tag: 'events', auth: 'apiKey', scope: 'webhooks:read', summary: 'One event with its deliveries', responses: { 200: { description: 'the event with `envelope`, `deliveryIds` and `deliveries`', schema: eventResponse } } }),
+  r({ method: 'get', path: '/v1/stats', tag: 'overview', auth: 'apiKey', scope: 'webhooks:read', query: statsQuery, summary: 'Attempt counts over the last hour or day', responses: { 404: '`not_found`: `endpointId` names no endpoint of your org', 200: { description: '`{scope, window, bucketMs, totals: {attempts, succeeded, failed, successRate}, buckets: [{startAt, attempts, succeeded, failed}], errors: [{code, count}]}`', schema: statsResponse } } }),
 
   r({ method: 'get', path: '/v1/endpoints/:id/deliveries', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', query: deliveryListQuery, summary: "An endpoint's delivery log, newest first", responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(deliveryResponse) } } }),
-  r({ method: 'delete', path: '/v1/events/:id/data', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', summary: "Erase an event's payload (its envelope, every delivery's frozen body, every stored response) keeping the delivery log's metadata; its pending deliveries are cancelled with `data_erased`", responses: { 200: { description: '`{eventId, dataErased, dataErasedAt, cancelledDeliveries}`; erasing again changes nothing', schema: eventErasureResponse }, 404: '`not_found`: no such event in your org', 409: '`in_flight`: a delivery of the event is being attempted right now; nothing was erased, retry (see `Retry-After`)' } }),
-  r({ method: 'delete', path: '/v1/events/data', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', query: eraseByKeyQuery, summary: 'Erase the payload of every event of the org accepted under an idempotency key', responses: { 200: { description: '`{data: [{eventId, dataErased, dataErasedAt, cancelledDeliveries}]}`', schema: eventErasuresResponse }, 404: '`not_found`: no event of your org has this idempotency key', 409: '`in_flight`: a delivery is being attempted right now; retry' } }),
-  r({ method: 'get', path: '/v1/deliveries/export', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', query: deliveryExportQuery, produces: 'application/x-ndjson', summary: 'The delivery log as NDJSON, streamed: one delivery per line with its attempts (no payload, no secrets), endpoint by endpoint, oldest first', responses: { 200: 'one JSON delivery (as `GET /v1/deliveries/:id`) per line', 404: '`not_found`: `endpointId` names no endpoint of your org' } }),
+  r({ method: 'delete', path: '/v1/events/:id/data', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', summary: "Erase an event's data", responses: { 200: { description: '`{eventId, dataErased, dataErasedAt, cancelledDeliveries}`; erasing again changes nothing', schema: eventErasureResponse }, 404: '`not_found`: no such event in your org', 409: '`in_flight`: a delivery of the event is being attempted right now; nothing was erased, retry (see `Retry-After`)' } }),
+  r({ method: 'delete', path: '/v1/events/data', tag: 'events', auth: 'apiKey', scope: 'webhooks:write', query: eraseByKeyQuery, summary: 'Erase the events of an idempotency key', responses: { 200: { description: '`{data: [{eventId, dataErased, dataErasedAt, cancelledDeliveries}]}`', schema: eventErasuresResponse }, 404: '`not_found`: no event of your org has this idempotency key', 409: '`in_flight`: a delivery is being attempted right now; retry' } }),
+  r({ method: 'get', path: '/v1/deliveries/export', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', query: deliveryExportQuery, produces: 'application/x-ndjson', summary: 'Export the delivery log as NDJSON', responses: { 200: 'one JSON delivery (as `GET /v1/deliveries/:id`) per line', 404: '`not_found`: `endpointId` names no endpoint of your org' } }),
   r({
     method: 'get',
     path: '/v1/deliveries/stream',
@@ -179,8 +159,7 @@ export const API_ROUTES: readonly RouteDoc[] = [
     scope: 'webhooks:read',
     query: deliveryStreamQuery,
     produces: 'text/event-stream',
-    summary:
-      'Live deliveries (Server-Sent Events): one `delivery` event per attempt finished, or delivery ended or held without one, of the org (filtered by `endpointId`, `status`, `eventType`: exact, `prefix.*` or `*`); `data` is `{deliveryId, endpointId, eventId, eventType, status, attempt, responseStatus, error, durationMs, nextAttemptAt, at}`. Send `Last-Event-ID` to get what was missed, within the window kept (about `LIVE_FEED_MAX_ENTRIES` changes, an hour); a `reset` event says some were trimmed. A comment line every `LIVE_STREAM_HEARTBEAT_MS`; an `end` event (`{reason}`: `credential_revoked`, `session_revoked`, `session_expired`, `org_suspended`, `shutting_down`) ends it. docs/live-deliveries.md',
+    summary: 'Live deliveries (Server-Sent Events)',
     responses: {
       200: 'an event stream: `id: <entry id>`, `event: delivery | reset | end`, `data: <JSON>`',
       400: '`invalid_request`: a `Last-Event-ID` that is not an id this stream sent',
@@ -189,15 +168,15 @@ export const API_ROUTES: readonly RouteDoc[] = [
     },
   }),
   r({ method: 'get', path: '/v1/deliveries/:id', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:read', summary: 'One delivery with its attempts', responses: { 200: { description: 'the delivery with `attempts`', schema: deliveryWithAttemptsResponse } } }),
-  r({ method: 'post', path: '/v1/deliveries/:id/send-now', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Make the next attempt of a delivery waiting for a retry now; the schedule after it is unchanged', responses: { 202: { description: '`{delivery}`', schema: deliveryActionResponse }, 409: '`in_flight`, `delivery_finished`, `delivery_held` or `not_waiting`' } }),
+  r({ method: 'post', path: '/v1/deliveries/:id/send-now', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: "Make a delivery's next attempt now", responses: { 202: { description: '`{delivery}`', schema: deliveryActionResponse }, 409: '`in_flight`, `delivery_finished`, `delivery_held` or `not_waiting`' } }),
   r({ method: 'post', path: '/v1/deliveries/:id/redeliver', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Redeliver one delivery', responses: { 202: { description: '`{delivery}`', schema: deliveryActionResponse }, 409: '`in_flight`, `delivery_pending`, `endpoint_inactive`, `redelivery_not_offered` or `data_erased` (its event\'s payload was erased)' } }),
   r({ method: 'post', path: '/v1/endpoints/:id/redeliver-failed', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', summary: 'Redeliver every failed delivery (≤ 500 a call)', responses: { 202: { description: '`{count, remaining}`', schema: bulkRedeliveryResponse }, 409: '`redelivery_not_offered` or `endpoint_inactive`: redelivery not allowed' } }),
-  r({ method: 'post', path: '/v1/endpoints/:id/recover', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', body: recoverBody, bodyExample: { since: '2026-11-29T12:00:00Z' }, summary: 'Redeliver what failed since a time (≤ 500 a call)', responses: { 202: { description: '`{count, remaining}`', schema: bulkRedeliveryResponse }, 409: '`redelivery_not_offered` or `endpoint_inactive`: redelivery not allowed' } }),
+  r({ method: 'post', path: '/v1/endpoints/:id/recover', tag: 'deliveries', auth: 'apiKey', scope: 'webhooks:write', body: recoverBody, summary: 'Redeliver what failed since a time (≤ 500 a call)', responses: { 202: { description: '`{count, remaining}`', schema: bulkRedeliveryResponse }, 409: '`redelivery_not_offered` or `endpoint_inactive`: redelivery not allowed' } }),
 
-  r({ method: 'get', path: '/v1/transformations/templates', tag: 'transformations', auth: 'apiKey', scope: 'webhooks:read', summary: 'Transformation templates (Slack, Discord, Teams, Google Chat, form-encoded, pick fields, drop events), each with a sample event', responses: { 200: { description: '`{data: [{id, name, description, reference, code, sample}]}`', schema: transformationTemplatesResponse } } }),
-  r({ method: 'post', path: '/v1/transformations/test', tag: 'transformations', auth: 'apiKey', scope: 'webhooks:write', body: transformationTestBody, bodyExample: { code: 'function handler(webhook) { webhook.payload = { text: webhook.eventType }; return webhook; }', eventType: 'invoice.paid', payload: { amount: 4200 } }, summary: 'Run a transformation on a sample (or a stored event): the request it would send; nothing is sent', responses: { 200: { description: '`{result, error, logs, durationMs}`', schema: transformationTestResponse }, 400: { description: 'the code is refused', codes: ['invalid_request', 'transformation_too_large', 'transformation_syntax_error', 'transformation_handler_missing', 'transformation_invalid'] }, 404: '`not_found`: no such event in the org', 409: '`data_erased`: the event named has had its data erased' } }),
+  r({ method: 'get', path: '/v1/transformations/templates', tag: 'transformations', auth: 'apiKey', scope: 'webhooks:read', summary: 'Transformation templates', responses: { 200: { description: '`{data: [{id, name, description, reference, code, sample}]}`', schema: transformationTemplatesResponse } } }),
+  r({ method: 'post', path: '/v1/transformations/test', tag: 'transformations', auth: 'apiKey', scope: 'webhooks:write', body: transformationTestBody, summary: 'Test a transformation', responses: { 200: { description: '`{result, error, logs, durationMs}`', schema: transformationTestResponse }, 400: { description: 'the code is refused', codes: ['invalid_request', 'transformation_too_large', 'transformation_syntax_error', 'transformation_handler_missing', 'transformation_invalid'] }, 404: '`not_found`: no such event in the org', 409: '`data_erased`: the event named has had its data erased' } }),
 
-  r({ method: 'get', path: '/v1/audit-log', tag: 'audit log', auth: 'apiKey', scope: 'webhooks:read', query: auditLogQuery, summary: "Who changed what through the API in the org, newest first, kept 90 days; filtered by action, target, actor and time", responses: { 200: { description: '`{data: [{id, at, actor, action, target, changes, requestId}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null', schema: pageOf(auditEntryResponse) } } }),
+  r({ method: 'get', path: '/v1/audit-log', tag: 'audit log', auth: 'apiKey', scope: 'webhooks:read', query: auditLogQuery, summary: "The org's audit log", responses: { 200: { description: '`{data: [{id, at, actor, action, target, changes, requestId}], nextCursor}`; a page may be short when filters match sparsely: follow `nextCursor` until null', schema: pageOf(auditEntryResponse) } } }),
   r({ method: 'get', path: '/v1/notifications', tag: 'notifications', auth: 'apiKey', scope: 'webhooks:read', query: pageQuery, summary: 'Endpoints paused or disabled by their breaker, newest first', responses: { 200: { description: '`{data, nextCursor}`', schema: pageOf(notificationResponse) } } }),
 ];
 
@@ -303,17 +282,27 @@ function errorResponse(status: number | string, doc: ResponseDoc): Record<string
 
 const asDoc = (value: string | ResponseDoc): ResponseDoc => (typeof value === 'string' ? { description: value } : value);
 
-function successResponse(route: RouteDoc, status: number, doc: ResponseDoc): Record<string, unknown> {
+/** The key of a route in `ROUTE_DOCS` and `IDEMPOTENT_ACTIONS`: `get /v1/endpoints/:id`. */
+export function routeKey(route: Pick<RouteDoc, 'method' | 'path'>): string {
+  return `${route.method} ${route.path}`;
+}
+
+function successResponse(route: RouteDoc, status: number, doc: ResponseDoc, example: unknown): Record<string, unknown> {
   if (status === 204) return { description: doc.description };
   const type = route.produces ?? 'application/json';
-  if (type !== 'application/json') return { description: doc.description, content: { [type]: { schema: { type: 'string' } } } };
+  if (type !== 'application/json') {
+    const media: Record<string, unknown> = { schema: { type: 'string' } };
+    if (example !== undefined) media.example = example;
+    return { description: doc.description, content: { [type]: media } };
+  }
   if (!doc.schema) throw new Error(`openapi: ${route.method} ${route.path} ${status} has no response schema`);
   const media: Record<string, unknown> = { schema: jsonSchema(doc.schema, 'output') };
-  if (doc.example !== undefined) media.example = doc.example;
+  if (example !== undefined) media.example = example;
   return { description: doc.description, content: { 'application/json': media } };
 }
 
 function operation(route: RouteDoc): Record<string, unknown> {
+  const reference = ROUTE_DOCS[routeKey(route)];
   const pathParams = [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1] as string);
   const successes: Record<string, unknown> = {};
   // Error answers by status: what the route's table says, merged with what every such route answers.
@@ -328,7 +317,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
     const code = Number(status);
     const doc = asDoc(value);
     if (code >= 400 && !doc.schema) add(status, doc.description, doc.codes);
-    else successes[status] = successResponse(route, code, doc);
+    else successes[status] = successResponse(route, code, doc, reference?.responses[code]);
   }
   if (route.body) {
     add(400, '`invalid_request` naming the field, or `invalid_json`');
@@ -336,7 +325,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
     add(415, '`unsupported_media_type`: not UTF-8 `application/json`');
   }
   if (route.query) add(400, '`invalid_request` naming the parameter');
-  const idempotent = route.path === '/v1/events' || IDEMPOTENT_ACTIONS.has(`${route.method} ${route.path}`);
+  const idempotent = route.path === '/v1/events' || IDEMPOTENT_ACTIONS.has(routeKey(route));
   if (idempotent) add(409, '`idempotency_key_reused` (same key, different request) or `idempotency_key_in_use` (still running)');
   if (route.auth === 'apiKey') {
     add(400, '`org_required` or `invalid_request`: a platform key without a valid `Postern-Org` header');
@@ -369,21 +358,21 @@ function operation(route: RouteDoc): Record<string, unknown> {
     security: route.auth === 'apiKey' ? [{ apiKey: [] }, { platformKey: [], postern_org: [] }] : route.auth === 'admin' ? [{ adminToken: [] }] : route.auth === 'adminBrowser' ? [{ adminToken: [] }, { adminBasic: [] }] : [],
     responses,
   };
-  if (route.scope) {
-    op.description = `Requires an API key (or a platform key) with the \`${route.scope}\` scope.`;
-    op['x-postern-scope'] = route.scope;
-  }
+  const scopeNote = route.scope ? `Requires an API key (or a platform key) with the \`${route.scope}\` scope.` : undefined;
+  const description = [reference?.description, scopeNote].filter((part) => part !== undefined).join('\n\n');
+  if (description !== '') op.description = description;
+  if (route.scope) op['x-postern-scope'] = route.scope;
   const parameters = [
     ...pathParams.map((name) => ({ name, in: 'path', required: true, description: `the ${name} of the resource`, schema: { type: 'string' } })),
     ...(route.query ? queryParameters(route.query) : []),
   ];
-  if (route.path === '/v1/events' || IDEMPOTENT_ACTIONS.has(`${route.method} ${route.path}`)) {
+  if (idempotent) {
     parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, description: 'repeats within 24 h get the first answer again', schema: { type: 'string', minLength: 1, maxLength: 200 } as never });
   }
   if (parameters.length > 0) op.parameters = parameters;
   if (route.body) {
     const media: Record<string, unknown> = { schema: bodySchema(route.body) };
-    if (route.bodyExample !== undefined) media.example = route.bodyExample;
+    if (reference?.request !== undefined) media.example = reference.request;
     op.requestBody = { required: !route.bodyOptional, content: { 'application/json': media } };
   }
   return op;
@@ -402,7 +391,7 @@ export interface OpenApiOptions {
 
 /** One line per tag, in the order the document lists them. */
 const TAGS: { name: string; description: string }[] = [
-  { name: 'operations', description: 'Health, readiness, metrics, this document and Bull Board.' },
+  { name: 'operations', description: 'Health, readiness, metrics, this API reference (as OpenAPI and as a web page) and Bull Board.' },
   { name: 'policies', description: 'Delivery rules: presets, timelines and previews.' },
   { name: 'orgs', description: 'Tenants (admin token).' },
   { name: 'platform keys', description: 'One credential acting for any org named in `Postern-Org` (admin token).' },

@@ -1,14 +1,16 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { githubSlug } from '../../../docs/.vitepress/github-slug.js';
+import { sitePages } from '../../../docs/.vitepress/sidebar.js';
 import { REPO_ROOT } from '../../support/spawn-app.js';
 
-/** What a user reads: README.md and every page of docs/, as paths relative to the repository root. */
+/**
+ * What a user reads: README.md and every page of docs/ and its folders (the generated API
+ * reference in docs/api/ included), as paths relative to the repository root: the pages of the
+ * documentation site.
+ */
 export function userDocs(): string[] {
-  const pages = readdirSync(path.join(REPO_ROOT, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .sort()
-    .map((name) => `docs/${name}`);
-  return ['README.md', ...pages];
+  return sitePages(REPO_ROOT);
 }
 
 /** A document's text, by its path relative to the repository root. */
@@ -33,8 +35,9 @@ export function proseLines(text: string): { line: number; text: string }[] {
 }
 
 /**
- * GitHub's anchor for a heading: lower case, markup and punctuation dropped (letters, digits,
- * `-` and `_` kept), each space a `-`; a repeated slug gets `-1`, `-2`… in order.
+ * GitHub's anchor for a heading (the documentation site makes the same, with {@link githubSlug}):
+ * lower case, markup and punctuation dropped (letters, digits, `-` and `_` kept), each space a
+ * `-`; a repeated slug gets `-1`, `-2`… in order.
  */
 export function headingSlugs(text: string): Set<string> {
   const seen = new Map<string, number>();
@@ -42,12 +45,7 @@ export function headingSlugs(text: string): Set<string> {
   for (const { text: line } of proseLines(text)) {
     const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!m) continue;
-    const base = m[1]!
-      .replace(/<[^>]+>/g, '')
-      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\- _]/gu, '')
-      .replace(/ /g, '-');
+    const base = githubSlug(m[1]!.replace(/<[^>]+>/g, '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1'));
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     slugs.add(n === 0 ? base : `${base}-${n}`);
