@@ -4,6 +4,9 @@
  * back through the API and {@link checkSoak} over everything recorded.
  */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { connectRedis, createDeliveryQueues, createKeySchema, parseClusterNodes, type RedisTarget } from '@postern/store';
 import { apiExpect, soakApi, type SoakApi } from './api.js';
 import { appsOwningPorts, startApp, startIngest, type SoakApp } from './apps.js';
@@ -59,6 +62,8 @@ export interface SoakRun {
   faultErrors: string[];
 }
 
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
 /** How long a SIGKILL waits for a sender to have a request in flight at the slow endpoint before it hits the planned one. */
 const KILL_TARGET_WAIT_MS = 5000;
 
@@ -113,7 +118,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const receiverStalls: [number, number][] = [];
     const stopWatchingStalls = watchReceiverStalls(receiverStalls);
 
-    const ingestApp = await startIngest(appEnv);
+    // The apps' own logs, kept beside the report (`.data/soak-logs-<target>/`, emptied first).
+    const logDir = path.join(REPO_ROOT, '.data', `soak-logs-${options.target}`);
+    rmSync(logDir, { recursive: true, force: true });
+    const ingestApp = await startIngest(appEnv, logDir);
     ingest = ingestApp;
     const api = soakApi(ingestApp.baseUrl);
     const orgKeys = new Map<string, string>();
@@ -131,7 +139,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     }
 
     const senderEnv = { ...appEnv, SENDER_HOST: '127.0.0.1', SENDER_PORT: '0', SENDER_CONCURRENCY: String(options.senderConcurrency ?? 20), ...options.senderEnv };
-    for (let i = 0; i < options.senders; i++) senders.push(startApp('sender', `sender-${i + 1}`, senderEnv));
+    for (let i = 0; i < options.senders; i++) senders.push(startApp('sender', `sender-${i + 1}`, senderEnv, logDir));
     const target: RedisTarget = redis.env.REDIS_URL ? { url: redis.env.REDIS_URL } : { clusterNodes: parseClusterNodes(redis.env.REDIS_CLUSTER_NODES!) };
     const watchConn = connectRedis(target, 'worker');
     watchConn.on('error', () => undefined);
