@@ -20,6 +20,7 @@
  *   SOAK_LONG_WAIT_MS  the burst-retry endpoint's wait before attempt 2 (default 60000)
  *   SOAK_DRAIN_DEADLINE_MS  how long the drain may take (default 600000)
  *   SOAK_FAST_LOCKS=1  senders with a 5-s job lock and 1-s stalled check instead of production's 30 s
+ *   SOAK_LOG_LEVEL  the apps' LOG_LEVEL (default warn); their output is kept in `.data/soak-logs-<target>/`
  */
 import { fileURLToPath } from 'node:url';
 import { runSoak, type SoakOptions } from './soak/run-soak.js';

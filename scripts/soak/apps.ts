@@ -4,6 +4,8 @@
  * started again under its name.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { appendFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { freePort } from '../../test/faults/support/free-port.js';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './wait-for.js';
@@ -31,16 +33,24 @@ process.once('exit', () => {
   for (const c of live) c.kill('SIGKILL');
 });
 
-/** Starts app `app` as `name` with the soak's environment plus `env`; returns at once. */
-export function startApp(app: 'ingest' | 'sender', name: string, env: Record<string, string>): SoakApp {
+/**
+ * Starts app `app` as `name` with the soak's environment plus `env`; returns at once. With
+ * `logDir`, everything it prints (every process started under this name) is also appended to
+ * `<logDir>/<name>.log`, so a violation can be read against the apps' own account.
+ */
+export function startApp(app: 'ingest' | 'sender', name: string, env: Record<string, string>, logDir?: string): SoakApp {
   const lines: string[] = [];
+  const logFile = logDir ? path.join(logDir, `${name}.log`) : null;
+  if (logDir) mkdirSync(logDir, { recursive: true });
   let child: ChildProcess | null = null;
   let exited: Promise<void> = Promise.resolve();
   const launch = () => {
-    const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...env };
+    const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'warn', ...env };
     delete childEnv.NODE_OPTIONS; // jest's --experimental-vm-modules is not for the apps
     const c = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', `apps/${app}/src/main.ts`], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (logFile) appendFileSync(logFile, `--- ${new Date().toISOString()} ${name} started\n`);
     const keep = (chunk: Buffer) => {
+      if (logFile) appendFileSync(logFile, chunk);
       for (const line of chunk.toString('utf8').split('\n')) {
         if (!line.trim()) continue;
         lines.push(line);
@@ -99,9 +109,9 @@ export function appsOwningPorts(apps: readonly SoakApp[], ports: readonly number
 }
 
 /** Starts ingest on a free port and waits (with a deadline) until `/readyz` answers 200. */
-export async function startIngest(env: Record<string, string>): Promise<SoakApp & { baseUrl: string }> {
+export async function startIngest(env: Record<string, string>, logDir?: string): Promise<SoakApp & { baseUrl: string }> {
   const port = await freePort();
-  const app = startApp('ingest', 'ingest', { HOST: '127.0.0.1', PORT: String(port), ...env });
+  const app = startApp('ingest', 'ingest', { HOST: '127.0.0.1', PORT: String(port), ...env }, logDir);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor('ingest to be ready', async () => {
     if (!app.running) throw new Error(`ingest exited\n${app.output()}`);

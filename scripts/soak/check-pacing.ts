@@ -41,7 +41,7 @@ export interface PacingMetrics {
   lowestPace: Record<string, { perSecond: number | null; concurrency: number } | null>;
   /** Slow-down signals that may cut the pace: Retry-After pauses plus timeouts (an upper bound). */
   allowedCuts: Record<string, number>;
-  /** Starts inside a Retry-After pause excused because a Redis fault may have delayed storing it ({@link STORE_DELAYING_FAULTS}). */
+  /** Starts inside a Retry-After pause whose storing time is unknown, excused because a Redis fault may have delayed storing it ({@link STORE_DELAYING_FAULTS}). */
   pausesStoredLate: Record<string, number>;
 }
 
@@ -102,18 +102,22 @@ export function checkPacing(
     const starts = mine.flatMap((d) => d.attempts.map((a) => ({ t: a.startedAtMs, id: d.id }))).sort((a, b) => a.t - b.t);
     for (const r of byEndpoint.get(endpoint.key) ?? []) {
       if (r.answer !== 429 || r.retryAfterS === null) continue;
-      // The pause runs from when Postern recorded the answer (the end of that attempt in the log,
-      // on the senders' clock, as attempt starts are): a busy sender may read it a while after the
-      // receiver wrote it, and attempts claimed meanwhile started before the pause.
+      // The pause runs from when Postern recorded the answer: when the finish script stored it
+      // (Redis's clock, from the live feed), else the end of that attempt in the log (the sender's
+      // clock, as attempt starts are). A busy sender may read the answer a while after the receiver
+      // wrote it and store it a while after that; a claim that ran before it was stored could not
+      // see it. It lasts Retry-After from the attempt's end, as the sender computed it (`nextPace`).
       const answered = records.deliveries.get(r.deliveryId)?.attempts.find((a) => a.number === r.attempt && a.finishedAtMs >= r.arrivalMs)?.finishedAtMs;
-      const from = Math.max(r.answerMs, answered ?? r.answerMs) + PAUSE_GRACE_MS;
+      const recorded = records.outcomeRecordedAt?.[`${r.deliveryId}.${r.attempt}`];
+      const from = Math.max(r.answerMs, recorded ?? answered ?? r.answerMs) + PAUSE_GRACE_MS;
       const until = Math.max(r.answerMs, answered ?? r.answerMs) + r.retryAfterS * 1000 - SCHEDULE_TOLERANCE_MS;
       for (const s of starts) {
         if (s.t < from || s.t >= until) continue;
-        // The pause holds from when it is stored: a Redis fault between the answer and the start
-        // (the finish that stores it retried after a restart, a failover, a killed connection) lets
-        // a claim in before it. Counted apart, not a violation.
-        if (storeDelayingFault(records.faults, from - PAUSE_GRACE_MS, s.t)) {
+        // The pause holds from when it is stored: without the time it was (its feed entry lost), a
+        // Redis fault between the answer and the start (the finish that stores it retried after a
+        // restart, a failover, a killed connection) may have let a claim in before it. Counted
+        // apart, not a violation.
+        if (recorded === undefined && storeDelayingFault(records.faults, from - PAUSE_GRACE_MS, s.t)) {
           pausesStoredLate[endpoint.key] = (pausesStoredLate[endpoint.key] ?? 0) + 1;
           continue;
         }

@@ -136,4 +136,10 @@ export interface SoakRecords {
   receiverStalls?: [number, number][];
   /** When production stopped (the drain began). */
   producedUntilMs: number;
+  /**
+   * `<delivery id>.<attempt>` → when Postern recorded that attempt's outcome (Redis's clock, read
+   * from the orgs' live feeds; `outcome-feed.ts`). An attempt missing here (its feed entry lost to a
+   * Redis restart, or a run recorded before this was kept) is dated by its end in the delivery log.
+   */
+  outcomeRecordedAt?: Record<string, number>;
 }

@@ -4,11 +4,15 @@
  * back through the API and {@link checkSoak} over everything recorded.
  */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { connectRedis, createDeliveryQueues, createKeySchema, parseClusterNodes, type RedisTarget } from '@postern/store';
 import { apiExpect, soakApi, type SoakApi } from './api.js';
 import { appsOwningPorts, startApp, startIngest, type SoakApp } from './apps.js';
 import { checkSoak, type CheckResult } from './check.js';
 import { planFaults, SENDER_FAULTS, type PlannedFault } from './faults.js';
+import { watchOutcomeFeeds, type OutcomeRecordedAt } from './outcome-feed.js';
 import { startProducer } from './producer.js';
 import { mulberry32 } from './prng.js';
 import { startSoakReceiver, watchReceiverStalls, type SoakReceiver } from './receivers.js';
@@ -58,6 +62,8 @@ export interface SoakRun {
   faultErrors: string[];
 }
 
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
 /** How long a SIGKILL waits for a sender to have a request in flight at the slow endpoint before it hits the planned one. */
 const KILL_TARGET_WAIT_MS = 5000;
 
@@ -102,6 +108,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   const senders: SoakApp[] = [];
   let ingest: SoakApp | null = null;
   let redis: SoakRedis | null = null;
+  let feedConn: ReturnType<typeof connectRedis> | null = null;
   try {
     redis = options.target === 'standalone' ? await startStandaloneRedis() : await startClusterRedis(`soak-${process.pid}-${randomBytes(2).toString('hex')}`);
     log(`redis ${options.target}: ${JSON.stringify(redis.env)}`);
@@ -111,13 +118,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const receiverStalls: [number, number][] = [];
     const stopWatchingStalls = watchReceiverStalls(receiverStalls);
 
-    const ingestApp = await startIngest(appEnv);
+    // The apps' own logs, kept beside the report (`.data/soak-logs-<target>/`, emptied first).
+    const logDir = path.join(REPO_ROOT, '.data', `soak-logs-${options.target}`);
+    rmSync(logDir, { recursive: true, force: true });
+    const ingestApp = await startIngest(appEnv, logDir);
     ingest = ingestApp;
     const api = soakApi(ingestApp.baseUrl);
     const orgKeys = new Map<string, string>();
+    const orgIds: string[] = [];
     for (const orgKey of new Set(plans.map((p) => p.spec.orgKey))) {
       const org = await apiExpect(api, 201, 'POST', '/v1/orgs', adminToken, { name: `soak-${orgKey}` });
       orgKeys.set(orgKey, org.apiKey);
+      orgIds.push(org.id);
     }
     const keyOf = (orgKey: string) => orgKeys.get(orgKey)!;
     const endpoints: EndpointSpec[] = [];
@@ -127,11 +139,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     }
 
     const senderEnv = { ...appEnv, SENDER_HOST: '127.0.0.1', SENDER_PORT: '0', SENDER_CONCURRENCY: String(options.senderConcurrency ?? 20), ...options.senderEnv };
-    for (let i = 0; i < options.senders; i++) senders.push(startApp('sender', `sender-${i + 1}`, senderEnv));
+    for (let i = 0; i < options.senders; i++) senders.push(startApp('sender', `sender-${i + 1}`, senderEnv, logDir));
     const target: RedisTarget = redis.env.REDIS_URL ? { url: redis.env.REDIS_URL } : { clusterNodes: parseClusterNodes(redis.env.REDIS_CLUSTER_NODES!) };
     const watchConn = connectRedis(target, 'worker');
     watchConn.on('error', () => undefined);
-    const queues = createDeliveryQueues(watchConn, createKeySchema(prefix, { queuePartitions: Number(redis.env.QUEUE_PARTITIONS) }));
+    const keySchema = createKeySchema(prefix, { queuePartitions: Number(redis.env.QUEUE_PARTITIONS) });
+    const queues = createDeliveryQueues(watchConn, keySchema);
     try {
       await waitFor(`${options.senders} senders on every queue partition`, async () => {
         const dead = senders.find((s) => !s.running);
@@ -149,6 +162,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const productionMs = options.seconds * 1000;
     const plan: PlannedFault[] = planFaults(random, [...SENDER_FAULTS, ...redis.faultKinds], productionMs, options.senders);
     log(`faults planned: ${plan.map((f) => `${Math.round(f.atMs / 1000)}s ${f.kind}`).join(', ')}`);
+    // When each outcome was recorded (Redis's clock), from the orgs' live feeds: pauses start there.
+    feedConn = connectRedis(target, 'worker');
+    feedConn.on('error', () => undefined);
+    const outcomeRecordedAt: OutcomeRecordedAt = {};
+    const feeds = watchOutcomeFeeds(feedConn, orgIds.map((id) => keySchema.orgLiveFeed(id)), outcomeRecordedAt);
     const producer = startProducer(api, plans, keyOf, options.ratePerSecond, random);
     // The adaptive endpoints' pace, five times a second, until the drain ends.
     const paceSamples: PaceSample[] = [];
@@ -226,6 +244,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const drainMs = Date.now() - drainStart;
     sampling = false;
     await sampler;
+    await feeds.stop();
     log(`drain ${drained ? 'finished' : 'gave up'} after ${Math.round(drainMs / 1000)} s; reading the delivery log`);
 
     const endpointByKey = new Map(endpoints.map((e) => [e.key, e]));
@@ -249,7 +268,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       paces[ep.key] = { status: r.body?.status, pace: r.body?.pace, pausedUntil: r.body?.pausedUntil, disabledReason: r.body?.disabledReason };
     }
     stopWatchingStalls();
-    const records: SoakRecords = { endpoints, accepted: producer.accepted, deliveries, receiver: receiverRecords, faults, paceSamples, producedUntilMs, receiverStalls };
+    const records: SoakRecords = { endpoints, accepted: producer.accepted, deliveries, receiver: receiverRecords, faults, paceSamples, producedUntilMs, receiverStalls, outcomeRecordedAt };
     const result = checkSoak(records);
     const faultsByKind: Partial<Record<FaultKind, number>> = {};
     for (const f of faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;
@@ -258,6 +277,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
   } finally {
     await Promise.all(senders.map((s) => s.stop('SIGKILL')));
     await ingest?.stop('SIGKILL');
+    feedConn?.disconnect();
     await Promise.all(receivers.map((r) => r.close()));
     await redis?.close();
   }

@@ -37,6 +37,7 @@ function records(parts: Partial<SoakRecords> & { deliveriesList?: DeliveryLog[] 
     faults: parts.faults ?? [],
     paceSamples: parts.paceSamples ?? [],
     producedUntilMs: T0 + 60_000,
+    ...(parts.outcomeRecordedAt ? { outcomeRecordedAt: parts.outcomeRecordedAt } : {}),
   };
 }
 
@@ -251,6 +252,19 @@ test('a start inside a Retry-After pause is excused by a Redis fault that may ha
   // A fault long over before the answer excuses nothing.
   const earlier: FaultRecord = { ...clientKill, atMs: T0 - 20_000, restoredAtMs: T0 - 20_000 };
   expect(idsOf(records({ endpoints: [ep], deliveriesList: list, receiver, faults: [earlier] }), 'pause-ignored')).toEqual(['dlv_in']);
+});
+
+test('a Retry-After pause starts when its outcome was stored in Redis (the live feed), not when the sender read the answer', () => {
+  const ep = endpoint('ep', { pacing: 'adaptive' });
+  const receiver = [req('dlv_429', 1, 0, 429, { retryAfterS: 2 })];
+  const list = [delivery('dlv_429', [attempt(1, 0, 10, 429), attempt(2, 2100, 10, 200)]), delivery('dlv_in', [attempt(1, 600, 10, 200)])];
+  // The sender read the 429 at 10 ms but its finish reached Redis at 700 ms: a claim at 600 ms could not see the pause.
+  expect(kinds(records({ endpoints: [ep], deliveriesList: list, receiver, outcomeRecordedAt: { 'dlv_429.1': T0 + 700 } }))).toEqual([]);
+  // Stored at 300 ms: the claim at 600 ms ran after it, and started inside the pause.
+  expect(idsOf(records({ endpoints: [ep], deliveriesList: list, receiver, outcomeRecordedAt: { 'dlv_429.1': T0 + 300 } }), 'pause-ignored')).toEqual(['dlv_in']);
+  // Its storing time known, a Redis fault nearby excuses nothing.
+  const clientKill: FaultRecord = { kind: 'redis-client-kill', target: 'sender-1', atMs: T0 + 5, restoredAtMs: T0 + 5 };
+  expect(idsOf(records({ endpoints: [ep], deliveriesList: list, receiver, faults: [clientKill], outcomeRecordedAt: { 'dlv_429.1': T0 + 300 } }), 'pause-ignored')).toEqual(['dlv_in']);
 });
 
 test('resume after a SIGKILL does not count the Retry-After pauses the receiver asked for meanwhile', () => {

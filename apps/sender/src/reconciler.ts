@@ -54,7 +54,7 @@ export function createReconciler(deps: {
         const limit = batchSize - checked;
         const ids = await deps.store.deliveries.listUnfinished(orgId, now - deps.graceMs, offset, limit);
         current = ids.length < limit ? null : { orgId, offset: offset + ids.length };
-        const step = await reconcileOrg(deps, orgId, ids, now);
+        const step = await requeueWithoutJob(deps, orgId, ids, now);
         checked += step.checked;
         requeued += step.requeued;
       }
@@ -63,22 +63,28 @@ export function createReconciler(deps: {
   };
 }
 
-/** Re-queues those of one org's unfinished deliveries `ids` whose job is gone. */
-async function reconcileOrg(
+/**
+ * Re-queues those of one org's unfinished deliveries `ids` whose job is gone (never a second job:
+ * the job id is the delivery id), due at their `nextAttemptAt` or now; held ones wait while their
+ * endpoint is inactive. The reconciler's step over an org, and what a sender does at once for a
+ * parked delivery its line called whose job was lost (`DeliveryQueues.wake` names those).
+ */
+export async function requeueWithoutJob(
   deps: { store: Store; queues: DeliveryQueues; logger: Logger },
   orgId: string,
   ids: readonly string[],
   now: number,
 ): Promise<{ checked: number; requeued: number }> {
   if (ids.length === 0) return { checked: 0, requeued: 0 };
-  const deliveries = await deps.store.deliveries.getMany(orgId, ids);
+  // One round trip for the whole batch (one org: one partition, one slot); most deliveries have
+  // their job, and only the others are read.
+  const withoutJob = await deps.store.deliveries.withoutJob(orgId, ids);
+  if (withoutJob.length === 0) return { checked: ids.length, requeued: 0 };
+  const deliveries = await deps.store.deliveries.getMany(orgId, withoutJob);
   const unfinished = deliveries.filter((d) => d.status !== 'succeeded' && d.status !== 'failed' && d.status !== 'cancelled');
-  // One round trip for the whole batch (one org: one partition, one slot); most deliveries have their job.
-  const withoutJob = new Set(await deps.store.deliveries.withoutJob(orgId, unfinished.map((d) => d.id)));
   const endpoints = new Map<string, EndpointRecord | null>();
   const jobs: DeliveryJobEntry[] = [];
   for (const d of unfinished) {
-    if (!withoutJob.has(d.id)) continue;
     let endpoint = endpoints.get(d.endpointId);
     if (endpoint === undefined) {
       endpoint = await deps.store.endpoints.get(orgId, d.endpointId);
@@ -93,5 +99,5 @@ async function reconcileOrg(
     deps.logger.warn({ deliveryId: d.id, status: d.status }, 'reconciler re-queued a delivery whose job was missing');
   }
   if (jobs.length > 0) await deps.queues.forOrg(orgId).addBulk(jobs);
-  return { checked: deliveries.length, requeued: jobs.length };
+  return { checked: ids.length, requeued: jobs.length };
 }

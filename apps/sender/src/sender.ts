@@ -8,11 +8,12 @@ import { createSandboxPool, type SandboxPool } from '@postern/sandbox';
 import { createOauthTokens, type OauthTokens } from './oauth-tokens.js';
 import type { DeliveryTransport } from './http-transport.js';
 import type { LookupAll } from './destination-check.js';
-import { createReconciler, type Reconciler } from './reconciler.js';
+import { createReconciler, requeueWithoutJob, type Reconciler } from './reconciler.js';
 import { createJanitor, type Janitor } from './janitor.js';
 import { announceTrip } from './operational-events.js';
 import type { DeliveryObserver } from './sender-metrics.js';
 import { startHeartbeat, type SenderHeartbeat } from './heartbeat.js';
+import { moveJobToDelayed } from './delay-job.js';
 
 /**
  * A delivery whose turn under its endpoint's rate limit (or pause) comes within this many ms waits
@@ -116,13 +117,18 @@ export interface Sender {
  * (`runAttempt`). The job itself carries no retry rules: a failed attempt whose plan has a next
  * attempt moves the job to `delayed` at exactly that time; a delivery refused a concurrency slot is
  * parked, delayed, until a release wakes it; anything else completes the job. An error that is not
- * Postern's decision (Redis trouble) delays the job briefly and the same attempt runs again.
+ * Postern's decision (Redis trouble) delays the job briefly and the same attempt runs again; a move
+ * to `delayed` that Redis refuses is tried again, and never fails the job (`delay-job.ts`).
  */
 export function createSender(deps: SenderDeps): Sender {
   const ids = createIdFactory();
   // Parked deliveries are of the releasing delivery's org, so their jobs are in that org's partition.
+  // One whose job is gone (a move that failed for good, Redis trouble) would hold its line until
+  // the reconciler's grace ran out: it gets its job back now.
   const wake = async (orgId: string, deliveryIds: readonly string[]) => {
-    if (deliveryIds.length > 0) await deps.queues.wake(orgId, deliveryIds);
+    if (deliveryIds.length === 0) return;
+    const { notPromoted } = await deps.queues.wake(orgId, deliveryIds);
+    if (notPromoted.length > 0) await requeueWithoutJob({ store: deps.store, queues: deps.queues, logger: deps.logger }, orgId, notPromoted, deps.clock.now());
   };
   // Slots this process holds, by delivery id, so a shutdown that cannot wait can give them back.
   const held = new Map<string, { ids: AttemptIds; concurrency: EndpointRecord['policy']['concurrency'] }>();
@@ -206,12 +212,12 @@ export function createSender(deps: SenderDeps): Sender {
       // delivery's. Should the move fail too, the job's lock runs out and BullMQ's stalled check
       // runs it again.
       deps.logger.warn({ deliveryId: parsed.deliveryId, err: (err as Error).message }, 'attempt interrupted by an error; it will run again');
-      await job.moveToDelayed(deps.clock.now() + Math.round(1000 * (1 + deps.random())), token);
+      await moveJobToDelayed(job, deps.clock.now() + Math.round(1000 * (1 + deps.random())), token, deps);
       throw new DelayedError();
     }
     if (run.kind === 'done') return run.status;
     if (run.kind === 'retry') {
-      await job.moveToDelayed(run.nextAttemptAt, token);
+      await moveJobToDelayed(job, run.nextAttemptAt, token, deps);
       throw new DelayedError();
     }
     // Over the rate limit, or the endpoint paused: the job waits, delayed, until its time; no attempt
@@ -219,7 +225,7 @@ export function createSender(deps: SenderDeps): Sender {
     // delay, so a pause that ended early (pacing switched off, the policy changed) holds nothing back.
     if (run.limit === 'pace') {
       const now = deps.clock.now();
-      await job.moveToDelayed(Math.min(Math.max(run.retryAt - PACE_WAIT_IN_PROCESS_MS / 2, now), now + parkSafetyDelayMs), token);
+      await moveJobToDelayed(job, Math.min(Math.max(run.retryAt - PACE_WAIT_IN_PROCESS_MS / 2, now), now + parkSafetyDelayMs), token, deps);
       throw new DelayedError();
     }
     // Waiting for a slot spends no attempt: the job is parked as delayed and woken on release.
@@ -230,7 +236,7 @@ export function createSender(deps: SenderDeps): Sender {
     // so a long line does not keep flowing back through the queue ahead of other endpoints' work.
     heartbeat?.parked({ orgId: attemptIds.orgId, endpointId: attemptIds.endpointId });
     const laps = run.limit === 'endpoint' ? Math.min(PARK_MAX_LAPS, 1 + Math.floor(run.ahead / 4)) : 1;
-    await job.moveToDelayed(deps.clock.now() + Math.round(parkSafetyDelayMs * laps * (1 + deps.random())), token);
+    if (!(await moveJobToDelayed(job, deps.clock.now() + Math.round(parkSafetyDelayMs * laps * (1 + deps.random())), token, deps))) throw new DelayedError();
     // A release that came between the refusal and the move found no delayed job to promote.
     // Unsure (Redis trouble)? Wake up anyway: one needless look costs less than a lost wake-up.
     const parked = await (run.limit === 'ordering_key' ? deps.store.leases.waitsForItsKey(attemptIds, run.keyLine) : deps.store.leases.isParked(attemptIds)).catch(() => false);

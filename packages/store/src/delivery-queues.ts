@@ -14,6 +14,12 @@ export interface DeliveryJobEntry {
   opts?: JobsOptions;
 }
 
+/** What {@link DeliveryQueues.wake} did: how many delayed jobs it promoted, and the deliveries whose job was not delayed (running, waiting, or gone). */
+export interface WakeResult {
+  promoted: number;
+  notPromoted: string[];
+}
+
 /**
  * The N BullMQ queues that carry deliveries (`QUEUE_PARTITIONS`), each under its own hash-tagged
  * prefix so that on Redis Cluster one queue is one slot and N queues spread over the nodes. An
@@ -37,19 +43,27 @@ export class DeliveryQueues {
   /**
    * Wakes parked deliveries of an org: promotes each one's delayed job (job id = delivery id), no
    * read first. A job that is not delayed (running, waiting, or not yet delayed: it then wakes
-   * itself) is left alone. Resolves once every promote answered; returns how many were promoted.
+   * itself) is left alone, and so is one that is gone. Resolves once every promote answered, with
+   * how many were promoted and which were not (`notPromoted`): among those, a delivery whose job
+   * was lost (a move refused for good, Redis trouble) would hold its line until the reconciler's
+   * grace ran out, so the caller re-queues the ones without a job (`requeueWithoutJob` in the sender).
    */
-  async wake(orgId: string, deliveryIds: readonly string[]): Promise<number> {
+  async wake(orgId: string, deliveryIds: readonly string[]): Promise<WakeResult> {
     const queue = this.forOrg(orgId);
-    const promoted = await Promise.all(
+    const result: WakeResult = { promoted: 0, notPromoted: [] };
+    await Promise.all(
       deliveryIds.map((id) =>
         new Job(queue, 'deliver', { v: 1, deliveryId: id } as DeliveryJobData, {}, id).promote().then(
-          () => 1,
-          () => 0,
+          () => {
+            result.promoted += 1;
+          },
+          () => {
+            result.notPromoted.push(id);
+          },
         ),
       ),
     );
-    return promoted.reduce<number>((n, p) => n + p, 0);
+    return result;
   }
 
   /**

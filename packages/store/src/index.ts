@@ -4,7 +4,7 @@ export { EVENT_SCAN_BUDGET, EventIndexRepository, type EventListQuery } from './
 export { StatsRepository, type StatsBucket, type StatsSeries, type StatsWindow } from './stats-repository.js';
 export { queuePartitionOf } from './queue-partition.js';
 export { connectRedis, createRedisConnection, parseClusterNodes, redisAnswers, redisReady, redisTargetOf, redisTargetOfPlan, type RedisClient, type RedisNodeOptions, type RedisTarget } from './redis-connection.js';
-export { createDeliveryQueues, DeliveryQueues, type DeliveryJobEntry } from './delivery-queues.js';
+export { createDeliveryQueues, DeliveryQueues, type DeliveryJobEntry, type WakeResult } from './delivery-queues.js';
 export { migrateKeyLayout, type KeyLayoutMigration } from './migrate-key-layout.js';
 export {
   DATA_CHECK_INTERVAL_MS,
