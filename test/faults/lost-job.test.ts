@@ -13,6 +13,11 @@ import { postEvents } from './support/load.js';
 
 /** Well under the park safety delay (60 s) and the reconciler's grace (300 s, and off here). */
 const MOVES_ON_WITHIN_MS = 20_000;
+/**
+ * A woken delivery without a job gets one only once this old (30 s by default: ingest writes a
+ * delivery a moment before its job). Younger, the line's next call (the sender's sweep) retries.
+ */
+const MIN_AGE_MS = 2000;
 
 let postern: TestPostern;
 let receiver: TestReceiver;
@@ -23,7 +28,7 @@ const held = new Promise<void>((resolve) => {
 });
 
 beforeAll(async () => {
-  postern = await startPostern();
+  postern = await startPostern({ wakeRequeueMinAgeMs: MIN_AGE_MS });
   receiver = await startReceiver(async (req) => {
     if (req.path.endsWith('/held') && req.headers['webhook-attempt'] === '1' && !releasedIds.has(req.headers['webhook-delivery-id'] as string)) await held;
     return 200;

@@ -52,6 +52,8 @@ export interface PosternOptions {
   maxBodyBytes?: number;
   reconcileIntervalMs?: number;
   reconcileGraceMs?: number;
+  /** The sender's `wakeRequeueMinAgeMs` (default its own, 30 s). */
+  wakeRequeueMinAgeMs?: number;
   /** How long a rotated-out secret keeps signing, ms (default 60 000; production: 24 h). */
   secretRotationGraceMs?: number;
   /** Logger of both apps (default: silent, or `TEST_LOG_LEVEL`). */
@@ -231,6 +233,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
         concurrency,
         reconcileIntervalMs: options.reconcileIntervalMs ?? 0,
         reconcileGraceMs: options.reconcileGraceMs ?? 300_000,
+        ...(options.wakeRequeueMinAgeMs !== undefined ? { wakeRequeueMinAgeMs: options.wakeRequeueMinAgeMs } : {}),
         userAgent: 'Postern/test',
         checkTimeoutMs: options.checkTimeoutMs,
         transformTimeoutMs: options.transformTimeoutMs ?? 1000,

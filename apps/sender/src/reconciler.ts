@@ -74,6 +74,7 @@ export async function requeueWithoutJob(
   orgId: string,
   ids: readonly string[],
   now: number,
+  opts: { createdBeforeMs?: number; by?: string } = {},
 ): Promise<{ checked: number; requeued: number }> {
   if (ids.length === 0) return { checked: 0, requeued: 0 };
   // One round trip for the whole batch (one org: one partition, one slot); most deliveries have
@@ -85,6 +86,8 @@ export async function requeueWithoutJob(
   const endpoints = new Map<string, EndpointRecord | null>();
   const jobs: DeliveryJobEntry[] = [];
   for (const d of unfinished) {
+    // Ingest writes a delivery before its job: one younger than that is not missing its job yet.
+    if (opts.createdBeforeMs !== undefined && d.createdAt > opts.createdBeforeMs) continue;
     let endpoint = endpoints.get(d.endpointId);
     if (endpoint === undefined) {
       endpoint = await deps.store.endpoints.get(orgId, d.endpointId);
@@ -96,7 +99,7 @@ export async function requeueWithoutJob(
     if (d.held && endpoint !== null && endpoint.status !== 'active') continue;
     const delayMs = d.nextAttemptAt ? Math.max(0, d.nextAttemptAt - now) : 0;
     jobs.push({ name: 'deliver', data: deliveryJobData(d), opts: deliveryJobOptions(d.id, delayMs) });
-    deps.logger.warn({ deliveryId: d.id, status: d.status }, 'reconciler re-queued a delivery whose job was missing');
+    deps.logger.warn({ deliveryId: d.id, status: d.status }, `${opts.by ?? 'reconciler'} re-queued a delivery whose job was missing`);
   }
   if (jobs.length > 0) await deps.queues.forOrg(orgId).addBulk(jobs);
   return { checked: ids.length, requeued: jobs.length };

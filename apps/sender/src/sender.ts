@@ -30,6 +30,12 @@ const PACE_WAIT_IN_PROCESS_MS = 200;
  */
 const PARK_MAX_LAPS = 10;
 
+/**
+ * A delivery woken by its line but without a job is given one only once it is this old, ms: ingest
+ * writes a new delivery (which may join a line at once) a moment before it queues its job.
+ */
+export const WAKE_REQUEUE_MIN_AGE_MS = 30_000;
+
 /** Dependencies of {@link createSender}, wired by `main.ts` (or a test). */
 export interface SenderDeps {
   /** Worker connection (`maxRetriesPerRequest: null`), standalone or cluster; BullMQ duplicates it for blocking calls. */
@@ -74,6 +80,8 @@ export interface SenderDeps {
     reconcileGraceMs: number;
     /** How often the janitor removes deliveries past retention, ms; 0 = never. */
     janitorIntervalMs?: number;
+    /** A delivery its line calls but whose job is gone gets one only once it is this old, ms (default {@link WAKE_REQUEUE_MIN_AGE_MS}). */
+    wakeRequeueMinAgeMs?: number;
     /** A delivery refused a concurrency slot waits between this and twice this long for a wake-up it missed, ms (default 60 000): one is lost only when a sender dies, or Redis goes away, while releasing. */
     parkSafetyDelayMs?: number;
     /** How long a job's lock lasts without renewal, ms (BullMQ `lockDuration`, default 30 000): a killed sender's attempts run again after about this long. */
@@ -128,7 +136,9 @@ export function createSender(deps: SenderDeps): Sender {
   const wake = async (orgId: string, deliveryIds: readonly string[]) => {
     if (deliveryIds.length === 0) return;
     const { notPromoted } = await deps.queues.wake(orgId, deliveryIds);
-    if (notPromoted.length > 0) await requeueWithoutJob({ store: deps.store, queues: deps.queues, logger: deps.logger }, orgId, notPromoted, deps.clock.now());
+    if (notPromoted.length === 0) return;
+    const now = deps.clock.now();
+    await requeueWithoutJob({ store: deps.store, queues: deps.queues, logger: deps.logger }, orgId, notPromoted, now, { createdBeforeMs: now - (deps.config.wakeRequeueMinAgeMs ?? WAKE_REQUEUE_MIN_AGE_MS), by: 'a release calling its line' });
   };
   // Slots this process holds, by delivery id, so a shutdown that cannot wait can give them back.
   const held = new Map<string, { ids: AttemptIds; concurrency: EndpointRecord['policy']['concurrency'] }>();
