@@ -26,7 +26,7 @@ const EVENT_TYPE_MESSAGE =
  * starting with a letter or digit, then letters, digits, `_`, `.`, `:`, `-`.
  */
 export const eventTypeSchema = z
-  .string({ error: EVENT_TYPE_MESSAGE })
+  .string({ error: (issue) => (issue.input === undefined ? `event type is required (1 to ${MAX_EVENT_TYPE_LENGTH} characters: a letter or digit, then letters, digits, "_", ".", ":" or "-")` : EVENT_TYPE_MESSAGE) })
   .min(1, { error: EVENT_TYPE_MESSAGE })
   .max(MAX_EVENT_TYPE_LENGTH, { error: EVENT_TYPE_MESSAGE })
   .regex(EVENT_TYPE_PATTERN, { error: EVENT_TYPE_MESSAGE });

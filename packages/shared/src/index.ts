@@ -50,6 +50,9 @@ export {
 } from './error-codes.js';
 export type { ErrorCode, ErrorCodeInfo, ErrorFamily, ErrorRule, ErrorRuleOptions } from './error-codes.js';
 
+export { issuePath, plainIssue } from './validation-messages.js';
+export type { InputSource, PlainIssue } from './validation-messages.js';
+
 export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, policySchema, resolvePolicy } from './policy.js';
 export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, RateLimit, Schedule } from './policy.js';
 
