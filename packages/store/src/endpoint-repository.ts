@@ -145,6 +145,14 @@ export class EndpointRepository {
     return results[0]?.[1] === 1;
   }
 
+  /**
+   * Whether `endpointId` is a deleted endpoint of the org whose delivery log is still kept (it is
+   * forgotten once the log is empty: {@link forgetDeletedIfEmpty}).
+   */
+  async isDeleted(orgId: string, endpointId: string): Promise<boolean> {
+    return (await this.redis.zscore(this.keys.deletedEndpoints(orgId), endpointId)) !== null;
+  }
+
   /** A page of the org's deleted endpoints whose log still awaits expiry, in id order, after `cursor`. */
   async listDeletedIds(orgId: string, opts: { limit: number; cursor?: string }): Promise<string[]> {
     return this.redis.zrangebylex(this.keys.deletedEndpoints(orgId), opts.cursor ? `(${opts.cursor}` : '-', '+', 'LIMIT', 0, opts.limit);
