@@ -23,7 +23,7 @@ const setPaceScript = LuaScript.load('set-pace');
 
 /** Fields of an endpoint that the API may change. */
 export type EndpointPatch = Partial<
-  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt' | 'request' | 'requestSecrets' | 'transformation'>
+  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt' | 'request' | 'requestSecrets' | 'transformation' | 'lastTransformationVersion'>
 >;
 
 /**
