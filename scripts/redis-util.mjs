@@ -61,41 +61,105 @@ function encodeCommand(args) {
  * @returns {Promise<boolean>} true on `+PONG`; false on refusal, timeout, an
  *   auth error, `-LOADING` or anything else. Never rejects.
  */
-export function pingRedis(url, timeoutMs = 1000) {
+export async function pingRedis(url, timeoutMs = 1000) {
+  return (await probeRedis(url, { timeoutMs })).ok;
+}
+
+/** Error codes of a server certificate Node would not accept. */
+const CERTIFICATE_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * @typedef {{ok: true} | {ok: false, stage: 'url' | 'connect' | 'tls' | 'auth' | 'reply', code: string, message: string}} RedisProbe
+ *   What {@link probeRedis} found: `url` the URL does not parse; `connect` no TCP connection
+ *   (`ECONNREFUSED`, `ENOTFOUND`, `ETIMEDOUT`…); `tls` connected but no TLS session: a certificate
+ *   refused (`code` as Node names it), a handshake error, or `TLS_NO_ANSWER` (the server never
+ *   answered the handshake: it does not speak TLS); `auth` Redis refused the credentials (`code` its
+ *   error word, `NOAUTH`, `WRONGPASS`); `reply` anything else (no PONG, `LOADING`, a closed connection).
+ */
+
+/**
+ * Asks the Redis at `url` for PING, like {@link pingRedis}, and says what went wrong when it does
+ * not answer, so a script can name the problem instead of guessing.
+ * @param {string} url  redis:// or rediss:// (TLS) URL
+ * @param {object} [options]
+ * @param {number} [options.timeoutMs=1000]  whole exchange, connect and handshake included
+ * @param {boolean} [options.tls]  TLS even for a redis:// URL (`REDIS_TLS=true`); default: rediss:// only
+ * @param {string | Buffer} [options.ca]  PEM of the CA that signed the server's certificate (default: Node's list)
+ * @param {string | Buffer} [options.cert]  PEM client certificate (mutual TLS), with `key`
+ * @param {string | Buffer} [options.key]
+ * @param {string} [options.servername]  the name the certificate carries (default: the host)
+ * @param {string} [options.username]  overrides the URL's
+ * @param {string} [options.password]  overrides the URL's
+ * @returns {Promise<RedisProbe>} never rejects
+ */
+export function probeRedis(url, options = {}) {
+  const { timeoutMs = 1000 } = options;
   let target;
   try {
     target = parseRedisUrl(url);
-  } catch {
-    return Promise.resolve(false);
+  } catch (err) {
+    return Promise.resolve({ ok: false, stage: 'url', code: 'ERR_INVALID_URL', message: String(err.message) });
   }
+  const useTls = options.tls ?? target.tls;
+  const username = options.username || target.username;
+  const password = options.password || target.password;
   return new Promise((resolve) => {
     const commands = [];
-    if (target.password) {
-      commands.push(
-        target.username
-          ? encodeCommand(['AUTH', target.username, target.password])
-          : encodeCommand(['AUTH', target.password]),
-      );
-    }
+    if (password) commands.push(username ? encodeCommand(['AUTH', username, password]) : encodeCommand(['AUTH', password]));
     // Inline PING, as the protocol allows; what redis-cli and a human would send.
     commands.push('PING\r\n');
 
     let settled = false;
     let buffered = '';
     let repliesSeen = 0;
-    const socket = target.tls
-      ? tls.connect({ host: target.host, port: target.port, servername: target.host })
+    let connected = false;
+    let secured = !useTls;
+    /** @type {string | null} the first error reply, e.g. `-NOAUTH Authentication required.` */
+    let refusal = null;
+    const socket = useTls
+      ? tls.connect({
+          host: target.host,
+          port: target.port,
+          // Without a name the certificate is checked against the host; an address is sent as no SNI.
+          servername: options.servername || (net.isIP(target.host) ? undefined : target.host),
+          ...(options.ca ? { ca: options.ca } : {}),
+          ...(options.cert ? { cert: options.cert, key: options.key } : {}),
+        })
       : net.connect({ host: target.host, port: target.port });
-    const finish = (ok) => {
+    /** @param {RedisProbe} result */
+    const finish = (result) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       socket.destroy();
-      resolve(ok);
+      resolve(result);
     };
-    const timer = setTimeout(() => finish(false), timeoutMs);
+    const failed = (stage, code, message) => finish({ ok: false, stage, code, message });
+    const timer = setTimeout(() => {
+      if (!connected) failed('connect', 'ETIMEDOUT', `no connection within ${timeoutMs} ms`);
+      else if (!secured) failed('tls', 'TLS_NO_ANSWER', `connected, but no answer to the TLS handshake within ${timeoutMs} ms`);
+      else failed('reply', 'ETIMEDOUT', `no answer to PING within ${timeoutMs} ms`);
+    }, timeoutMs);
     socket.setNoDelay(true);
-    socket.once(target.tls ? 'secureConnect' : 'connect', () => socket.write(commands.join('')));
+    socket.once('connect', () => {
+      connected = true;
+    });
+    socket.once(useTls ? 'secureConnect' : 'connect', () => {
+      connected = true;
+      secured = true;
+      socket.write(commands.join(''));
+    });
     socket.on('data', (chunk) => {
       buffered += chunk.toString('latin1');
       let newline;
@@ -106,13 +170,92 @@ export function pingRedis(url, timeoutMs = 1000) {
         // A server without a password answers AUTH with an error yet still
         // PONGs; one that wants a password answers PING with -NOAUTH. Only
         // the PONG counts.
-        if (line === '+PONG') return finish(true);
-        if (repliesSeen >= commands.length) return finish(false);
+        if (line === '+PONG') return finish({ ok: true });
+        if (line.startsWith('-') && refusal === null) refusal = line.slice(1);
+        if (repliesSeen >= commands.length) {
+          const word = (refusal ?? line).split(' ')[0] ?? '';
+          const auth = /^(NOAUTH|WRONGPASS|NOPERM)$/.test(word) || /invalid (username-)?password|AUTH.*without any password/i.test(refusal ?? '');
+          return failed(auth ? 'auth' : 'reply', word || 'NO_PONG', refusal ?? line);
+        }
       }
     });
-    socket.on('error', () => finish(false));
-    socket.on('close', () => finish(false));
+    socket.on('error', (err) => {
+      const code = /** @type {NodeJS.ErrnoException} */ (err).code ?? 'ERROR';
+      const tlsTrouble = CERTIFICATE_CODES.has(code) || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS') || code === 'EPROTO';
+      if (tlsTrouble || (connected && !secured)) failed('tls', code, err.message);
+      else failed(connected ? 'reply' : 'connect', code, err.message);
+    });
+    socket.on('close', () => {
+      if (!connected) failed('connect', 'ECONNREFUSED', 'the connection was closed before it was made');
+      else if (!secured) failed('tls', 'ECONNRESET', 'the server closed the connection during the TLS handshake');
+      else failed('reply', 'ECONNRESET', 'the server closed the connection before answering PING');
+    });
   });
+}
+
+/**
+ * OpenSSL's reason out of its error string (`…:SSL routines:ssl3_read_bytes:tlsv13 alert certificate
+ * required:…` → `tlsv13 alert certificate required`); any other message's first line.
+ * @param {string} message
+ */
+function readableTlsError(message) {
+  return /SSL routines:[^:]*:([^:]+)/.exec(message)?.[1] ?? message.split('\n')[0] ?? message;
+}
+
+/**
+ * Whether a certificate code means the server's certificate was not trusted or did not match.
+ * @param {string} code
+ */
+function isCertificateProblem(code) {
+  return CERTIFICATE_CODES.has(code);
+}
+
+/**
+ * What to tell a person whose Redis did not answer {@link probeRedis}: what was tried (plain TCP or
+ * TLS to host:port), what happened, and what to check. `plainRedisAnswers` says whether a plain
+ * (non-TLS) PING to the same address got an answer: a TLS handshake that went unanswered then means
+ * the port serves Redis without TLS.
+ * @param {{host: string, port: number}} where
+ * @param {Exclude<RedisProbe, {ok: true}>} probe
+ * @param {{tls: boolean, tlsBecause?: string, plainRedisAnswers?: boolean}} how  `tlsBecause`: what
+ *   turned TLS on, for the message (default `REDIS_URL is rediss://`)
+ * @returns {string} one paragraph, without a trailing newline
+ */
+export function explainRedisProbe(where, probe, how) {
+  const address = `${where.host.includes(':') ? `[${where.host}]` : where.host}:${where.port}`;
+  const tried = how.tls ? `TLS to ${address} (${how.tlsBecause ?? 'REDIS_URL is rediss://'})` : `plain TCP to ${address} (REDIS_URL)`;
+  const head = `could not reach Redis: tried ${tried}`;
+  switch (probe.stage) {
+    case 'url':
+      return `REDIS_URL is not a redis:// or rediss:// URL (${probe.message}).`;
+    case 'connect':
+      if (probe.code === 'ECONNREFUSED') {
+        return `${head}: nothing listens there (connection refused). Check the port; ${how.tls ? 'a Redis serving TLS listens on its tls-port (redis-server --tls-port <port> --port 0 …), which npm start does not start for you' : 'start that Redis'}.`;
+      }
+      if (probe.code === 'ENOTFOUND' || probe.code === 'EAI_AGAIN') return `${head}: the host name does not resolve (${probe.code}). Check the host in REDIS_URL.`;
+      if (probe.code === 'ETIMEDOUT') return `${head}: no connection within the time allowed. Check the host, the port and any firewall between.`;
+      return `${head}: the connection failed (${probe.code}: ${probe.message}). Check the host and port in REDIS_URL.`;
+    case 'tls':
+      if (probe.code === 'TLS_NO_ANSWER' || (probe.code === 'ECONNRESET' && how.plainRedisAnswers)) {
+        return how.plainRedisAnswers
+          ? `${head}: a Redis answers there without TLS, so the TLS handshake went unanswered. Use redis:// for a plain Redis, or the port your Redis serves TLS on (its tls-port).`
+          : `${head}: the connection was made but nothing answered the TLS handshake. Check that the port is the one Redis serves TLS on (its tls-port), not a plain port or another service.`;
+      }
+      if (isCertificateProblem(probe.code)) {
+        return `${head}: the server's certificate was not accepted (${probe.code}: ${probe.message}). Set REDIS_TLS_CA_FILE to the PEM file of the CA that signed it, and REDIS_TLS_SERVERNAME when the certificate names another host than the one in REDIS_URL.`;
+      }
+      if (/CERTIFICATE_REQUIRED/.test(probe.code)) {
+        return `${head}: Redis asks for a client certificate (tls-auth-clients) and none was given. Set REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE to a certificate its CA signed, and its key.`;
+      }
+      return `${head}: the TLS handshake failed (${probe.code}: ${readableTlsError(probe.message)}). If Redis asks for client certificates (tls-auth-clients), set REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE; check too that the port serves TLS.`;
+    case 'auth':
+      return `${head}: Redis refused the credentials (${probe.message}). Check the user and password in REDIS_URL, or REDIS_USERNAME and REDIS_PASSWORD.`;
+    default:
+      if (!how.tls && probe.code === 'ECONNRESET') {
+        return `${head}: the server closed the connection without answering PING. If that port serves TLS, use rediss:// (with REDIS_TLS_CA_FILE for a private CA).`;
+      }
+      return `${head}: connected, but no PONG (${probe.code}: ${probe.message}). Check that it is a Redis server and that it is ready.`;
+  }
 }
 
 /**

@@ -11,11 +11,14 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
+import { readFileSync } from 'node:fs';
+
 import {
+  explainRedisProbe,
   findRedisServer,
   isLoopbackHost,
   parseRedisUrl,
-  pingRedis,
+  probeRedis,
   startLocalRedis,
   stopRedis,
 } from './redis-util.mjs';
@@ -61,11 +64,52 @@ try {
 }
 const redisWhere = `${target.host}:${target.port}`;
 
+// TLS as the apps will use it (packages/shared/src/redis-settings.ts): a rediss:// URL or
+// REDIS_TLS=true, with the CA, client certificate and server name they are given.
+const tlsOn = target.tls || /^(true|1|yes|on|y|enabled)$/i.test(env.REDIS_TLS ?? '');
+/** @type {{ca?: Buffer, cert?: Buffer, key?: Buffer, servername?: string}} */
+const tlsFiles = {};
+if (tlsOn) {
+  for (const [option, name] of /** @type {const} */ ([['ca', 'REDIS_TLS_CA_FILE'], ['cert', 'REDIS_TLS_CERT_FILE'], ['key', 'REDIS_TLS_KEY_FILE']])) {
+    if (!env[name]) continue;
+    try {
+      tlsFiles[option] = readFileSync(env[name]);
+    } catch (err) {
+      warn(`${name}=${env[name]} cannot be read (${err.code ?? err.message}).`);
+      process.exit(1);
+    }
+  }
+  if (env.REDIS_TLS_SERVERNAME) tlsFiles.servername = env.REDIS_TLS_SERVERNAME;
+}
+
 /** @type {import('node:child_process').ChildProcess | null} */
 let redisChild = null;
-if (!(await pingRedis(env.REDIS_URL, 1000))) {
+const probe = await probeRedis(env.REDIS_URL, {
+  // A TLS handshake takes longer than a PING, and a busy machine longer still.
+  timeoutMs: tlsOn ? 3000 : 1000,
+  tls: tlsOn,
+  ...tlsFiles,
+  username: env.REDIS_USERNAME || undefined,
+  password: env.REDIS_PASSWORD || undefined,
+});
+if (!probe.ok && tlsOn) {
+  // npm start runs a plain redis-server only: a TLS one is never started here, whatever the host.
+  let plainRedisAnswers = false;
+  if (probe.stage === 'tls') {
+    const plain = await probeRedis(`redis://${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`, { timeoutMs: 1000 });
+    plainRedisAnswers = plain.ok || plain.stage === 'auth';
+  }
+  warn(explainRedisProbe(target, probe, { tls: true, tlsBecause: target.tls ? 'REDIS_URL is rediss://' : 'REDIS_TLS=true', plainRedisAnswers }));
+  process.exit(1);
+}
+if (!probe.ok && probe.stage !== 'connect') {
+  // Something answers there, so starting a Redis on that port could only fail: say what it said.
+  warn(explainRedisProbe(target, probe, { tls: false }));
+  process.exit(1);
+}
+if (!probe.ok) {
   if (!isLoopbackHost(target.host)) {
-    warn(`nothing answers PING at ${redisWhere} (REDIS_URL); start that Redis, or unset REDIS_URL to use a local one.`);
+    warn(`${explainRedisProbe(target, probe, { tls: false })} It is not on this machine, so npm start does not start it; or unset REDIS_URL to use a local one.`);
     process.exit(1);
   }
   if (!findRedisServer()) {

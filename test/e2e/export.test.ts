@@ -101,6 +101,22 @@ describe('the export, in process', () => {
     await bad('?endpointId=ep_01KB2Z3R8Q5T7V9X1Y3Z5A7C9E', /endpoint/, 404);
     await expect(exported({ status: 'lost' })).rejects.toBeInstanceOf(PosternApiError);
   });
+
+  test("a deleted endpoint's deliveries export by its id while they are kept; another org's deleted endpoint is 404", async () => {
+    const before = (await exported({ endpointId: second })).map((d) => d.id);
+    expect(before).toHaveLength(2);
+    expect((await postern.api('DELETE', `/v1/endpoints/${second}`, { key: apiKey })).status).toBe(204);
+    expect((await postern.api('GET', `/v1/endpoints/${second}`, { key: apiKey })).status).toBe(404);
+    const after = await exported({ endpointId: second });
+    expect(after.map((d) => d.id)).toEqual(before);
+    expect(after.every((d) => d.endpointId === second)).toBe(true);
+
+    const otherKey = (await postern.createOrg()).apiKey;
+    const othersGone = (await postern.createEndpoint(otherKey, { url: receiver.url })).id;
+    expect((await postern.api('DELETE', `/v1/endpoints/${othersGone}`, { key: otherKey })).status).toBe(204);
+    const r = await postern.api('GET', `/v1/deliveries/export?endpointId=${othersGone}`, { key: apiKey });
+    expect({ status: r.status, code: r.body.error?.code }).toEqual({ status: 404, code: 'not_found' });
+  });
 });
 
 const DELIVERIES = 25_000;

@@ -187,6 +187,33 @@ test('a redelivery runs the endpoint\'s current version', async () => {
   expect(redelivered.attempts[0].transformation.version).toBe(2);
 });
 
+test('a transformation removed and added again goes on from the highest version: in the log, one version is one code', async () => {
+  const code = (payload: string) => `function handler(w) { w.payload = ${JSON.stringify(payload)}; return w; }`;
+  const endpoint = await postern.createEndpoint(apiKey, { url: receiver.url, eventTypes: ['v.again'], transformation: { code: code('first') } });
+  expect(endpoint.transformation.version).toBe(1);
+  const first = await deliverTo(endpoint.id, 'v.again', {});
+  expect(receiver.requests.at(-1)!.body).toBe('"first"');
+
+  const removed = await postern.api('PATCH', `/v1/endpoints/${endpoint.id}`, { key: apiKey, body: { transformation: null } });
+  expect(removed.body.transformation).toBeNull();
+  const plain = await deliverTo(endpoint.id, 'v.again', { n: 1 });
+  expect(plain.attempts[0].transformation).toBeUndefined();
+
+  const added = await postern.api('PATCH', `/v1/endpoints/${endpoint.id}`, { key: apiKey, body: { transformation: { code: code('second') } } });
+  expect(added.status).toBe(200);
+  expect(added.body.transformation).toMatchObject({ code: code('second'), version: 2 });
+  const second = await deliverTo(endpoint.id, 'v.again', {});
+  // The new code runs, not a copy compiled for the old one under the same version.
+  expect(receiver.requests.at(-1)!.body).toBe('"second"');
+  expect([first.attempts[0].transformation.version, second.attempts[0].transformation.version]).toEqual([1, 2]);
+
+  // Removed and added again once more, with the first code: still a new version.
+  await postern.api('PATCH', `/v1/endpoints/${endpoint.id}`, { key: apiKey, body: { transformation: null } });
+  const third = await postern.api('PATCH', `/v1/endpoints/${endpoint.id}`, { key: apiKey, body: { transformation: { code: code('first') } } });
+  expect(third.body.transformation.version).toBe(3);
+  expect((await postern.api('GET', `/v1/endpoints/${endpoint.id}`, { key: apiKey })).body.transformation.version).toBe(3);
+});
+
 describe('the API', () => {
   test('bad code is a 400: over 64 KiB, a syntax error naming its line, no handler', async () => {
     const big = await postern.api('POST', '/v1/endpoints', { key: apiKey, body: { url: receiver.url, transformation: { code: `function handler(w) { return w; }\n//${'x'.repeat(64 * 1024)}` } } });

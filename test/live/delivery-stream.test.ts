@@ -155,6 +155,32 @@ describe('live deliveries', () => {
     expect(noKey.status).toBe(401);
   });
 
+  test('a filter no change can ever match is 400 naming the parameter and what it takes, instead of a silent stream', async () => {
+    const get = (query: string) => fetch(`${postern.baseUrl}/v1/deliveries/stream${query}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const refused = async (query: string) => {
+      const r = await get(query);
+      const body = (await r.json()) as { error: { code: string; message: string } };
+      return { status: r.status, code: body.error.code, message: body.error.message };
+    };
+    // The feed records a delivery's status once an attempt ended (or it ended without one): never in_flight.
+    expect(await refused('?status=in_flight')).toEqual({ status: 400, code: 'invalid_request', message: expect.stringMatching(/^status: status must be one of pending, succeeded, failed, cancelled: .*never in_flight/) });
+    for (const pattern of ['invoice*', '*.paid', 'invoice.*.paid', 'inv?ice.paid', '**', '.*', '']) {
+      expect({ pattern, ...(await refused(`?eventType=${encodeURIComponent(pattern)}`)) }).toEqual({
+        pattern,
+        status: 400,
+        code: 'invalid_request',
+        message: expect.stringMatching(/^eventType: eventType must be an event type \(invoice\.paid\), a group ending in "\.\*" \(invoice\.\*\) or "\*"/),
+      });
+    }
+    // A parameter given twice is not two filters.
+    expect(await refused(`?endpointId=${flaky}&endpointId=${other}`)).toEqual({ status: 400, code: 'invalid_request', message: expect.stringMatching(/^endpointId: endpointId must be given once/) });
+    // What can match opens the stream.
+    for (const query of ['?status=pending', '?status=cancelled', '?eventType=*', '?eventType=invoice.*', '?eventType=invoice.paid&status=failed']) {
+      const r = await readSse(`${postern.baseUrl}/v1/deliveries/stream${query}`, { authorization: `Bearer ${apiKey}` }, (t) => t.includes(': live deliveries of'));
+      expect({ query, status: r.status }).toEqual({ query, status: 200 });
+    }
+  });
+
   test('one key holds at most maxPerKey streams: 429 too_many_streams past that, room again once one closes', async () => {
     const controller = newController();
     const client = postern.client(apiKey);

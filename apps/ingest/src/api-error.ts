@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler } from 'express';
+import { issuePath, plainIssue, type InputSource } from '@postern/shared';
 import type { RedisClient } from '@postern/store';
 import type { Logger } from 'pino';
 import { requestLogger } from './request-logging.js';
@@ -26,15 +27,16 @@ export function notFound(what: string): ApiError {
 }
 
 /**
- * 400 naming the first bad field of a zod failure, e.g. `url: url is required`. A field the
- * schema does not know reads `body: unknown field "colour"` (for a query string, `source: 'query'`:
- * `query: unknown parameter "colour"`), the wording every route uses.
+ * 400 naming the first bad field of a zod failure in plain words (`plainIssue`), e.g.
+ * `url: url is required (a string)`; never zod's own phrasing. A field the schema does not know
+ * reads `body: unknown field "colour"` (for a query string, `source: 'query'`:
+ * `query: unknown parameter "colour"`), the wording every route uses. `prefix` goes before the
+ * field's path (`events.3`).
  */
-export function invalidRequest(error: z.ZodError, prefix = '', source: 'body' | 'query' = 'body'): ApiError {
-  const issue = error.issues[0];
-  const path = [prefix, ...(issue?.path ?? []).map(String)].filter(Boolean).join('.');
-  if (issue?.code === 'unrecognized_keys') return new ApiError(400, 'invalid_request', `${path || source}: unknown ${source === 'query' ? 'parameter' : 'field'} "${issue.keys[0] ?? ''}"`);
-  return new ApiError(400, 'invalid_request', `${path || source}: ${issue?.message ?? 'invalid'}`);
+export function invalidRequest(error: z.ZodError, prefix = '', source: InputSource = 'body'): ApiError {
+  const first = error.issues[0];
+  const { path, message } = first ? plainIssue(first, source) : { path: [], message: 'is not valid' };
+  return new ApiError(400, 'invalid_request', `${issuePath(path, prefix) || source}: ${message}`);
 }
 
 /**

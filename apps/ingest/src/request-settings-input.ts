@@ -26,7 +26,7 @@ import { ApiError } from './api-error.js';
 
 const text = (field: string, max: number) =>
   z
-    .string({ error: `${field} must be a string of at most ${max} characters` })
+    .string({ error: (issue) => (issue.input === undefined ? `${field} is required (a string of at most ${max} characters)` : `${field} must be a string of at most ${max} characters`) })
     .max(max, `${field} must be a string of at most ${max} characters`)
     .regex(/^[^\u0000-\u001f\u007f]*$/, `${field} must not contain control characters`);
 

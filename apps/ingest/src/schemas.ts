@@ -67,11 +67,34 @@ export const updateEndpointBody = z.strictObject({
   transformation: transformationField.optional(),
 });
 
+/**
+ * Characters that are not printable text: controls (U+0000–U+001F, U+007F–U+009F: newline, tab,
+ * NUL…), line and paragraph separators, bidirectional controls (U+202A–U+202E, U+2066–U+2069) and
+ * unpaired surrogates. A key holding one reads back differently in logs, terminals and CSV
+ * exports than it was sent, or not at all.
+ */
+const NOT_PRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}\p{Cs}\u202a-\u202e\u2066-\u2069]/u;
+
+/** Whether `text` holds only printable characters (none of {@link NOT_PRINTABLE}). */
+export function isPrintableText(text: string): boolean {
+  return !NOT_PRINTABLE.test(text);
+}
+
+/**
+ * An event's idempotency key as the body field `idempotencyKey` takes it: 1 to 200 printable
+ * characters (any Unicode text, no control character); the header carries printable ASCII only.
+ */
+export const idempotencyKeyField = z
+  .string({ error: 'idempotencyKey must be a string' })
+  .min(1, 'idempotencyKey must be 1 to 200 characters')
+  .max(200, 'idempotencyKey must be 1 to 200 characters')
+  .refine(isPrintableText, 'idempotencyKey must be printable characters only: no newline, tab or other control character');
+
 /** `POST /v1/events` body. `data` is any JSON value and is kept byte for byte. */
 export const createEventBody = z.strictObject({
   type: eventTypeSchema,
   data: z.unknown().refine((v) => v !== undefined, 'data is required (any JSON value)'),
-  idempotencyKey: z.string({ error: 'idempotencyKey must be a string' }).min(1, 'idempotencyKey must be 1 to 200 characters').max(200, 'idempotencyKey must be 1 to 200 characters').optional(),
+  idempotencyKey: idempotencyKeyField.optional(),
   /** Events with the same key reach a `per-key` endpoint one at a time, in acceptance order (issue 13). */
   orderingKey: z
     .string({ error: 'orderingKey must be a string' })

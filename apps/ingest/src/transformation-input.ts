@@ -41,20 +41,26 @@ export async function checkTransformationCode(sandbox: SandboxPool, code: string
 }
 
 /**
- * The transformation to store after a create or `PATCH`, checked: undefined when the body has
- * none (unchanged), null to remove it, else the new settings (`nextTransformation`: the version
- * goes up when the code changed).
+ * The transformation to store after a create or `PATCH`, checked, and the endpoint's highest
+ * version to store with it (`lastVersion`, kept through a removal). Undefined when the body has
+ * none (unchanged); `transformation` null to remove it, else the new settings
+ * (`nextTransformation`: a new code gets a version past every one the endpoint had).
+ *
+ * @param endpoint - the endpoint's transformation now and `lastTransformationVersion` (absent on a
+ *   create, or for an endpoint stored before that field was kept).
  */
 export async function resolveTransformation(
   sandbox: SandboxPool,
   given: z.infer<typeof transformationField> | undefined,
-  current: TransformationSettings | null,
+  endpoint: { transformation?: TransformationSettings | null; lastTransformationVersion?: number } | null,
   nowMs: number,
-): Promise<TransformationSettings | null | undefined> {
+): Promise<{ transformation: TransformationSettings | null; lastVersion: number } | undefined> {
   if (given === undefined) return undefined;
-  if (given === null) return null;
-  if (given.code !== current?.code) await checkTransformationCode(sandbox, given.code, 'transformation.code');
-  return nextTransformation(current, given, nowMs);
+  const current = endpoint?.transformation ?? null;
+  const before = Math.max(endpoint?.lastTransformationVersion ?? 0, current?.version ?? 0);
+  if (given !== null && given.code !== current?.code) await checkTransformationCode(sandbox, given.code, 'transformation.code');
+  const transformation = given === null ? null : nextTransformation(current, given, nowMs, before);
+  return { transformation, lastVersion: Math.max(before, transformation?.version ?? 0) };
 }
 
 /** An endpoint's transformation as the API shows it. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Postern, PosternApiError, PosternConnectionError, type LiveStreamQuery } from '@postern/client';
-import { verify } from '@postern/shared';
+import { LIVE_DELIVERY_STATUSES, verify } from '@postern/shared';
 import { Command, CommanderError, Option } from 'commander';
 import { configPath, readConfig, writeConfig } from './config-file.js';
 import { sinceToMs } from './duration.js';
@@ -29,7 +29,6 @@ interface GlobalOptions {
   json?: boolean;
 }
 
-const DELIVERY_STATUSES = ['pending', 'in_flight', 'succeeded', 'failed', 'cancelled'] as const;
 
 /** Events per request of `events send-batch`: the API's limit. */
 const BATCH_EVENTS = 100;
@@ -178,7 +177,7 @@ function buildProgram(io: CliEnvironment): Command {
     .command('tail')
     .description('follow deliveries live, one line per attempt (Ctrl-C to stop)')
     .option('--endpoint <id>', 'only this endpoint')
-    .addOption(new Option('--status <status>', 'only changes to this status').choices([...DELIVERY_STATUSES]))
+    .addOption(new Option('--status <status>', 'only changes to this status').choices([...LIVE_DELIVERY_STATUSES]))
     .option('--event-type <type>', 'only this event type (exact, prefix.* or *)')
     .action(async (opts: { endpoint?: string; status?: LiveStreamQuery['status']; eventType?: string }) => {
       const o = out();

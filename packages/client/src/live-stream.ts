@@ -34,8 +34,9 @@ export type LiveStreamMessage = { type: 'delivery'; delivery: LiveDelivery } | {
 /** `deliveries.stream` filters and options. */
 export interface LiveStreamQuery {
   endpointId?: string;
-  status?: 'pending' | 'in_flight' | 'succeeded' | 'failed' | 'cancelled';
-  /** Exact, `prefix.*` or `*`. */
+  /** The delivery's status after the change; a change never carries `in_flight`. */
+  status?: 'pending' | 'succeeded' | 'failed' | 'cancelled';
+  /** Exact, `prefix.*` or `*`; no other wildcard. */
   eventType?: string;
 }
 

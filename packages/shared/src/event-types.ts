@@ -10,6 +10,13 @@ export const TEST_EVENT_TYPE = 'webhook.test';
 export const ALL_EVENT_TYPES = '*';
 
 const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
+
+/**
+ * A group of event types, `prefix.*`: every type that starts with `prefix.` (`invoice.*` holds
+ * `invoice.paid` and `invoice.line.added`, not `invoice` itself). The prefix is written as an
+ * event type is; `*` is allowed only as the last segment, after a dot.
+ */
+export const EVENT_TYPE_GROUP_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]*\.\*$/;
 const EVENT_TYPE_MESSAGE =
   `event type must be 1 to ${MAX_EVENT_TYPE_LENGTH} characters: a letter or digit, ` +
   'then letters, digits, "_", ".", ":" or "-"';
@@ -19,7 +26,7 @@ const EVENT_TYPE_MESSAGE =
  * starting with a letter or digit, then letters, digits, `_`, `.`, `:`, `-`.
  */
 export const eventTypeSchema = z
-  .string({ error: EVENT_TYPE_MESSAGE })
+  .string({ error: (issue) => (issue.input === undefined ? `event type is required (1 to ${MAX_EVENT_TYPE_LENGTH} characters: a letter or digit, then letters, digits, "_", ".", ":" or "-")` : EVENT_TYPE_MESSAGE) })
   .min(1, { error: EVENT_TYPE_MESSAGE })
   .max(MAX_EVENT_TYPE_LENGTH, { error: EVENT_TYPE_MESSAGE })
   .regex(EVENT_TYPE_PATTERN, { error: EVENT_TYPE_MESSAGE });

@@ -50,6 +50,9 @@ export {
 } from './error-codes.js';
 export type { ErrorCode, ErrorCodeInfo, ErrorFamily, ErrorRule, ErrorRuleOptions } from './error-codes.js';
 
+export { issuePath, plainIssue } from './validation-messages.js';
+export type { InputSource, PlainIssue } from './validation-messages.js';
+
 export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, policySchema, resolvePolicy } from './policy.js';
 export type { BreakerRule, Policy, PolicyIssue, PolicyResolution, PresetName, RateLimit, Schedule } from './policy.js';
 
@@ -75,6 +78,7 @@ export type { UrlRejection } from './url-rules.js';
 export {
   ALL_EVENT_TYPES,
   DEFAULT_EVENT_TYPE_FILTER,
+  EVENT_TYPE_GROUP_PATTERN,
   MAX_EVENT_TYPE_FILTER_ENTRIES,
   MAX_EVENT_TYPE_LENGTH,
   TEST_EVENT_TYPE,
@@ -163,8 +167,8 @@ export type {
 } from './transformation.js';
 export { TRANSFORMATION_TEMPLATES } from './transformation-templates.js';
 export type { TransformationTemplate } from './transformation-templates.js';
-export { LIVE_STREAM_DEFAULTS, STREAM_ID_PATTERN, compareStreamIds, matchesLiveFilter, mayOpenStream, resumeFrom } from './live-deliveries.js';
-export type { LiveDeliveryChange, LiveDeliveryFilter } from './live-deliveries.js';
+export { LIVE_DELIVERY_STATUSES, LIVE_STREAM_DEFAULTS, STREAM_ID_PATTERN, compareStreamIds, isLiveEventTypeFilter, matchesLiveFilter, mayOpenStream, resumeFrom } from './live-deliveries.js';
+export type { LiveDeliveryChange, LiveDeliveryFilter, LiveDeliveryStatus } from './live-deliveries.js';
 export { logPlanOf, prettyLogOptions } from './log-format.js';
 export type { LogFormat, LogPlan } from './log-format.js';
 export { ACCEPT_DURABILITY_MODES, durabilityVerdict, supportsWaitAof } from './durability.js';

@@ -1,4 +1,4 @@
-import { compareStreamIds, matchesLiveFilter, mayOpenStream, resumeFrom, type LiveDeliveryChange } from './live-deliveries.js';
+import { compareStreamIds, isLiveEventTypeFilter, matchesLiveFilter, mayOpenStream, resumeFrom, type LiveDeliveryChange } from './live-deliveries.js';
 
 const change: LiveDeliveryChange = {
   deliveryId: 'dlv_1', endpointId: 'ep_1', eventId: 'evt_1', eventType: 'invoice.paid', status: 'succeeded',
@@ -17,6 +17,16 @@ describe('matchesLiveFilter', () => {
     expect(matchesLiveFilter(change, { eventType: 'invoice.*' })).toBe(true);
     expect(matchesLiveFilter(change, { eventType: 'inv.*' })).toBe(false);
     expect(matchesLiveFilter(change, { eventType: '*' })).toBe(true);
+  });
+});
+
+describe('isLiveEventTypeFilter', () => {
+  test('an exact type, a prefix.* group or * can match; other wildcards never can', () => {
+    for (const ok of ['*', 'invoice.*', 'invoice.line.*', 'invoice.paid', 'a:b-c_d']) expect(isLiveEventTypeFilter(ok)).toBe(true);
+    for (const never of ['', 'invoice*', '*.paid', 'invoice.*.paid', 'inv?ice', '.*', '**', 'a b']) expect(isLiveEventTypeFilter(never)).toBe(false);
+  });
+  test('every filter it accepts matches some type', () => {
+    expect(matchesLiveFilter({ ...change, eventType: 'invoice.line.added' }, { eventType: 'invoice.line.*' })).toBe(true);
   });
 });
 

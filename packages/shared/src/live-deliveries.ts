@@ -1,3 +1,16 @@
+import { ALL_EVENT_TYPES, EVENT_TYPE_GROUP_PATTERN, eventTypeSchema } from './event-types.js';
+
+/**
+ * The statuses a live change carries: the delivery's status after an attempt ended
+ * (finish-attempt.lua) or after it ended or was held without one (settle-delivery.lua). `pending`
+ * is a retry scheduled or a delivery held; `in_flight` is never one: claiming an attempt is not a
+ * change the feed records, the attempt's end is.
+ */
+export const LIVE_DELIVERY_STATUSES = Object.freeze(['pending', 'succeeded', 'failed', 'cancelled'] as const);
+
+/** One of {@link LIVE_DELIVERY_STATUSES}. */
+export type LiveDeliveryStatus = (typeof LIVE_DELIVERY_STATUSES)[number];
+
 /**
  * One change of a delivery as the live stream (`GET /v1/deliveries/stream`) sends it: an attempt
  * that finished (`attempt` its number), or a delivery ended or held without one (`attempt` null).
@@ -30,6 +43,15 @@ export interface LiveDeliveryFilter {
   endpointId?: string;
   status?: string;
   eventType?: string;
+}
+
+/**
+ * Whether `pattern` is an `eventType` filter a live change can match: `*`, a group `prefix.*`
+ * ({@link EVENT_TYPE_GROUP_PATTERN}) or an exact event type. Anything else (`invoice*`, `*.paid`,
+ * `in?oice.paid`) would match nothing, since types hold no `*` and no other wildcard is supported.
+ */
+export function isLiveEventTypeFilter(pattern: string): boolean {
+  return pattern === ALL_EVENT_TYPES || EVENT_TYPE_GROUP_PATTERN.test(pattern) || eventTypeSchema.safeParse(pattern).success;
 }
 
 /** Whether a change passes a subscriber's filter (every given field matches). */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PRESETS } from './presets.js';
 import type { PreAttemptCheckMode } from './pre-attempt-check.js';
+import { plainIssue } from './validation-messages.js';
 
 /**
  * How long to wait after a failed attempt before the next one.
@@ -355,7 +356,8 @@ function toIssues(error: z.ZodError): PolicyIssue[] {
         issues.push({ path: formatPath([...issue.path, key]), message: `unknown field "${key}"` });
       }
     } else {
-      issues.push({ path: formatPath(issue.path), message: issue.message });
+      const plain = plainIssue(issue);
+      issues.push({ path: formatPath(plain.path), message: plain.message });
     }
   }
   return issues;

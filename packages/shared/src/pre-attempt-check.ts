@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { extractRawField } from './envelope.js';
-import { MAX_EVENT_TYPE_LENGTH, eventTypeSchema } from './event-types.js';
+import { EVENT_TYPE_GROUP_PATTERN, MAX_EVENT_TYPE_LENGTH, eventTypeSchema } from './event-types.js';
 
 /**
  * Org settings that act before an attempt (issue 16): event-type switches and the producer's
@@ -23,7 +23,6 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 3_000;
 /** Longest `reason` of a cancel answer, characters. */
 export const MAX_CHECK_REASON_LENGTH = 64;
 
-const GROUP_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:-]*\.\*$/;
 const SWITCH_MESSAGE = 'each entry must be an event type (invoice.paid) or a group ending in ".*" (invoice.*)';
 
 /**
@@ -34,7 +33,7 @@ const SWITCH_MESSAGE = 'each entry must be an event type (invoice.paid) or a gro
  */
 export const disabledEventTypesSchema = z
   .array(
-    z.string({ error: SWITCH_MESSAGE }).max(MAX_EVENT_TYPE_LENGTH, { error: SWITCH_MESSAGE }).refine((s) => GROUP_PATTERN.test(s) || eventTypeSchema.safeParse(s).success, { error: SWITCH_MESSAGE }),
+    z.string({ error: SWITCH_MESSAGE }).max(MAX_EVENT_TYPE_LENGTH, { error: SWITCH_MESSAGE }).refine((s) => EVENT_TYPE_GROUP_PATTERN.test(s) || eventTypeSchema.safeParse(s).success, { error: SWITCH_MESSAGE }),
     { error: 'disabledEventTypes must be an array of event types or "prefix.*" groups' },
   )
   .max(MAX_DISABLED_EVENT_TYPES, { error: `disabledEventTypes holds at most ${MAX_DISABLED_EVENT_TYPES} entries` })

@@ -118,4 +118,9 @@ describe('transformationCodeFits and nextTransformation', () => {
     expect(nextTransformation({ ...first!, enabled: false }, { code: 'b' }, 30)).toEqual({ code: 'b', enabled: false, version: 2, updatedAt: 30 });
     expect(nextTransformation(first, null, 40)).toBeNull();
   });
+  test('a transformation added again after its removal goes on from the highest version the endpoint had', () => {
+    expect(nextTransformation(null, { code: 'c' }, 50, 3)).toEqual({ code: 'c', enabled: true, version: 4, updatedAt: 50 });
+    expect(nextTransformation({ code: 'a', enabled: true, version: 2, updatedAt: 1 }, { code: 'b' }, 60, 5)?.version).toBe(6);
+    expect(nextTransformation({ code: 'a', enabled: true, version: 7, updatedAt: 1 }, { code: 'b' }, 60, 5)?.version).toBe(8);
+  });
 });

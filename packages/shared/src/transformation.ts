@@ -237,13 +237,14 @@ export function transformationCodeFits(code: string): boolean {
 
 /**
  * The stored transformation after a create or change: the version goes up by one when the code
- * changed (1 for the first), and stays when only `enabled` changed. `change` null removes it.
- *
- * @param enabled - absent = as before (true for a new transformation).
+ * changed, and stays when only `change.enabled` changed (absent = as before; true for a new
+ * transformation). `change` null removes it. Versions never go back for one endpoint: a new code
+ * is one past both the current version and `lastVersion`, the highest the endpoint ever had (so a
+ * transformation removed at version 3 and added again starts at 4; 1 for the endpoint's first).
  */
-export function nextTransformation(current: TransformationSettings | null, change: { code: string; enabled?: boolean } | null, nowMs: number): TransformationSettings | null {
+export function nextTransformation(current: TransformationSettings | null, change: { code: string; enabled?: boolean } | null, nowMs: number, lastVersion = 0): TransformationSettings | null {
   if (change === null) return null;
   const enabled = change.enabled ?? current?.enabled ?? true;
   if (current && current.code === change.code) return current.enabled === enabled ? current : { ...current, enabled, updatedAt: nowMs };
-  return { code: change.code, enabled, version: (current?.version ?? 0) + 1, updatedAt: nowMs };
+  return { code: change.code, enabled, version: Math.max(current?.version ?? 0, lastVersion) + 1, updatedAt: nowMs };
 }

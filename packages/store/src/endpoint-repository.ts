@@ -23,7 +23,7 @@ const setPaceScript = LuaScript.load('set-pace');
 
 /** Fields of an endpoint that the API may change. */
 export type EndpointPatch = Partial<
-  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt' | 'request' | 'requestSecrets' | 'transformation'>
+  Pick<EndpointRecord, 'url' | 'description' | 'eventTypes' | 'policy' | 'policyName' | 'status' | 'secrets' | 'disabledAt' | 'disabledReason' | 'consecutiveFailures' | 'failureStreakStartedAt' | 'request' | 'requestSecrets' | 'transformation' | 'lastTransformationVersion'>
 >;
 
 /**
@@ -143,6 +143,14 @@ export class EndpointRepository {
         .exec(),
     );
     return results[0]?.[1] === 1;
+  }
+
+  /**
+   * Whether `endpointId` is a deleted endpoint of the org whose delivery log is still kept (it is
+   * forgotten once the log is empty: {@link forgetDeletedIfEmpty}).
+   */
+  async isDeleted(orgId: string, endpointId: string): Promise<boolean> {
+    return (await this.redis.zscore(this.keys.deletedEndpoints(orgId), endpointId)) !== null;
   }
 
   /** A page of the org's deleted endpoints whose log still awaits expiry, in id order, after `cursor`. */

@@ -96,6 +96,12 @@ export interface EndpointRecord {
    * code, switch and version; absent or null = none.
    */
   transformation?: TransformationSettings | null;
+  /**
+   * The highest transformation version the endpoint has had (stored field
+   * `lastTransformationVersion`), kept when the transformation is removed: a new one goes on from
+   * it, so one version number names one code for the endpoint's whole life. Absent = none recorded.
+   */
+  lastTransformationVersion?: number;
 }
 
 /** An accepted event. `envelope` is the exact body every delivery of it sends. */
@@ -466,6 +472,7 @@ export function parseEndpoint(h: Record<string, string>, box: SecretBox): Endpoi
     recreateRequired: h.recreateRequired === '1',
     pace: parsePace(h.pace),
     transformation: parseTransformation(h.transformation),
+    ...(optionalNumber(h.lastTransformationVersion) !== null ? { lastTransformationVersion: Number(h.lastTransformationVersion) } : {}),
     request: parseRequestSettings(h.request) ?? NO_REQUEST_SETTINGS,
     requestSecrets: decodeRequestSecrets(h.requestSecrets, box, h.orgId ?? '', h.id),
     ...(h.oauthTokenFetchedAt ? { oauthTokenFetchedAt: Number(h.oauthTokenFetchedAt) } : {}),

@@ -83,7 +83,7 @@ export const DELIVERY_DOCS: Record<string, RouteReference> = {
   },
   'get /v1/deliveries/export': {
     description:
-      "The org's delivery log as NDJSON, streamed: one delivery per line as `GET /v1/deliveries/:id` shows it (no payload, no secrets), endpoint by endpoint, oldest first; filtered by `endpointId`, `status`, `since` and `until`. It is read from Redis only as fast as the client takes it, so any size of log can be exported. An export cut short by a failure ends without its final chunk, so a client cannot take it for a whole one.",
+      "The org's delivery log as NDJSON, streamed: one delivery per line as `GET /v1/deliveries/:id` shows it (no payload, no secrets), endpoint by endpoint, oldest first; filtered by `endpointId` (a deleted endpoint's id too, while its deliveries are kept), `status`, `since` and `until`. It is read from Redis only as fast as the client takes it, so any size of log can be exported. An export cut short by a failure ends without its final chunk, so a client cannot take it for a whole one.",
     responses: { 200: `${JSON.stringify(DELIVERY_WITH_ATTEMPT)}\n` },
   },
   'get /v1/deliveries/stream': {

@@ -1,5 +1,17 @@
-import { LIVE_STREAM_DEFAULTS, STREAM_ID_PATTERN, compareStreamIds, matchesLiveFilter, mayOpenStream, resumeFrom, type LiveDeliveryChange, type LiveDeliveryFilter } from '@postern/shared';
-import { DELIVERY_STATUSES, type LiveFeedEntry } from '@postern/store';
+import {
+  LIVE_DELIVERY_STATUSES,
+  LIVE_STREAM_DEFAULTS,
+  MAX_EVENT_TYPE_LENGTH,
+  STREAM_ID_PATTERN,
+  compareStreamIds,
+  isLiveEventTypeFilter,
+  matchesLiveFilter,
+  mayOpenStream,
+  resumeFrom,
+  type LiveDeliveryChange,
+  type LiveDeliveryFilter,
+} from '@postern/shared';
+import type { LiveFeedEntry } from '@postern/store';
 import { Router, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import { ApiError, invalidRequest } from '../api-error.js';
@@ -9,11 +21,27 @@ import type { LiveHub } from '../live-hub.js';
 import { requestLogger } from '../request-logging.js';
 import { ownEndpoint } from './endpoints.js';
 
-/** `GET /v1/deliveries/stream` query: `endpointId`, `status`, `eventType` (exact, `prefix.*` or `*`); every one given must match. */
+const STATUS_MESSAGE =
+  `status must be one of ${LIVE_DELIVERY_STATUSES.join(', ')}: the stream sends a delivery's status after each change ` +
+  '(an attempt ended, or the delivery ended or was held without one), never in_flight';
+const EVENT_TYPE_MESSAGE =
+  `eventType must be an event type (invoice.paid), a group ending in ".*" (invoice.*) or "*", at most ${MAX_EVENT_TYPE_LENGTH} characters; ` +
+  'no other wildcard is supported';
+
+/**
+ * `GET /v1/deliveries/stream` query: `endpointId`, `status` (one of `LIVE_DELIVERY_STATUSES`: a
+ * status a change can carry), `eventType` (exact, `prefix.*` or `*`); every one given must match.
+ * A filter that could never match (`status=in_flight`, `eventType=invoice*`) is refused rather than
+ * opening a stream that would stay silent.
+ */
 export const deliveryStreamQuery = z.strictObject({
-  endpointId: z.string().regex(/^ep_[0-9A-Za-z]+$/, 'endpointId must be an endpoint id (ep_…)').optional(),
-  status: z.enum(DELIVERY_STATUSES as [string, ...string[]], { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
-  eventType: z.string().min(1).max(200, 'eventType must be at most 200 characters').optional(),
+  endpointId: z.string({ error: 'endpointId must be given once, an endpoint id (ep_…)' }).regex(/^ep_[0-9A-Za-z]+$/, 'endpointId must be an endpoint id (ep_…)').optional(),
+  status: z.enum(LIVE_DELIVERY_STATUSES, { error: STATUS_MESSAGE }).optional(),
+  eventType: z
+    .string({ error: EVENT_TYPE_MESSAGE })
+    .max(MAX_EVENT_TYPE_LENGTH, EVENT_TYPE_MESSAGE)
+    .refine(isLiveEventTypeFilter, EVENT_TYPE_MESSAGE)
+    .optional(),
 });
 
 /** A stream's buffered, unsent bytes past which its client counts as gone (it stopped reading). */

@@ -155,7 +155,8 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
     const secret = given ?? generateSigningSecret(scheme);
     const settings = resolveRequestSettings(body.data, null, { allowList: deps.config.allowList, checkUrl, targetUrl: url });
     const now = deps.clock.now();
-    const transformation = await resolveTransformation(deps.sandbox, body.data.transformation, null, now);
+    const resolved = await resolveTransformation(deps.sandbox, body.data.transformation, null, now);
+    const transformation = resolved?.transformation;
     const endpoint: EndpointRecord = {
       id: deps.ids('ep', now),
       orgId: res.locals.orgId as string,
@@ -177,7 +178,7 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
       disabledAt: null,
       disabledReason: null,
       ...(settings ? { request: settings.request, requestSecrets: settings.requestSecrets } : {}),
-      ...(transformation ? { transformation } : {}),
+      ...(transformation ? { transformation, lastTransformationVersion: transformation.version } : {}),
     };
     await deps.store.endpoints.create(endpoint);
     await recordAudit(deps, req, res, { action: 'endpoint.created', target: { type: 'endpoint', id: endpoint.id }, before: null, after: endpointAuditShape(endpoint), diff: ENDPOINT_DIFF });
@@ -222,8 +223,11 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
       patch.request = settings.request;
       patch.requestSecrets = settings.requestSecrets;
     }
-    const transformation = await resolveTransformation(deps.sandbox, body.data.transformation, endpoint.transformation ?? null, deps.clock.now());
-    if (transformation !== undefined) patch.transformation = transformation;
+    const transformation = await resolveTransformation(deps.sandbox, body.data.transformation, endpoint, deps.clock.now());
+    if (transformation !== undefined) {
+      patch.transformation = transformation.transformation;
+      patch.lastTransformationVersion = transformation.lastVersion;
+    }
     if (body.data.policy !== undefined) {
       const resolved = policyOrThrow(allowedPolicyInput(res, body.data.policy, false) as typeof body.data.policy);
       patch.policy = resolved.policy;

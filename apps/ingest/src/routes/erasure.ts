@@ -15,7 +15,7 @@ const DELETED_ENDPOINT_RETENTION: Retention = { days: 30 };
 
 /** `DELETE /v1/events/data` query: the producer's idempotency key (1..200 characters). */
 export const eraseByKeyQuery = z.strictObject({
-  idempotencyKey: z.string({ error: 'idempotencyKey is required: DELETE /v1/events/data?idempotencyKey=<key>' }).min(1, 'idempotencyKey must be 1 to 200 characters').max(200, 'idempotencyKey must be 1 to 200 characters'),
+  idempotencyKey: z.string({ error: (issue) => (issue.input === undefined ? 'idempotencyKey is required: DELETE /v1/events/data?idempotencyKey=<key>' : 'idempotencyKey must be given once') }).min(1, 'idempotencyKey must be 1 to 200 characters').max(200, 'idempotencyKey must be 1 to 200 characters'),
 });
 
 /**

@@ -57,7 +57,7 @@ export function parseEventInput(body: unknown, rawText: string, readHeaderKey: (
   const headerKey = readHeaderKey();
   // Header bytes arrive as Latin-1: a non-ASCII key would be stored garbled and never match again.
   if (headerKey !== undefined && !/^[\x20-\x7e]*$/.test(headerKey)) {
-    throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be printable ASCII (send other keys as the body field idempotencyKey)');
+    throw new ApiError(400, 'invalid_request', 'Idempotency-Key: header must be printable ASCII, space to ~, no tab or other control character (send other keys as the body field idempotencyKey)');
   }
   // Two different keys: using either one would silently ignore the other. Refuse, naming both.
   if (headerKey !== undefined && bodyKey !== undefined && headerKey !== bodyKey) {

@@ -2,18 +2,17 @@ import { once } from 'node:events';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '@postern/store';
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { invalidRequest } from '../api-error.js';
+import { invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { requireScope } from '../auth.js';
 import { requestLogger } from '../request-logging.js';
 import { attemptJson, deliveryJson } from '../serializers.js';
-import { ownEndpoint } from './endpoints.js';
 
 const isoTime = (name: string) => z.iso.datetime({ offset: true, error: `${name} must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z` });
 
 /**
- * `GET /v1/deliveries/export` query: `endpointId` (one endpoint of the org; default every
- * endpoint, deleted ones whose log is still kept included), `status`, `since`/`until` (the
+ * `GET /v1/deliveries/export` query: `endpointId` (one endpoint of the org, or a deleted one whose
+ * log is still kept; default every endpoint, deleted ones included), `status`, `since`/`until` (the
  * deliveries' creation time, ISO 8601, inclusive; `since` after `until` is refused).
  */
 export const deliveryExportQuery = z
@@ -55,8 +54,13 @@ export function exportRoutes(deps: AppDeps): Router {
     const orgId = res.locals.orgId as string;
     const { endpointId, status, since, until } = q.data;
     let endpointIds: string[];
-    if (endpointId !== undefined) endpointIds = [(await ownEndpoint(deps, res, endpointId)).id];
-    else {
+    if (endpointId !== undefined) {
+      // A deleted endpoint's deliveries stay in the log until they expire: they export like any.
+      const live = await deps.store.endpoints.get(orgId, endpointId);
+      const exists = live !== null ? live.orgId === orgId : await deps.store.endpoints.isDeleted(orgId, endpointId);
+      if (!exists) throw notFound('endpoint');
+      endpointIds = [endpointId];
+    } else {
       const [live, deleted] = await Promise.all([deps.redis.zrange(deps.store.keys.orgEndpoints(orgId), 0, -1), deps.redis.zrange(deps.store.keys.deletedEndpoints(orgId), 0, -1)]);
       endpointIds = [...new Set([...live, ...deleted])].sort();
     }

@@ -8,20 +8,24 @@ import { requireScope } from '../auth.js';
 import { transformationTemplatesResponse, transformationTestResponse, type Json } from '../response-schemas.js';
 import { checkTransformationCode } from '../transformation-input.js';
 
-/** `POST /v1/transformations/test` body: code and a sample event, or code and a stored event's id. */
-export const transformationTestBody = z.union([
-  z.strictObject({
-    code: z.string({ error: 'code must be a string' }),
-    eventType: eventTypeSchema,
-    payload: z.unknown(),
-    url: z.string({ error: 'url must be a string' }).optional(),
-  }),
-  z.strictObject({
-    code: z.string({ error: 'code must be a string' }),
-    eventId: z.string({ error: 'eventId must be a string' }),
-    url: z.string({ error: 'url must be a string' }).optional(),
-  }),
-], { error: 'body: {code, eventType, payload} or {code, eventId}' });
+const testOnSample = z.strictObject({
+  code: z.string({ error: 'code must be a string' }),
+  eventType: eventTypeSchema,
+  payload: z.unknown(),
+  url: z.string({ error: 'url must be a string' }).optional(),
+});
+const testOnStoredEvent = z.strictObject({
+  code: z.string({ error: 'code must be a string' }),
+  eventId: z.string({ error: 'eventId must be a string, the id of an event of the org (evt_…)' }),
+  url: z.string({ error: 'url must be a string' }).optional(),
+});
+
+/**
+ * `POST /v1/transformations/test` body: code and a sample event (`eventType`, `payload`), or code
+ * and a stored event's id (`eventId`). A body with `eventId` is checked as the second, any other as
+ * the first, so a refusal names the field of the form the caller chose.
+ */
+export const transformationTestBody = z.union([testOnSample, testOnStoredEvent], { error: 'body must be {code, eventType, payload} or {code, eventId}' });
 
 /** The URL a test request shows when none is given (nothing is ever sent to it). */
 const SAMPLE_URL = 'https://receiver.example/webhook';
@@ -38,12 +42,11 @@ export function transformationRoutes(deps: AppDeps & { sandbox: SandboxPool }): 
   });
 
   router.post('/v1/transformations/test', requireScope('webhooks:write'), async (req, res) => {
-    const parsed = transformationTestBody.safeParse(req.body ?? {});
-    if (!parsed.success) {
-      const direct = z.object({ code: z.string({ error: 'code must be a string' }) }).safeParse(req.body ?? {});
-      throw direct.success ? invalidRequest(parsed.error) : invalidRequest(direct.error);
-    }
-    const body = parsed.data;
+    const raw: unknown = req.body ?? {};
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ApiError(400, 'invalid_request', 'body: must be a JSON object {code, eventType, payload} or {code, eventId}');
+    const parsed = 'eventId' in raw ? testOnStoredEvent.safeParse(raw) : testOnSample.safeParse(raw);
+    if (!parsed.success) throw invalidRequest(parsed.error);
+    const body: z.infer<typeof transformationTestBody> = parsed.data;
     await checkTransformationCode(deps.sandbox, body.code, 'code');
     const now = deps.clock.now();
     let envelope: string;
