@@ -51,6 +51,7 @@ test('every answer of every documented operation validates against the document'
   await call('GET', '/readyz');
   await call('GET', '/metrics');
   await call('GET', '/openapi.json');
+  await call('GET', '/docs/api');
   await call('GET', '/admin/queues', { key: TEST_ADMIN_TOKEN });
   await call('GET', '/admin/queues');
   await call('GET', '/v1/policies');
