@@ -70,7 +70,8 @@ export function spawnApp(
     stdout,
     stderr,
     exited,
-    port: (timeoutMs = 20_000) =>
+    // Generous: a busy 2-core machine can take many seconds to load an app from source.
+    port: (timeoutMs = 60_000) =>
       waitUntil(`${app} to log its port`, () => {
         if (exitCode !== undefined) throw new Error(`${app} exited with ${exitCode}: ${stderr.join('\n')}`);
         for (const line of stdout) {
