@@ -57,6 +57,9 @@ export interface PaceRecoveryRun {
   line: string;
 }
 
+/** Posts the producer keeps open at most. */
+const PRODUCER_IN_FLIGHT = 16;
+
 /** The most answers (of `status`, or any) in a 1-s window starting at one of them, from `from` on. */
 export function maxInSecond(answers: readonly PaceAnswer[], from: number, status?: number): number {
   const times = answers.filter((a) => a.at >= from && (status === undefined || a.status === status)).map((a) => a.at);
@@ -115,18 +118,20 @@ export async function runPaceRecovery(postern: TestPostern, o: PaceRecoveryOptio
       }
     })();
     // The producer posts at its rate: each event is due at its own time (the load of the scenario,
-    // not a wait for something to happen).
+    // not a wait for something to happen), with at most PRODUCER_IN_FLIGHT posts open at once, so a
+    // busy machine that cannot keep the rate posts later rather than piling up connections.
     const ids: string[] = [];
     const postStart = Date.now();
-    const inFlight: Promise<void>[] = [];
+    const inFlight = new Set<Promise<void>>();
     for (let i = 0; i < o.events; i++) {
       const dueAt = postStart + (i * 1000) / o.postedPerSecond;
       if (dueAt > Date.now()) await new Promise((r) => setTimeout(r, dueAt - Date.now()));
-      inFlight.push(
-        postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'pace.recovery', data: { i } } }).then((r) => {
-          ids.push(r.body.deliveries[0].id as string);
-        }),
-      );
+      while (inFlight.size >= PRODUCER_IN_FLIGHT) await Promise.race(inFlight);
+      const post: Promise<void> = postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'pace.recovery', data: { i } } }).then((r) => {
+        if (r.status !== 202) throw new Error(`event ${i}: ${r.status} ${JSON.stringify(r.body)}`);
+        ids.push(r.body.deliveries[0].id as string);
+      }).finally(() => inFlight.delete(post));
+      inFlight.add(post);
     }
     await Promise.all(inFlight);
     await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(orgId, ids)).every((d) => d.status === 'succeeded'), o.deadlineMs, 200);
