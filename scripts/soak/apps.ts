@@ -47,7 +47,9 @@ export function startApp(app: 'ingest' | 'sender', name: string, env: Record<str
   const launch = () => {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'warn', ...env };
     delete childEnv.NODE_OPTIONS; // jest's --experimental-vm-modules is not for the apps
-    const c = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', `apps/${app}/src/main.ts`], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    // POSTERN_APP_MODE=compiled runs the built apps (apps/<app>/dist, after `npm run build`), as CI does.
+    const entry = process.env.POSTERN_APP_MODE === 'compiled' ? [`apps/${app}/dist/main.js`] : ['--conditions=development', '--import', 'tsx', `apps/${app}/src/main.ts`];
+    const c = spawn(process.execPath, entry, { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     if (logFile) appendFileSync(logFile, `--- ${new Date().toISOString()} ${name} started\n`);
     const keep = (chunk: Buffer) => {
       if (logFile) appendFileSync(logFile, chunk);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fastPolicy, startPostern, type TestPostern } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
-import { REPO_ROOT } from '../support/spawn-app.js';
+import { defaultAppMode, REPO_ROOT } from '../support/spawn-app.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
@@ -27,7 +27,8 @@ interface Running {
 }
 
 function start(args: string[], opts: { stdin?: string; env?: Record<string, string>; bin?: boolean } = {}): Running {
-  const entry = opts.bin ? ['packages/cli/bin/postern.mjs'] : ['--conditions=development', '--import', 'tsx', 'packages/cli/src/main.ts'];
+  // Compiled mode (CI, after the build): the bin runs packages/cli/dist/main.js itself.
+  const entry = opts.bin || defaultAppMode() === 'compiled' ? ['packages/cli/bin/postern.mjs'] : ['--conditions=development', '--import', 'tsx', 'packages/cli/src/main.ts'];
   const child = spawn(process.execPath, [...entry, ...args], { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', XDG_CONFIG_HOME: xdg, POSTERN_URL: '', POSTERN_API_KEY: '', ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const running: Running = { child, stdout: [], stderr: [], exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
   const collect = (into: string[]) => {

@@ -14,12 +14,18 @@ const ci = readFileSync(path.join(REPO_ROOT, '.ci/run'), 'utf8');
 const manifest = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
 /** The commands .ci/run runs, comments dropped. */
 const commands = ci.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+/** README's test command, `npm test`, with any environment settings in front. */
+const isTestCommand = (c: string) => /^(\w+=\S+ )*npm test\b/.test(c);
+
+test('.ci/run runs the suite with the apps and the CLI it spawns compiled, after the build', () => {
+  expect(commands.find(isTestCommand)).toMatch(/^POSTERN_APP_MODE=compiled npm test\b/);
+});
 
 test('.ci/run type-checks (set -e: an error stops it) and builds before the tests', () => {
   expect(ci).toMatch(/^set -euo pipefail$/m);
   const typecheck = commands.indexOf('npm run typecheck');
   const build = commands.indexOf('npm run build');
-  const tests = commands.findIndex((c) => c.startsWith('npm test'));
+  const tests = commands.findIndex(isTestCommand);
   expect(typecheck).toBeGreaterThan(-1);
   expect(build).toBeGreaterThan(typecheck);
   expect(tests).toBeGreaterThan(build);
@@ -51,7 +57,7 @@ test('.ci/run also runs the unit and end-to-end tests on Node 24 from the npm pa
 test('.ci/run starts a local Redis Cluster and exports TEST_REDIS_CLUSTER_NODES before the tests, and stops it on exit', () => {
   const start = commands.findIndex((c) => c.includes('scripts/redis-cluster.sh start'));
   const exported = commands.findIndex((c) => c.startsWith('export TEST_REDIS_CLUSTER_NODES='));
-  const tests = commands.findIndex((c) => c.startsWith('npm test'));
+  const tests = commands.findIndex(isTestCommand);
   expect(start).toBeGreaterThan(-1);
   expect(exported).toBeGreaterThan(start);
   expect(tests).toBeGreaterThan(exported);

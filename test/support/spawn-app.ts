@@ -27,6 +27,11 @@ export interface SpawnedApp {
  */
 export type AppMode = 'source' | 'compiled';
 
+/** `compiled` when `POSTERN_APP_MODE=compiled` (CI sets it after `npm run build`), else `source`. */
+export function defaultAppMode(): AppMode {
+  return process.env.POSTERN_APP_MODE === 'compiled' ? 'compiled' : 'source';
+}
+
 /** The node arguments that run `app` in `mode` (after any of the caller's own node flags). */
 export function appEntryArgs(app: 'ingest' | 'sender', mode: AppMode): string[] {
   return mode === 'compiled' ? [`apps/${app}/dist/main.js`] : ['--conditions=development', '--import', 'tsx', `apps/${app}/src/main.ts`];
@@ -41,7 +46,7 @@ export function spawnApp(
   app: 'ingest' | 'sender',
   env: Record<string, string | undefined>,
   nodeArgs: readonly string[] = [],
-  mode: AppMode = process.env.POSTERN_APP_MODE === 'compiled' ? 'compiled' : 'source',
+  mode: AppMode = defaultAppMode(),
 ): SpawnedApp {
   // The tests' SECRETS_KEY unless `env` says otherwise (undefined removes it).
   const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: undefined, ...TEST_SECRETS_ENV, ...env };

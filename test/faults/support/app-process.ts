@@ -2,11 +2,11 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Queue } from 'bullmq';
 import { TEST_ADMIN_TOKEN, TEST_SECRETS_ENV } from '../../support/postern.js';
+import { appEntryArgs, defaultAppMode } from '../../support/spawn-app.js';
 import { waitUntil } from '../../support/wait-until.js';
 import { freePort } from './free-port.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const ENTRY = { sender: 'apps/sender/src/main.ts', ingest: 'apps/ingest/src/main.ts' } as const;
 
 /** How a child app ended. */
 export interface AppExit {
@@ -14,7 +14,7 @@ export interface AppExit {
   signal: NodeJS.Signals | null;
 }
 
-/** A Postern app (`node --conditions=development --import tsx apps/<app>/src/main.ts`) running as a child process. */
+/** A Postern app running as a child process, from source or compiled (see `defaultAppMode`). */
 export interface AppProcess {
   readonly name: string;
   readonly pid: number;
@@ -39,11 +39,11 @@ process.once('exit', () => {
   for (const app of started) app.signal('SIGKILL');
 });
 
-function spawnApp(app: keyof typeof ENTRY, name: string, env: Record<string, string>): AppProcess {
+function spawnApp(app: 'ingest' | 'sender', name: string, env: Record<string, string>): AppProcess {
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   delete childEnv.NODE_OPTIONS; // jest's --experimental-vm-modules is not for the apps
   Object.assign(childEnv, { LOG_LEVEL: 'warn', ALLOWED_ADDRESSES: '127.0.0.1,::1', ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...TEST_SECRETS_ENV }, env);
-  const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', ENTRY[app]], { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, appEntryArgs(app, defaultAppMode()), { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
