@@ -11,6 +11,8 @@ test('while ioredis still says ready, the error itself tells a broken connection
   // Seen in the Redis kill -9 test: the socket broke before ioredis noticed the close.
   expect(isRedisUnreachable(new Error("Stream isn't writeable and enableOfflineQueue options is false"), ready)).toBe(true);
   expect(isRedisUnreachable(new Error('Connection is closed.'), ready)).toBe(true);
+  // Seen in the cluster soak: a read in flight when a failover closed its node's connection.
+  expect(isRedisUnreachable(Object.assign(new Error('Command aborted due to connection close'), { name: 'AbortError' }), ready)).toBe(true);
   expect(isRedisUnreachable(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }), ready)).toBe(true);
   expect(isRedisUnreachable(Object.assign(new Error('x'), { name: 'MaxRetriesPerRequestError' }), ready)).toBe(true);
   expect(isRedisUnreachable(new Error('LOADING Redis is loading the dataset in memory'), ready)).toBe(true);

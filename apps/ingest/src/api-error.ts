@@ -48,7 +48,9 @@ export function invalidRequest(error: z.ZodError, prefix = '', source: InputSour
  * client's redirections or slot refreshes running out: scripts/failover-report.ts saw ingest answer
  * 500 for these before), or a primary refusing writes without an in-sync replica
  * (`min-replicas-to-write`: `NOREPLICAS`), or a node that was demoted to replica (`READONLY`) or
- * lost its primary (`MASTERDOWN`) answering before the client saw the new topology.
+ * lost its primary (`MASTERDOWN`) answering before the client saw the new topology, or a command
+ * in flight when its node's connection closed (ioredis's `AbortError`, seen in the cluster soak
+ * during a failover).
  */
 export function isRedisUnreachable(err: unknown, redis: RedisClient): boolean {
   if (redis.status !== 'ready') return true;
@@ -57,7 +59,7 @@ export function isRedisUnreachable(err: unknown, redis: RedisClient): boolean {
     e.name === 'MaxRetriesPerRequestError' ||
     e.name === 'ClusterAllFailedError' ||
     ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT'].includes(e.code ?? '') ||
-    /^(Stream isn't writeable|Connection is closed|LOADING |OOM |CLUSTERDOWN |TRYAGAIN |NOREPLICAS |READONLY |MASTERDOWN |Too many Cluster redirections|Failed to refresh slots cache)/.test(e.message ?? '')
+    /^(Stream isn't writeable|Connection is closed|Command aborted due to connection close|LOADING |OOM |CLUSTERDOWN |TRYAGAIN |NOREPLICAS |READONLY |MASTERDOWN |Too many Cluster redirections|Failed to refresh slots cache)/.test(e.message ?? '')
   );
 }
 

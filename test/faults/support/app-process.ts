@@ -102,7 +102,7 @@ export async function spawnIngestOnly(env: Record<string, string>): Promise<Inge
 }
 
 /** Starts an ingest child on a free port and waits until `/readyz` answers 200 (its Redis connection is up). */
-export async function spawnIngest(env: Record<string, string>, timeoutMs = 20_000): Promise<IngestProcess> {
+export async function spawnIngest(env: Record<string, string>, timeoutMs = 60_000): Promise<IngestProcess> {
   const port = await freePort();
   const app = spawnApp('ingest', `ingest-${port}`, { HOST: '127.0.0.1', PORT: String(port), ...env });
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -118,7 +118,7 @@ export async function spawnIngest(env: Record<string, string>, timeoutMs = 20_00
  * Waits until `count` BullMQ workers are connected to the deliveries queue (each sender has one),
  * i.e. the senders are ready to take jobs.
  */
-export async function waitForSenders(queue: Queue, count: number, senders: readonly AppProcess[] = [], timeoutMs = 20_000): Promise<void> {
+export async function waitForSenders(queue: Queue, count: number, senders: readonly AppProcess[] = [], timeoutMs = 60_000): Promise<void> {
   await waitUntil(`${count} sender(s) connected to the queue`, async () => {
     const dead = senders.find((s) => s.exited);
     if (dead) throw new Error(`${dead.name} exited early\n${dead.output()}`);
