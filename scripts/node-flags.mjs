@@ -4,10 +4,10 @@
 // Why these values: docs/operations.md, "Memory"; measured with `npm run bench:heap`.
 
 /**
- * `--max-old-space-size=384`: under a limit below about 1 GB, V8 grows the old generation by at
- * most about 1.3× what is live before a full collection (4× under Node's own ~4 GB limit), so
- * each app peaks near 100 MB resident at full speed instead of 165-195 MB; 384 MB is several
- * times either app's live heap. `--max-semi-space-size=4`: young-generation semi-spaces of 4 MB
+ * `--max-old-space-size=384`: V8 scales how far the old generation grows past what is live before
+ * a full collection with this limit: about 1.3-1.4× at a few hundred MB, up to 4× under Node's
+ * own ~4 GB. So each app peaks near 100 MB resident at full speed instead of 165-195 MB; 384 MB is
+ * several times either app's live heap. `--max-semi-space-size=4`: young-generation semi-spaces of 4 MB
  * instead of 16 MB; 1 MB cost CPU per delivery, 8 MB saved none and held more.
  *
  * @type {readonly string[]}
