@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { createRedisConnection } from '@postern/store';
 import type { Redis } from 'ioredis';
+import { APP_NODE_FLAGS } from '../scripts/node-flags.mjs';
 import { findRedisServer, startLocalRedis, stopRedis } from '../scripts/redis-util.mjs';
 import { REPO_ROOT, spawnApp, type SpawnedApp } from '../test/support/spawn-app.js';
 
@@ -148,11 +149,22 @@ export interface PosternProcesses {
 }
 
 /**
- * Spawns ingest (and, unless `withSender` is false, a sender) with LOG_LEVEL=warn: per-request
- * info lines to a pipe would measure the terminal, not Postern. `nodeArgs` (e.g. `--cpu-prof`)
- * go to both; `env` is added to (and overrides) their environment.
+ * The node flags the benchmark's apps run with: the apps' defaults (scripts/node-flags.mjs, as
+ * `npm start` and the Docker image use them), or `BENCH_NODE_ARGS` instead when it is set
+ * (`BENCH_NODE_ARGS=` runs them with Node's own defaults).
  */
-export async function startPosternProcesses(opts: { redisUrl: string; prefix: string; concurrency: number; withSender?: boolean; nodeArgs?: (app: 'ingest' | 'sender') => string[]; env?: Record<string, string> }): Promise<PosternProcesses> {
+export function benchNodeFlags(): string[] {
+  const given = process.env.BENCH_NODE_ARGS;
+  return given === undefined ? [...APP_NODE_FLAGS] : given.split(' ').filter(Boolean);
+}
+
+/**
+ * Spawns ingest (and, unless `withSender` is false, a sender) with LOG_LEVEL=warn: per-request
+ * info lines to a pipe would measure the terminal, not Postern. Both get `baseNodeArgs` (default
+ * {@link benchNodeFlags}), then `nodeArgs` (e.g. `--cpu-prof`); `env` is added to (and overrides)
+ * their environment.
+ */
+export async function startPosternProcesses(opts: { redisUrl: string; prefix: string; concurrency: number; withSender?: boolean; baseNodeArgs?: readonly string[]; nodeArgs?: (app: 'ingest' | 'sender') => string[]; env?: Record<string, string> }): Promise<PosternProcesses> {
   const env = {
     REDIS_URL: opts.redisUrl,
     REDIS_PREFIX: opts.prefix,
@@ -170,8 +182,7 @@ export async function startPosternProcesses(opts: { redisUrl: string; prefix: st
     // e.g. REDIS_CLUSTER_NODES and QUEUE_PARTITIONS for the cluster runs.
     ...opts.env,
   };
-  // BENCH_NODE_ARGS: node flags for both apps (e.g. heap settings), before any the run adds.
-  const extraNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const extraNodeArgs = [...(opts.baseNodeArgs ?? benchNodeFlags())];
   const ingest = spawnApp('ingest', env, [...extraNodeArgs, ...(opts.nodeArgs?.('ingest') ?? [])]);
   const apiBase = `http://127.0.0.1:${env.PORT}`;
   const ready = async (base: string, what: string) => {

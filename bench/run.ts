@@ -18,9 +18,13 @@
  *
  * The full-speed runs and the 250/s run also measure what a delivery costs (bench/resource-cost.ts):
  * CPU ms of ingest, the sender and Redis (/proc/<pid>/stat) and Redis commands (INFO
- * commandstats), over the run until the sender has finished its last job.
+ * commandstats), over the run until the sender has finished its last job, and from them the cost
+ * per million deliveries (CPU seconds by process; Redis used_memory growth per delivery × the
+ * delivery log's retention, GB·hours).
  *
- * Goals (reported, not gates): (3) ≥ 0.6 × min(1, 2); p99 ≤ 50 ms at 1,000 events/s; retries ≤ 1 s
+ * Goals (reported, not gates): (3) ≥ 0.6 × min(1, 2); 1 endpoint ≥ 0.5 × and 100 endpoints ≥ 0.7 ×
+ * bare got; first attempt p99 ≤ 10 ms at BENCH_RATE_LOW; each app's peak RSS ≤ 150 MB in every run
+ * and ingest's ≤ 90 MB once ready (with the apps' default node flags, scripts/node-flags.mjs); p99 ≤ 50 ms at 1,000 events/s; retries ≤ 1 s
  * late with 100k pending; ≤ 2 KB Redis per pending delivery (used_memory); by MEMORY USAGE per key
  * (bench/finished-memory.ts, with the byte breakdown), ≤ 1,400 B per pending delivery with its job
  * and ≤ 800 B per finished one with its attempts and indexes. When one is missed (or
@@ -45,10 +49,11 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { PRESETS } from '@postern/shared';
 import { createKeySchema, DELIVERY_QUEUE_NAME } from '@postern/store';
 import { summariseCpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory-breakdown.js';
-import { composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
+import { benchNodeFlags, composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 import { openLiveFeedWindow } from './live-feed-cost.js';
 import { BATCH_CPU_RATIO_TARGET, batchIngestLine, EVENTS_PER_BATCH, measureBatchIngest, profileBatch } from './batch-ingest.js';
 import { eventValidationLine, measureEventValidation } from './event-validation-cost.js';
@@ -79,6 +84,11 @@ const REQUEST_SETTINGS_WARM_UP_EVENTS = 1000;
 
 /** The 1-endpoint runs: the endpoint may take the sender's whole concurrency, as bare got does. */
 const ROOMY_POLICY: PolicyInput = { preset: 'standard', concurrency: { perEndpoint: CONCURRENCY, perOrg: CONCURRENCY } };
+
+/** Goals for each app's memory (reported, not gates). */
+const PEAK_RSS_GOAL_MB = 150;
+const IDLE_INGEST_RSS_GOAL_MB = 90;
+const MiB = 1024 * 1024;
 
 const log = (line: string) => process.stdout.write(`[bench] ${line}\n`);
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
@@ -131,7 +141,8 @@ interface CostContext {
  * Runs one end-to-end scenario inside a cost window: CPU of ingest, sender and Redis and Redis
  * commands, from just before the run to when the sender has finished its last job.
  */
-async function withCost<T extends EndToEnd>(ctx: CostContext, p: PosternProcesses, run: () => Promise<T>): Promise<T & { cost: DeliveryCost }> {
+async function withCost<T extends EndToEnd>(ctx: CostContext, p: PosternProcesses, run: () => Promise<T>): Promise<T & { cost: DeliveryCost & { redisUsedMemoryBytesPerDelivery: number } }> {
+  const usedBefore = await ctx.redis.usedMemory();
   const window = await openCostWindow({
     redis: ctx.redis.client,
     pids: { ingest: p.ingest.child.pid, sender: p.sender?.child.pid, redis: ctx.redisPid },
@@ -140,7 +151,32 @@ async function withCost<T extends EndToEnd>(ctx: CostContext, p: PosternProcesse
   const result = await run();
   const activeKey = `${createKeySchema(p.prefix).queuePrefix(0)}:${DELIVERY_QUEUE_NAME}:active`;
   const probes = await waitForNoActiveJobs(ctx.redis.client, activeKey);
-  return { ...result, cost: await window.end(result.deliveries, { llen: probes }) };
+  const cost = await window.end(result.deliveries, { llen: probes });
+  // What the run's finished deliveries (and anything else it left) hold in Redis, per delivery.
+  const redisUsedMemoryBytesPerDelivery = Math.round(((await ctx.redis.usedMemory()) - usedBefore) / Math.max(1, result.deliveries));
+  return { ...result, cost: { ...cost, redisUsedMemoryBytesPerDelivery } };
+}
+
+/** How long the runs' finished deliveries stay in the delivery log: the `standard` preset's retention, hours. */
+const RETENTION_HOURS = (() => {
+  const retention = PRESETS.standard.policy.retention;
+  return 'days' in retention ? retention.days * 24 : 0;
+})();
+
+/**
+ * What a million deliveries cost, for sizing a deployment: CPU seconds by process and in total
+ * (CPU ms per delivery × 1,000), and Redis memory over time: the Redis `used_memory` a delivery
+ * left behind × how long the delivery log keeps it ({@link RETENTION_HOURS}), in GB·hours (10⁹ B).
+ * At a steady rate of R million deliveries an hour, Redis then holds about R × that many GB.
+ */
+function costPerMillion(c: DeliveryCost & { redisUsedMemoryBytesPerDelivery: number }) {
+  const seconds = (ms: number | null) => (ms === null ? null : Math.round(ms * 1000));
+  return {
+    cpuSeconds: { ingest: seconds(c.cpuMsPerDelivery.ingest), sender: seconds(c.cpuMsPerDelivery.sender), redis: seconds(c.cpuMsPerDelivery.redis), total: seconds(c.cpuMsPerDelivery.total) },
+    redisBytesPerDelivery: c.redisUsedMemoryBytesPerDelivery,
+    retentionHours: RETENTION_HOURS,
+    redisGbHours: Math.round((c.redisUsedMemoryBytesPerDelivery * RETENTION_HOURS * 1e6) / 1e9),
+  };
 }
 
 function costRow(name: string, c: DeliveryCost) {
@@ -326,10 +362,19 @@ async function main(): Promise<void> {
     const finishedBytes = finishedMemory?.find((m) => m.state === 'finished (answered 200)')?.perDeliveryExcludingPayload;
     if (pendingBytes !== undefined) goals.memoryPending = { goal: '≤ 1400 B per pending delivery with its job (MEMORY USAGE)', value: pendingBytes, met: pendingBytes <= 1400 };
     if (finishedBytes !== undefined) goals.memoryFinished = { goal: '≤ 800 B per finished delivery with attempts and indexes (MEMORY USAGE)', value: finishedBytes, met: finishedBytes <= 800 };
+    // Issue 26: each app's peak RSS through every measured run, with the apps' default node flags.
+    const rssRuns: EndToEnd[] = [postern.oneEndpoint, postern.manyEndpoints, postern.atRateLow];
+    for (const r of [postern.atRate, postern.below]) if (r) rssRuns.push(r);
+    const peakRss = Math.max(...rssRuns.flatMap((r) => [r.peakRssBytes.ingest, r.peakRssBytes.sender]));
+    goals.peakRss = { goal: `peak RSS ≤ ${PEAK_RSS_GOAL_MB} MB per app in every run (node flags: ${benchNodeFlags().join(' ') || "Node's defaults"})`, value: mb(peakRss), met: peakRss <= PEAK_RSS_GOAL_MB * MiB };
+    goals.idleIngestRss = { goal: `idle ingest RSS ≤ ${IDLE_INGEST_RSS_GOAL_MB} MB once ready`, value: mb(postern.idle.ingest), met: postern.idle.ingest <= IDLE_INGEST_RSS_GOAL_MB * MiB };
+    goals.oneEndpointToBareGot = { goal: '1 endpoint ≥ 0.5 × bare got', value: ratioToBareGot.oneEndpoint, met: ratioToBareGot.oneEndpoint >= 0.5 };
+    goals.manyEndpointsToBareGot = { goal: '100 endpoints ≥ 0.7 × bare got', value: ratioToBareGot.manyEndpoints, met: ratioToBareGot.manyEndpoints >= 0.7 };
+    goals.p99AtLowRate = { goal: `first attempt p99 ≤ 10 ms at ${RATE_LOW} events/s`, value: postern.atRateLow.latencyMs.p99, met: postern.atRateLow.latencyMs.p99 <= 10 && postern.atRateLow.missing === 0 };
     goals.batchIngest = { goal: `batch ingest CPU per event ≤ ${BATCH_CPU_RATIO_TARGET} × the single route's (same run)`, value: batchIngest.ratio, met: batchIngest.ratio <= BATCH_CPU_RATIO_TARGET };
     // A CPU profile explains a missed speed goal, not a memory one: the byte breakdown above does.
     // The batch goal has a profile of its own, of the batch route.
-    const missed = Object.entries(goals).some(([name, g]) => !g.met && name !== 'memoryPending' && name !== 'memoryFinished' && name !== 'batchIngest');
+    const missed = Object.entries(goals).some(([name, g]) => !g.met && !['memoryPending', 'memoryFinished', 'batchIngest', 'peakRss', 'idleIngestRss'].includes(name));
 
     let profile: Awaited<ReturnType<typeof profileRun>> | null = null;
     if (PROFILE === 'always' || (PROFILE === 'auto' && missed)) {
@@ -372,6 +417,8 @@ async function main(): Promise<void> {
       redisCommandsPerDelivery: oneCost.redisCommandsPerDelivery,
       redisCommandsBreakdown: oneCost.redisCommandsBreakdown,
       costs: { oneEndpoint: oneCost, manyEndpoints: manyCost, atRateLow: lowCost },
+      costPerMillionDeliveries: { oneEndpoint: costPerMillion(oneCost), manyEndpoints: costPerMillion(manyCost), atRateLow: costPerMillion(lowCost) },
+      nodeFlags: benchNodeFlags(),
       requestSettings: postern.requestSettings,
       liveFeed: postern.liveFeed,
       transformation: postern.transformation,
@@ -409,6 +456,18 @@ async function main(): Promise<void> {
     console.log(`Ratio (3) / bare got: 1 endpoint ${ratioToBareGot.oneEndpoint}, 100 endpoints ${ratioToBareGot.manyEndpoints}`);
     console.log(`Cost per delivery (CPU: /proc/<pid>/stat utime+stime at ${clockTicksPerSecond()} ticks/s; Redis: INFO commandstats calls, Lua scripts' own calls included; receiver and load generator shown, not charged)`);
     console.table([costRow('1 endpoint, full speed', oneCost), costRow('100 endpoints, full speed', manyCost), costRow(`1 endpoint at ${RATE_LOW}/s`, lowCost)]);
+    console.log(`Cost per million deliveries (CPU seconds = CPU ms per delivery × 1,000; Redis: used_memory a delivery left × the delivery log's ${RETENTION_HOURS} h retention, GB·hours; at R million deliveries an hour Redis holds about R × that in GB)`);
+    console.table(
+      Object.entries(results.costPerMillionDeliveries).map(([run, c]) => ({
+        run,
+        'ingest CPU s': c.cpuSeconds.ingest ?? 'n/a',
+        'sender CPU s': c.cpuSeconds.sender ?? 'n/a',
+        'redis CPU s': c.cpuSeconds.redis ?? 'n/a',
+        'total CPU s': c.cpuSeconds.total ?? 'n/a',
+        'Redis B per delivery': c.redisBytesPerDelivery,
+        'Redis GB·h': c.redisGbHours,
+      })),
+    );
     console.log(`Request settings, 1 endpoint at full speed, same bench run (CPU ms per delivery; target ≤ ${CPU_RATIO_TARGET}× plain, Postern's processes; the proxy's own CPU apart)`);
     console.table(requestSettingsRows(postern.requestSettings));
     const t = postern.transformation;

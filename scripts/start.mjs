@@ -22,6 +22,7 @@ import {
   startLocalRedis,
   stopRedis,
 } from './redis-util.mjs';
+import { APP_NODE_FLAGS } from './node-flags.mjs';
 import { DEVELOPMENT_ALLOWED_ADDRESSES, developmentSecretsKey, readyBanner, startEnvironment } from './start-env.mjs';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -177,7 +178,8 @@ function announceReady() {
  * @param {(line: string) => void} [onLine]  called with each line it prints
  */
 function startApp(name, onLine) {
-  const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', `apps/${name}/src/main.ts`], {
+  // The apps' heap settings (scripts/node-flags.mjs), as in production.
+  const child = spawn(process.execPath, [...APP_NODE_FLAGS, '--conditions=development', '--import', 'tsx', `apps/${name}/src/main.ts`], {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -99,7 +99,9 @@ test('the compiled code imports only built-ins, workspace packages and productio
     const dist = path.join(REPO_ROOT, pkg, 'dist');
     for (const file of readdirSync(dist, { recursive: true }).map(String).filter((f) => f.endsWith('.js'))) {
       const source = readFileSync(path.join(dist, file), 'utf8');
-      for (const [, specifier] of source.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/gm)) {
+      // Static imports, and modules loaded on first use (`import('…')`, a createRequire's `('…')`).
+      const specifiers = [...source.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+['"]([^'"]+)['"]/gm), ...source.matchAll(/\b(?:import|createRequire\(import\.meta\.url\))\(\s*['"]([^'"]+)['"]\s*\)/g)];
+      for (const [, specifier] of specifiers) {
         if (specifier!.startsWith('.') || specifier!.startsWith('node:') || builtins.has(specifier!)) continue;
         const name = specifier!.startsWith('@') ? specifier!.split('/').slice(0, 2).join('/') : specifier!.split('/')[0]!;
         expect({ file: `${pkg}/dist/${file}`, name, production: allowed.has(name) }).toEqual({ file: `${pkg}/dist/${file}`, name, production: true });

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { APP_NODE_FLAGS } from '../../scripts/node-flags.mjs';
 import { REPO_ROOT } from '../support/spawn-app.js';
 
 /**
@@ -42,7 +43,7 @@ test('ingest listens on 3000, waits for a healthy redis, and its health check as
   expect(env.REDIS_URL).toBe('redis://redis:6379');
   expect(env.ADMIN_TOKEN).toMatch(/^\$\{ADMIN_TOKEN:\?/);
   expect(ingest.ports).toContain('3000:3000');
-  expect(ingest.command).toEqual(['node', 'apps/ingest/dist/main.js']);
+  expect(ingest.command).toEqual(['node', ...APP_NODE_FLAGS, 'apps/ingest/dist/main.js']);
   expect(ingest.depends_on.redis.condition).toBe('service_healthy');
   expect(healthcheckOf(ingest)).toContain('http://127.0.0.1:3000/readyz');
 });
@@ -53,7 +54,7 @@ test('the sender serves health and metrics on SENDER_PORT 3001 inside the networ
   expect(env.SENDER_PORT).toBe('3001');
   expect(env.REDIS_URL).toBe('redis://redis:6379');
   expect(sender.expose.map(String)).toContain('3001');
-  expect(sender.command).toEqual(['node', 'apps/sender/dist/main.js']);
+  expect(sender.command).toEqual(['node', ...APP_NODE_FLAGS, 'apps/sender/dist/main.js']);
   expect(sender.depends_on.redis.condition).toBe('service_healthy');
   expect(healthcheckOf(sender)).toContain('http://127.0.0.1:3001/readyz');
   // Long enough for SHUTDOWN_GRACE_MS (30 s by default) to run out before a SIGKILL.
@@ -100,5 +101,5 @@ test('the Dockerfile is multi-stage: it builds in one stage and runs compiled co
   expect(last).not.toMatch(/tsx|src\/main\.ts|npm run build/);
   for (const pkg of ['packages/shared', 'packages/store', 'packages/telemetry', 'packages/sandbox', 'apps/ingest', 'apps/sender', 'apps/dashboard']) expect(last).toContain(`COPY --from=build /app/${pkg}/dist ${pkg}/dist`);
   expect(last).toContain('COPY apps/dashboard/public apps/dashboard/public');
-  expect(last).toMatch(/CMD \["node", "apps\/ingest\/dist\/main\.js"\]/);
+  expect(last).toContain(`CMD ${JSON.stringify(['node', ...APP_NODE_FLAGS, 'apps/ingest/dist/main.js']).replace(/","/g, '", "')}`);
 });

@@ -1,9 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import type { Express, RequestHandler } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 
 /** Where Bull Board is mounted on ingest. */
 export const BULL_BOARD_PATH = '/admin/queues';
@@ -43,8 +40,34 @@ export function requireAdminForBrowser(adminToken: string): RequestHandler {
  * `readOnly` (`BULL_BOARD_READ_ONLY`, default true) hides every action and refuses every request
  * but GET and HEAD (405 `read_only`): retrying, promoting or removing a job by hand bypasses Postern's delivery
  * records, so it is for emergencies only.
+ *
+ * Bull Board itself (its UI server, templates and schema library: several MB of heap) is loaded on
+ * the first request that passes the admin check, not at start: most ingests never serve it.
  */
 export function mountBullBoard(app: Express, opts: { queues: readonly Queue[]; adminToken: string; readOnly: boolean }): void {
+  const guards: RequestHandler[] = [requireAdminForBrowser(opts.adminToken)];
+  if (opts.readOnly) guards.push(refuseChanges);
+  // A sub-app of its own whose first layer adds Bull Board's router after it once loaded: express
+  // then mounts it as it would at start (views, settings and request prototypes inherited).
+  const lazy = express();
+  let loaded: Promise<void> | null = null;
+  lazy.use((_req, _res, next) => {
+    loaded ??= buildBoard(opts).then((board) => void lazy.use(board));
+    loaded.then(
+      () => next(),
+      (err: unknown) => {
+        loaded = null;
+        next(err);
+      },
+    );
+  });
+  // Mounted with app.use so express treats Bull Board as a sub-app (its own views and settings).
+  app.use(BULL_BOARD_PATH, ...guards, lazy);
+}
+
+/** Loads Bull Board and builds its router for `opts.queues`. */
+async function buildBoard(opts: { queues: readonly Queue[]; readOnly: boolean }): Promise<Express> {
+  const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([import('@bull-board/api'), import('@bull-board/api/bullMQAdapter'), import('@bull-board/express')]);
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
@@ -60,10 +83,7 @@ export function mountBullBoard(app: Express, opts: { queues: readonly Queue[]; a
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Postern queues' } },
   });
-  const guards: RequestHandler[] = [requireAdminForBrowser(opts.adminToken)];
-  if (opts.readOnly) guards.push(refuseChanges);
-  // Mounted with app.use so express treats Bull Board as a sub-app (its own views and settings).
-  app.use(BULL_BOARD_PATH, ...guards, serverAdapter.getRouter() as Express);
+  return serverAdapter.getRouter() as Express;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { EventTypeDefinition, SchemaIssue } from '@postern/shared';
 
 /** Most issues one event's check reports: enough to fix a payload, bounded for the answer's size. */
@@ -20,8 +21,13 @@ function issueOf(e: ErrorObject): SchemaIssue {
   return { path: e.instancePath, message: e.message ?? `fails ${e.keyword}` };
 }
 
-/** The JSON Schema 2020-12 dialect's compiler, set up for schemas that come from API callers. */
+/**
+ * The JSON Schema 2020-12 dialect's compiler, set up for schemas that come from API callers.
+ * ajv (CommonJS) is loaded on the first schema, synchronously: an ingest whose orgs define no
+ * schemas never loads it.
+ */
 function newAjv(): Ajv2020 {
+  const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
   // strict off: a schema's own annotations (`examples`, `x-…`) are not errors; formats are
   // annotations (no ajv-formats), as 2020-12 itself says by default. addUsedSchema off: two orgs'
   // schemas with the same `$id` never meet in ajv's registry.
@@ -36,7 +42,7 @@ export type SchemaProblem = string | null;
  * process): the first event of a type after a change compiles its schema, every later one reuses it.
  */
 export class EventValidators {
-  private readonly ajv = newAjv();
+  private ajvInstance: Ajv2020 | null = null;
   private readonly cache = new Map<string, ValidateFunction>();
   /** Compilations so far (for tests and the bench: a cached validator compiles nothing). */
   compiled = 0;
@@ -75,14 +81,15 @@ export class EventValidators {
       this.cache.set(key, hit);
       return hit;
     }
-    const compiled = this.ajv.compile(d.schema);
+    this.ajvInstance ??= newAjv();
+    const compiled = this.ajvInstance.compile(d.schema);
     this.compiled += 1;
     this.cache.set(key, compiled);
     if (this.cache.size > this.maxEntries) {
       const [oldKey, old] = this.cache.entries().next().value as [string, ValidateFunction];
       this.cache.delete(oldKey);
       // ajv keeps every compiled schema too (keyed by the object): let that one go as well.
-      this.ajv.removeSchema(old.schema as object);
+      this.ajvInstance.removeSchema(old.schema as object);
     }
     return compiled;
   }

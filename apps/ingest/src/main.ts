@@ -5,7 +5,6 @@ import { createIdFactory, describeRedisPlan, supportsWaitAof, createSecretBox, h
 import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOfPlan, checkSecretsKeyAtStart } from '@postern/store';
 import { startTracing, type Tracing } from '@postern/telemetry';
 import { pino } from 'pino';
-import pinoPretty from 'pino-pretty';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
 import { LiveHub } from './live-hub.js';
@@ -32,7 +31,9 @@ try {
 
 // JSON in production; lines for people under `npm start` (NODE_ENV=development); LOG_FORMAT overrides.
 const logPlan = logPlanOf(config);
-const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL), logPlan.format === 'pretty' ? pinoPretty(prettyLogOptions(Boolean(process.stdout.isTTY) || Boolean(process.env.FORCE_COLOR))) : undefined);
+// pino-pretty is loaded only for the readable format: production's JSON logs never need it.
+const prettyStream = logPlan.format === 'pretty' ? (await import('pino-pretty')).default(prettyLogOptions(Boolean(process.stdout.isTTY) || Boolean(process.env.FORCE_COLOR))) : undefined;
+const logger = pino(loggerOptions('postern-ingest', config.LOG_LEVEL), prettyStream);
 // Every line on stdout one JSON object: what libraries print goes through the logger, and a crash
 // is logged as one line before the exit.
 logProcessOutput(logger);
