@@ -69,7 +69,7 @@ if response ~= '' then
   splitPieces(ARGV[3], response, responseFields)
   redis.call('HSET', KEYS[8], unpack(responseFields))
 end
-if nextStatus == 'pending' then
+if nextStatus == 'pending' and ARGV[9] ~= '' then
   set[#set + 1] = 'nextAttemptAt'
   set[#set + 1] = ARGV[9]
 elseif current[7] then
