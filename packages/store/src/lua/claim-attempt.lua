@@ -136,13 +136,14 @@ if status ~= 'in_flight' then
   redis.call('ZREM', KEYS[12], id)
   redis.call('ZADD', KEYS[13], 0, id)
 end
--- The attempt's start time is in its attempt record only (compact records).
-redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'updatedAt', now)
+-- The attempt's start time is in its attempt record only (compact records). The attempt's core,
+-- in the delivery's own hash (attempt-encoding.ts), goes with the same write: short, it is stored
+-- as its first piece (`a<n>~0`, read as the whole value while alone), so finish-attempt.lua
+-- replaces it with the finished core's pieces without deleting anything first. A re-run of an
+-- interrupted attempt finds it whole too.
+redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'updatedAt', now, 'a' .. number .. '~0', '[' .. now .. ']')
 if d.held == '1' or d.parked == '1' then
   redis.call('HDEL', KEYS[7], 'held', 'parked', 'heldReason')
   redis.call('ZREM', KEYS[14], id)
 end
--- The attempt's core, in the delivery's own hash (attempt-encoding.ts), short so written whole;
--- finish-attempt.lua completes it. A re-run of an interrupted attempt finds it whole too.
-redis.call('HSET', KEYS[7], 'a' .. number, '[' .. now .. ']')
 return {'claimed', number, delivery, endpoint, envelope or false, org}

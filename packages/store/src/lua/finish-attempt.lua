@@ -40,7 +40,12 @@ local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
 giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken, false)
-local current = redis.call('HMGET', KEYS[7], 'status', 'attempts', 'keyLine', 'eventType')
+-- Besides what the stale check needs, the fields this finish may have to remove: the attempt's core
+-- as claim-attempt.lua left it (its first piece; whole when an older release claimed it), a retry's
+-- nextAttemptAt, and fields records before compact records kept (absent reads as null).
+local coreField = 'a' .. ARGV[3]
+local current = redis.call('HMGET', KEYS[7], 'status', 'attempts', 'keyLine', 'eventType', coreField, coreField .. '~0',
+  'nextAttemptAt', 'lastResponseStatus', 'lastError', 'lastDurationMs', 'finishedAt', 'deliveredAt')
 if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', 0, '', unpack(woken)} end
 
 local nextStatus = ARGV[4]
@@ -49,23 +54,42 @@ appendLiveChange(KEYS[20], ARGV[23], ARGV[24], {'d', id, 'p', ARGV[21], 'v', ARG
 local finishedCount = 0
 -- The attempt's core in the delivery's hash; its response, when kept, in the attempts hash.
 -- Compact records: the delivery's lastResponseStatus, lastError and lastDurationMs are read from
--- this core (parseDelivery), so ARGV[6..8] are not stored a second time.
+-- this core (parseDelivery), so ARGV[6..8] are not stored a second time; a finished delivery's
+-- updatedAt is its finishedAt, and a succeeded one's deliveredAt too (parseDelivery derives them).
+-- The delivery is written with one HSET, and an HDEL only when something stored must go.
 local core, response = string.match(ARGV[5], '^([^\n]*)\n?(.*)$')
--- Fresh: an attempt is finished once (the stale check above), and claim wrote its core whole.
-hsetSplit(KEYS[7], 'a' .. ARGV[3], core, true)
-if response ~= '' then hsetSplit(KEYS[8], ARGV[3], response, true) end
+local set = {'status', nextStatus, 'updatedAt', now}
+local del = {}
+-- Fresh: an attempt is finished once (the stale check above), and its core was never split before.
+local pieces = splitPieces(coreField, core, set)
+if pieces > 0 and current[5] then del[#del + 1] = coreField end
+if pieces == 0 and current[6] then del[#del + 1] = coreField .. '~0' end
+if response ~= '' then
+  local responseFields = {}
+  splitPieces(ARGV[3], response, responseFields)
+  redis.call('HSET', KEYS[8], unpack(responseFields))
+end
+if nextStatus == 'pending' and ARGV[9] ~= '' then
+  set[#set + 1] = 'nextAttemptAt'
+  set[#set + 1] = ARGV[9]
+elseif current[7] then
+  del[#del + 1] = 'nextAttemptAt'
+end
+for i, field in ipairs({'lastResponseStatus', 'lastError', 'lastDurationMs', 'finishedAt', 'deliveredAt'}) do
+  if current[7 + i] then del[#del + 1] = field end
+end
+if nextStatus == 'cancelled' then
+  set[#set + 1] = 'cancelReason'
+  set[#set + 1] = ARGV[20]
+end
+redis.call('HSET', KEYS[7], unpack(set))
+if #del > 0 then redis.call('HDEL', KEYS[7], unpack(del)) end
 redis.call('ZREM', KEYS[11], id)
 redis.call('ZADD', KEYS[12], 0, id)
-if nextStatus == 'pending' then
-  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', '', 'lastError', '',
-    'lastDurationMs', '', 'nextAttemptAt', ARGV[9], 'updatedAt', now})
-else
-  -- Compact records: a finished delivery's updatedAt is its finishedAt, and a succeeded one's
-  -- deliveredAt too, so neither is stored a second time (parseDelivery derives them).
-  hsetOrDel(KEYS[7], {'status', nextStatus, 'lastResponseStatus', '', 'lastError', '',
-    'lastDurationMs', '', 'nextAttemptAt', '', 'updatedAt', now, 'finishedAt', '', 'deliveredAt', ''})
+if nextStatus ~= 'pending' then
   redis.call('ZREM', KEYS[10], id)
-  keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13], now)
+  -- No attempts hash unless a response was kept, now or by an earlier attempt.
+  keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13], now, response ~= '' or ARGV[3] ~= '1')
   if current[3] then leaveKeyLine(KEYS[19], current[3], woken) end
   -- Only a `{lastPerEndpoint}` policy (no expiry given) trims by count; `{days}` needs no count.
   if ARGV[13] == '' then
@@ -73,7 +97,6 @@ else
   end
 end
 if nextStatus == 'cancelled' then
-  redis.call('HSET', KEYS[7], 'cancelReason', ARGV[20])
   return {'ok', 0, '', finishedCount, '', unpack(woken)}
 end
 

@@ -15,23 +15,31 @@ local function hdelSplit(key, field)
   while redis.call('HDEL', key, field .. '~' .. i) == 1 do i = i + 1 end
 end
 
--- Sets one field, split into pieces when long. `fresh`: the field has never been written split
--- (a new record, or a field so far only written whole), so only its whole value is replaced and
--- no stale pieces are looked for; otherwise whatever it held, whole or split, is replaced.
-local function hsetSplit(key, field, value, fresh)
-  if fresh then redis.call('HDEL', key, field) else hdelSplit(key, field) end
+-- Appends one field to `args` (a field, value list for HSET): whole, or as its pieces when long.
+-- Returns how many pieces (0: whole).
+local function splitPieces(field, value, args)
   local n = #value
   if n <= SPLIT_PIECE_BYTES or n > SPLIT_PIECE_BYTES * SPLIT_MAX_PIECES then
-    redis.call('HSET', key, field, value)
-    return
+    args[#args + 1] = field
+    args[#args + 1] = value
+    return 0
   end
-  local args = {}
   local i = 0
   for at = 1, n, SPLIT_PIECE_BYTES do
     args[#args + 1] = field .. '~' .. i
     args[#args + 1] = string.sub(value, at, at + SPLIT_PIECE_BYTES - 1)
     i = i + 1
   end
+  return i
+end
+
+-- Sets one field, split into pieces when long. `fresh`: the field has never been written split
+-- (a new record, or a field so far only written whole), so only its whole value is replaced and
+-- no stale pieces are looked for; otherwise whatever it held, whole or split, is replaced.
+local function hsetSplit(key, field, value, fresh)
+  if fresh then redis.call('HDEL', key, field) else hdelSplit(key, field) end
+  local args = {}
+  splitPieces(field, value, args)
   redis.call('HSET', key, unpack(args))
 end
 
@@ -96,17 +104,30 @@ end
 
 -- An event's envelope: stored whole, or rebuilt from its data, id, type and timestamp exactly as
 -- buildEnvelope (packages/shared) built it (records.ts, envelopeOf; the timestamp, when not
--- stored, is the time in the event's id); false when the event is gone.
+-- stored, is the time in the event's id); false when the event is gone. One HGETALL of the event's
+-- small hash, whatever is stored and however it is split: each field looked up with its own HGET
+-- cost the claim three or four commands per attempt.
 local function hgetEnvelope(eventKey, eventId)
-  local envelope = hgetSplit(eventKey, 'envelope')
+  local all = redis.call('HGETALL', eventKey)
+  if #all == 0 then return false end
+  local h = {}
+  for i = 1, #all, 2 do h[all[i]] = all[i + 1] end
+  -- A field whole, or joined from its pieces (as hgetSplit reads it); false when absent.
+  local function joined(field)
+    if h[field] then return h[field] end
+    local pieces = {}
+    while h[field .. '~' .. #pieces] do pieces[#pieces + 1] = h[field .. '~' .. #pieces] end
+    if #pieces == 0 then return false end
+    return table.concat(pieces)
+  end
+  local envelope = joined('envelope')
   if envelope then return envelope end
-  local data = hgetSplit(eventKey, 'data')
+  local data = joined('data')
   if not data then return false end
-  local f = redis.call('HMGET', eventKey, 'type', 'timestamp')
-  local timestamp = f[2]
+  local timestamp = h.timestamp
   if not timestamp then
     local ms = ulidTimeMs(eventId)
     timestamp = ms and isoOfMs(ms) or ''
   end
-  return '{"id":"' .. eventId .. '","type":"' .. (f[1] or '') .. '","timestamp":"' .. timestamp .. '","data":' .. data .. '}'
+  return '{"id":"' .. eventId .. '","type":"' .. (h.type or '') .. '","timestamp":"' .. timestamp .. '","data":' .. data .. '}'
 end

@@ -106,9 +106,15 @@ end
 -- set, as many as are left free (limits 0 = wake none), taken off it (one that finds no room parks
 -- again in its old place). Appends their ids to `woken`. Keys as giveBackLease's (1 to 4 only).
 local function callParked(lk, now, perEndpoint, perOrg, woken)
-  local parkedOnEndpoint = redis.call('ZCARD', lk[3])
-  local parkedOnOrg = redis.call('ZCARD', lk[4])
-  if parkedOnEndpoint + parkedOnOrg > 0 then
+  -- Whether either parked set has anyone (an empty sorted set does not exist): one EXISTS of both,
+  -- a second only when exactly one of them does, so a release with nothing parked costs one command.
+  local parked = redis.call('EXISTS', lk[3], lk[4])
+  local parkedOnEndpoint, parkedOnOrg = parked, parked
+  if parked == 1 then
+    parkedOnEndpoint = redis.call('EXISTS', lk[3])
+    parkedOnOrg = 1 - parkedOnEndpoint
+  end
+  if parked > 0 then
     redis.call('ZREMRANGEBYSCORE', lk[1], '-inf', now)
     redis.call('ZREMRANGEBYSCORE', lk[2], '-inf', now)
     local freeOrg = perOrg - redis.call('ZCARD', lk[2])

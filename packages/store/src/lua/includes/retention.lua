@@ -35,22 +35,43 @@ end
 
 -- A delivery finished: deliveryKey, attemptsKey, eventKey are its keys (passed in KEYS by the
 -- caller); expiresAt: epoch ms, or '' when the policy keeps the newest N instead; nowMs: epoch ms.
-local function keepFinishedUntil(deliveryKey, attemptsKey, eventKey, expiresAt, nowMs)
+-- hasAttempts: false when the delivery is known to have no attempts hash (no response kept), so
+-- it needs no expiry. The event's three counting fields are read at once and written back in one
+-- HSET (and one HDEL when unfinishedDeliveries reaches 0).
+local function keepFinishedUntil(deliveryKey, attemptsKey, eventKey, expiresAt, nowMs, hasAttempts)
   if expiresAt ~= '' then
     redis.call('PEXPIREAT', deliveryKey, expiresAt)
-    redis.call('PEXPIREAT', attemptsKey, expiresAt)
+    if hasAttempts ~= false then redis.call('PEXPIREAT', attemptsKey, expiresAt) end
   end
-  if not eventCounted(eventKey) then return end
+  local state = redis.call('HMGET', eventKey, 'unfinishedDeliveries', 'keptByCount', 'keepUntil')
+  -- Not counted (eventCounted): none of the three fields.
+  if not (state[1] or state[2] or state[3]) then return end
+  local unfinished = (tonumber(state[1]) or 0) - 1
+  local keptByCount = tonumber(state[2]) or 0
+  local set = {}
   -- Left out at 0 (compact records); the count or expiry set below keeps the event marked counted.
-  if redis.call('HINCRBY', eventKey, 'unfinishedDeliveries', -1) <= 0 then redis.call('HDEL', eventKey, 'unfinishedDeliveries') end
+  if unfinished > 0 then
+    set[#set + 1] = 'unfinishedDeliveries'
+    set[#set + 1] = unfinished
+  elseif state[1] then
+    redis.call('HDEL', eventKey, 'unfinishedDeliveries')
+  end
   if expiresAt == '' then
-    redis.call('HINCRBY', eventKey, 'keptByCount', 1)
+    set[#set + 1] = 'keptByCount'
+    set[#set + 1] = keptByCount + 1
+    redis.call('HSET', eventKey, unpack(set))
     return
   end
-  local kept = tonumber(redis.call('HGET', eventKey, 'keepUntil'))
-  if not kept or kept < tonumber(expiresAt) then redis.call('HSET', eventKey, 'keepUntil', expiresAt) end
-  -- A delivery finished just now expires in the future: the event is kept or expires, never deleted.
-  eventAfterRelease(eventKey, nowMs)
+  local kept = tonumber(state[3])
+  if not kept or kept < tonumber(expiresAt) then
+    kept = tonumber(expiresAt)
+    set[#set + 1] = 'keepUntil'
+    set[#set + 1] = expiresAt
+  end
+  if #set > 0 then redis.call('HSET', eventKey, unpack(set)) end
+  -- As eventAfterRelease, with the fields just written: a delivery finished just now expires in the
+  -- future, so the event is kept or expires, never deleted.
+  if unfinished <= 0 and keptByCount <= 0 and kept > tonumber(nowMs) then redis.call('PEXPIREAT', eventKey, kept) end
 end
 
 -- A finished delivery is being removed (a count trim, or the janitor): deliveryKey must still exist.
