@@ -418,19 +418,21 @@ const RATE_TURN_MAX_WAIT_MS = 5_000;
  * The rate limit holds where requests are sent, not only where turns are taken: a request of a
  * rate-limited endpoint about to leave later after its claim's turn than its rate allows
  * (`allowedLatenessMs`: 20 ms at 20/s, about 9 s at 0.1/s; a pre-attempt check, a busy process)
- * takes a new turn first, waiting for one while it holds its slot (`rate-limit.ts`). Throws when none comes within {@link RATE_TURN_MAX_WAIT_MS}.
+ * takes a new turn first, waiting for one while it holds its slot (`rate-limit.ts`), and leaves as
+ * soon as it has one. A turn it was given is never judged stale again: on a machine so busy that a
+ * round trip to Redis takes longer than the allowed lateness, asking again would burn every turn
+ * and send nothing. Throws when no turn comes within {@link RATE_TURN_MAX_WAIT_MS}.
  */
 async function keepRateTurn(deps: DeliverDeps, ids: AttemptIds, endpoint: EndpointRecord, turnAt: number): Promise<void> {
   const { rate } = effectiveLimits(endpoint.policy, endpoint.pace ?? null, turnAt);
-  if (!rate) return;
+  if (!rate || !isTurnStale(turnAt, deps.clock.now(), rate)) return;
   const giveUpAt = deps.clock.now() + RATE_TURN_MAX_WAIT_MS;
-  for (let at = turnAt; ; ) {
+  for (;;) {
     const now = deps.clock.now();
-    if (!isTurnStale(at, now, rate)) return;
-    if (now >= giveUpAt) throw new Error('no rate-limit turn for a late request in time');
     const retryAt = await deps.store.attempts.takeRateTurn(ids, rate, now);
-    if (retryAt === null) at = now;
-    else await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(retryAt, giveUpAt) - deps.clock.now())));
+    if (retryAt === null) return;
+    if (deps.clock.now() >= giveUpAt) throw new Error('no rate-limit turn for a late request in time');
+    await new Promise((resolve) => setTimeout(resolve, Math.max(1, Math.min(retryAt, giveUpAt) - deps.clock.now())));
   }
 }
 
