@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { EventTypeDefinition, SchemaIssue } from '@postern/shared';
+import { linearRegExp } from './linear-regexp.js';
 
 /** Most issues one event's check reports: enough to fix a payload, bounded for the answer's size. */
 export const MAX_SCHEMA_ISSUES = 20;
@@ -24,8 +25,9 @@ function issueOf(e: ErrorObject): SchemaIssue {
 function newAjv(): Ajv2020 {
   // strict off: a schema's own annotations (`examples`, `x-…`) are not errors; formats are
   // annotations (no ajv-formats), as 2020-12 itself says by default. addUsedSchema off: two orgs'
-  // schemas with the same `$id` never meet in ajv's registry.
-  return new Ajv2020({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false, logger: false });
+  // schemas with the same `$id` never meet in ajv's registry. So no regular expression runs but
+  // through linearRegExp: `format` runs none, `$data` (off) none either.
+  return new Ajv2020({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false, logger: false, code: { regExp: linearRegExp } });
 }
 
 /** What {@link EventValidators.compileError} says about a schema that does not compile. */

@@ -180,7 +180,7 @@ export {
   decideEventValidation,
   needsCatalogLookup,
   needsSchemaCheck,
-  unsafeSchemaPatterns,
+  schemaPatterns,
   updateEventTypeBody,
 } from './event-catalog.js';
 export type { EventTypeDefinition, EventValidationDecision, EventValidationMode, EventValidationSettings, SchemaIssue } from './event-catalog.js';
