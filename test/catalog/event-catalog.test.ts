@@ -231,3 +231,33 @@ test('patterns run in linear time: a backtracking-prone schema is stored and a c
   expect([patched.status, patched.body.error.code]).toEqual([400, 'invalid_schema']);
   expect((await call('GET', '/v1/event-types/redos.probe')).body.version).toBe(1);
 });
+
+test('a recursive schema ($ref back to the root or a $def, under a property) works; one that refers back to the same value is 400 naming the $ref, never a stack overflow', async () => {
+  const rec = await postern.createOrg('recursive');
+  const call = (method: string, path: string, body?: unknown) => postern.api(method, path, { key: rec.apiKey, body });
+  expect((await call('PATCH', '/v1/org', { eventValidation: 'reject' })).status).toBe(200);
+  const tree = { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } } };
+  const created = await call('POST', '/v1/event-types', { name: 'tree.changed', description: 'd', schema: tree, examples: [{ name: 'a', children: [{ name: 'b', children: [] }] }] });
+  expect([created.status, created.body.error?.message]).toEqual([201, undefined]);
+  const linked = { $defs: { node: { type: 'object', properties: { next: { $ref: '#/$defs/node' }, v: { type: 'integer' } } } }, $ref: '#/$defs/node' };
+  expect((await call('POST', '/v1/event-types', { name: 'list.changed', description: 'd', schema: linked })).status).toBe(201);
+
+  const bad = await call('POST', '/v1/events', { type: 'tree.changed', data: { name: 'a', children: [{ name: 'b', children: [{ children: [] }] }] } });
+  expect([bad.status, bad.body.error.details]).toEqual([422, [{ path: '/children/0/children/0/name', message: 'is required' }]]);
+  // As deep as a body may nest (128 levels): checked, not a stack overflow.
+  let deep: Record<string, unknown> = { v: 'x' };
+  for (let i = 0; i < 120; i++) deep = { next: deep };
+  const deepAnswer = await call('POST', '/v1/events', { type: 'list.changed', data: deep });
+  expect([deepAnswer.status, deepAnswer.body.error.details[0].path]).toEqual([422, `${'/next'.repeat(120)}/v`]);
+
+  for (const [schema, field, chain] of [
+    [{ $ref: '#' }, 'schema.$ref', '#'],
+    [{ type: 'object', allOf: [{ $ref: '#' }] }, 'schema.allOf.0.$ref', '# → #/allOf/0'],
+    [{ $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } }, $ref: '#/$defs/a' }, 'schema.$defs.b.$ref', '#/$defs/a → #/$defs/b'],
+  ] as const) {
+    const r = await call('POST', '/v1/event-types', { name: 'loop.refused', description: 'd', schema });
+    expect([field, r.status, r.body.error.code]).toEqual([field, 400, 'invalid_schema']);
+    expect(r.body.error.message).toContain(`${field}: refers back to the same value without moving into a property or an item (${chain} → `);
+    expect(r.body.error.message).not.toMatch(/call stack/i);
+  }
+});

@@ -184,6 +184,7 @@ export {
   updateEventTypeBody,
 } from './event-catalog.js';
 export type { EventTypeDefinition, EventValidationDecision, EventValidationMode, EventValidationSettings, SchemaIssue } from './event-catalog.js';
+export { inPlaceSchemaCycle } from './schema-refs.js';
 export { buildAsyncApiDocument } from './asyncapi.js';
 export type { AsyncApiInput } from './asyncapi.js';
 export { checkAccentColour } from './contrast.js';

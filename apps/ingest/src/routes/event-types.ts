@@ -1,4 +1,4 @@
-import { buildAsyncApiDocument, createEventTypeBody, MAX_EVENT_TYPE_DOCUMENT_BYTES, schemaPatterns, updateEventTypeBody, type EventTypeDefinition } from '@postern/shared';
+import { buildAsyncApiDocument, createEventTypeBody, inPlaceSchemaCycle, MAX_EVENT_TYPE_DOCUMENT_BYTES, schemaPatterns, updateEventTypeBody, type EventTypeDefinition } from '@postern/shared';
 import type { OrgRecord } from '@postern/store';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -26,7 +26,8 @@ export function eventTypeJson(d: EventTypeDefinition): Json<typeof eventTypeResp
 /**
  * The checks a definition passes before it is stored: schema and examples together at most
  * {@link MAX_EVENT_TYPE_DOCUMENT_BYTES}; the schema compiles under JSON Schema 2020-12 (400
- * `invalid_schema` with ajv's words); every pattern compiles on the linear-time engine events are
+ * `invalid_schema` with ajv's words); no `$ref` applies a schema to the value it is already
+ * checking (`inPlaceSchemaCycle`; 400 `invalid_schema` naming the `$ref`); every pattern compiles on the linear-time engine events are
  * checked with (`linearRegExp`; 400 `invalid_schema` naming it, e.g. `schema.properties.v.pattern`);
  * every example is valid against it (400 `invalid_request` naming `examples.N` and the first
  * failing JSON pointer).
@@ -35,6 +36,11 @@ function checkDefinition(validators: EventValidators, d: EventTypeDefinition): v
   const bytes = Buffer.byteLength(JSON.stringify([d.schema, d.examples]));
   if (bytes > MAX_EVENT_TYPE_DOCUMENT_BYTES) throw new ApiError(400, 'invalid_request', `schema: schema and examples together are ${bytes} bytes; at most ${MAX_EVENT_TYPE_DOCUMENT_BYTES}`);
   if (d.schema === null) return;
+  const cycle = inPlaceSchemaCycle(d.schema);
+  if (cycle) {
+    const chain = [...cycle.through, cycle.through[0]!].map((p) => `#${p}`).join(' → ');
+    throw new ApiError(400, 'invalid_schema', `schema${cycle.at.replace(/\//g, '.')}: refers back to the same value without moving into a property or an item (${chain}), so validation would never end; a recursive schema puts the $ref under properties, items or the like`);
+  }
   for (const { path, pattern } of schemaPatterns(d.schema)) {
     const problem = linearPatternProblem(pattern);
     if (problem !== null) throw new ApiError(400, 'invalid_schema', `schema${path.replace(/\//g, '.')}: the pattern ${JSON.stringify(pattern)} is not supported: ${problem}`);
