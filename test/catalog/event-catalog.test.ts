@@ -73,6 +73,9 @@ describe('the catalog', () => {
     [{ name: 'x.y', description: '' }, 400, 'invalid_request', /^description: /],
     [{ name: 'bad name', description: 'x' }, 400, 'invalid_request', /^name: /],
     [{ name: 'asyncapi.json', description: 'x' }, 400, 'invalid_request', /reserved/],
+    [{ name: 'endpoint.disabled', description: 'x' }, 400, 'invalid_request', /^name: endpoint\.disabled is reserved for Postern's own operational webhooks/],
+    [{ name: 'endpoint.paused', description: 'x' }, 400, 'invalid_request', /^name: endpoint\.paused is reserved/],
+    [{ name: 'webhook.test', description: 'x' }, 400, 'invalid_request', /^name: webhook\.test is reserved for test events/],
     [{ name: 'x.y', description: 'x', colour: 1 }, 400, 'invalid_request', /unknown field "colour"/],
   ])('%j → %i %s', async (body, status, code, message) => {
     const r = await api('POST', '/v1/event-types', body);

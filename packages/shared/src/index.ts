@@ -83,6 +83,7 @@ export {
   TEST_EVENT_TYPE,
   OPERATIONAL_EVENT_TYPES,
   eventTypeFilterSchema,
+  reservedEventTypeReason,
   eventTypeSchema,
   matchesEventTypes,
 } from './event-types.js';

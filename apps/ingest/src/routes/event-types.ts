@@ -1,4 +1,4 @@
-import { buildAsyncApiDocument, createEventTypeBody, inPlaceSchemaCycle, MAX_EVENT_TYPE_DOCUMENT_BYTES, schemaPatterns, updateEventTypeBody, type EventTypeDefinition } from '@postern/shared';
+import { buildAsyncApiDocument, createEventTypeBody, inPlaceSchemaCycle, MAX_EVENT_TYPE_DOCUMENT_BYTES, reservedEventTypeReason, schemaPatterns, updateEventTypeBody, type EventTypeDefinition } from '@postern/shared';
 import type { OrgRecord } from '@postern/store';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -70,6 +70,8 @@ export function eventTypeRoutes(deps: AppDeps, validators: EventValidators): Rou
     const body = createEventTypeBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     if (body.data.name === ASYNCAPI_NAME) throw new ApiError(400, 'invalid_request', `name: ${ASYNCAPI_NAME} is reserved (the catalog's AsyncAPI document)`);
+    const reserved = reservedEventTypeReason(body.data.name);
+    if (reserved !== null) throw new ApiError(400, 'invalid_request', `name: ${reserved}; the catalog lists the org's own event types`);
     const now = deps.clock.now();
     const orgId = orgIdOf(res);
     const d: EventTypeDefinition = {
