@@ -19,7 +19,7 @@ import type { Job } from 'bullmq';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { allowedPolicyInput } from '../customer-policy.js';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
-import type { AppDeps } from '../app-deps.js';
+import { DEFAULT_MAX_ENDPOINTS_PER_ORG, type AppDeps } from '../app-deps.js';
 import { endpointJson, signingJson } from '../serializers.js';
 import { createEndpointBody, pageQuery, parseListQuery, rotateSecretBody, updateEndpointBody } from '../schemas.js';
 import { requireEmptyBody } from '../empty-body.js';
@@ -148,6 +148,11 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
     if (!body.success) throw invalidRequest(body.error);
     const url = checkUrl(body.data.url, deps.config.allowList);
     const { policy, presetName, warnings } = policyOrThrow(allowedPolicyInput(res, body.data.policy, true) as typeof body.data.policy);
+    // Checked before the write: two creations racing for the last place may both get it.
+    const maxEndpoints = deps.config.maxEndpointsPerOrg ?? DEFAULT_MAX_ENDPOINTS_PER_ORG;
+    if ((await deps.store.endpoints.count(res.locals.orgId as string)) >= maxEndpoints) {
+      throw new ApiError(409, 'endpoint_limit_reached', `the org has ${maxEndpoints} endpoints, the most it may have (MAX_ENDPOINTS_PER_ORG); delete one first`);
+    }
     const given = body.data.secret;
     // Unnamed, the scheme is the one the secret's prefix says (Standard Webhooks), else the default.
     const scheme = (body.data.signatureScheme as SignatureScheme | undefined) ?? (given === undefined ? null : signatureSchemeOf(given)) ?? DEFAULT_SIGNATURE_SCHEME;
