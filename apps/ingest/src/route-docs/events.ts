@@ -116,7 +116,7 @@ export const EVENT_DOCS: Record<string, RouteReference> = {
               { id: 'dlv_01M8TFFD2HZ8EPE7BRPZZ23QQS', endpointId: WAITING_DELIVERY.endpointId },
             ],
           },
-          { status: 400, error: { code: 'invalid_request', message: 'type: webhook.test is reserved; use POST /v1/endpoints/:id/test' } },
+          { status: 400, error: { code: 'invalid_request', message: 'events[2].type: webhook.test is reserved; use POST /v1/endpoints/:id/test' } },
         ],
       },
     },
