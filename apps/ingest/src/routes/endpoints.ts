@@ -37,6 +37,9 @@ const URL_REASONS: Record<string, string> = {
   credentials_not_allowed: 'url must not contain a username or password',
   missing_host: 'url must name a host',
   invalid_port: 'url must not name port 0',
+  control_characters: 'url must not contain control characters (tab, newline, …)',
+  host_too_long: 'url must name a host of at most 253 characters',
+  label_too_long: 'url must name a host whose labels (between dots) are at most 63 characters each',
 };
 
 /**
