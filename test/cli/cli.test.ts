@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fastPolicy, startPostern, type TestPostern } from '../support/postern.js';
@@ -89,7 +89,15 @@ test('not logged in: exit 2 and what to do; login checks the key and stores it 0
   expect(login.stdout).toContain(path);
   expect(statSync(path).mode & 0o777).toBe(0o600);
   expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ baseUrl: postern.baseUrl, apiKey });
-}, 60_000);
+
+  // logout removes the file; commands are then not logged in; a second logout says so; login again.
+  const logout = await run(['logout']);
+  expect([logout.code, logout.stdout]).toEqual([0, `Logged out: removed ${path}`]);
+  expect(existsSync(path)).toBe(false);
+  expect((await run(['endpoints', 'ls'])).code).toBe(2);
+  expect((await run(['--json', 'logout'])).json()).toEqual({ removed: false, configPath: path });
+  expect((await run(['login', '--url', postern.baseUrl], { stdin: `${apiKey}\n` })).code).toBe(0);
+}, 90_000);
 
 let endpointId = '';
 let secret = '';
