@@ -138,6 +138,10 @@ describe('with the default body limit', () => {
       expectError(await postern.api('PATCH', path, { key: keyA, body: { url: 'http://10.1.2.3/' } }), 400, 'unsafe_url', /^url: /);
       expectError(await postern.api('PATCH', path, { key: keyA, body: { secret: validSecret } }), 400, 'invalid_request', 'secret');
       expectError(await postern.api('PATCH', path, { key: keyA, body: { policy: { maxAttempts: 1000 } } }), 400, 'invalid_policy', 'policy.maxAttempts');
+      // policyName is read-only, and null resets nothing: both say what to send instead.
+      expectError(await postern.api('PATCH', path, { key: keyA, body: { policyName: null } }), 400, 'invalid_request', /^policyName: is read-only .*send policy: a preset name such as "standard"/);
+      expectError(await postern.api('PATCH', path, { key: keyA, body: { policyName: 'standard' } }), 400, 'invalid_request', /^policyName: is read-only/);
+      expectError(await postern.api('PATCH', path, { key: keyA, body: { policy: null } }), 400, 'invalid_policy', /^policy: null does not reset the policy; send a preset name such as "standard"/);
       const after = await postern.api('GET', path, { key: keyA });
       expect(after.body.url).toBe('http://127.0.0.1:9/hook');
     });

@@ -219,6 +219,14 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
     if (req.body !== undefined && 'signatureScheme' in (req.body as object)) {
       throw new ApiError(400, 'invalid_request', 'signatureScheme: changing the scheme needs a new key: POST /v1/endpoints/:id/rotate-secret with {"signatureScheme": …}; the old key keeps signing through the grace period');
     }
+    // policyName is what an answer says the policy came from; there is nothing to set, and null
+    // resets nothing: say what does.
+    if (req.body !== undefined && 'policyName' in (req.body as object)) {
+      throw new ApiError(400, 'invalid_request', 'policyName: is read-only (the preset the policy came from, null for a custom one); to change the policy send policy: a preset name such as "standard" (the default) or a policy object');
+    }
+    if (req.body !== undefined && (req.body as { policy?: unknown }).policy === null) {
+      throw new ApiError(400, 'invalid_policy', 'policy: null does not reset the policy; send a preset name such as "standard" (the default) or a policy object');
+    }
     const body = updateEndpointBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     const patch: Parameters<typeof deps.store.endpoints.update>[1] = {};
