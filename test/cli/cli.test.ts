@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fastPolicy, startPostern, type TestPostern } from '../support/postern.js';
@@ -26,10 +26,14 @@ interface Running {
   exited: Promise<number | null>;
 }
 
-function start(args: string[], opts: { stdin?: string; env?: Record<string, string>; bin?: boolean } = {}): Running {
+/**
+ * Starts `postern`. `keepStdin`: its standard input stays open (a pipe nobody writes to) rather than
+ * ending at once; `detached`: in a process group of its own, as a terminal's foreground job is.
+ */
+function start(args: string[], opts: { stdin?: string; env?: Record<string, string>; bin?: boolean; keepStdin?: boolean; detached?: boolean } = {}): Running {
   // Compiled mode (CI, after the build): the bin runs packages/cli/dist/main.js itself.
   const entry = opts.bin || defaultAppMode() === 'compiled' ? ['packages/cli/bin/postern.mjs'] : ['--conditions=development', '--import', 'tsx', 'packages/cli/src/main.ts'];
-  const child = spawn(process.execPath, [...entry, ...args], { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', XDG_CONFIG_HOME: xdg, POSTERN_URL: '', POSTERN_API_KEY: '', ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...entry, ...args], { cwd: REPO_ROOT, env: { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', XDG_CONFIG_HOME: xdg, POSTERN_URL: '', POSTERN_API_KEY: '', ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'], detached: opts.detached ?? false });
   const running: Running = { child, stdout: [], stderr: [], exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
   const collect = (into: string[]) => {
     let partial = '';
@@ -41,7 +45,7 @@ function start(args: string[], opts: { stdin?: string; env?: Record<string, stri
   };
   child.stdout!.on('data', collect(running.stdout));
   child.stderr!.on('data', collect(running.stderr));
-  child.stdin!.end(opts.stdin ?? '');
+  if (!opts.keepStdin) child.stdin!.end(opts.stdin ?? '');
   spawned.push(running);
   return running;
 }
@@ -86,7 +90,15 @@ test('not logged in: exit 2 and what to do; login checks the key and stores it 0
   expect(login.stdout).toContain(path);
   expect(statSync(path).mode & 0o777).toBe(0o600);
   expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({ baseUrl: postern.baseUrl, apiKey });
-}, 60_000);
+
+  // logout removes the file; commands are then not logged in; a second logout says so; login again.
+  const logout = await run(['logout']);
+  expect([logout.code, logout.stdout]).toEqual([0, `Logged out: removed ${path}`]);
+  expect(existsSync(path)).toBe(false);
+  expect((await run(['endpoints', 'ls'])).code).toBe(2);
+  expect((await run(['--json', 'logout'])).json()).toEqual({ removed: false, configPath: path });
+  expect((await run(['login', '--url', postern.baseUrl], { stdin: `${apiKey}\n` })).code).toBe(0);
+}, 90_000);
 
 let endpointId = '';
 let secret = '';
@@ -200,7 +212,7 @@ test('verify checks a saved request offline: 0 when it verifies, 4 when the body
 }, 60_000);
 
 test('listen (through the bin, as npx postern runs it) receives and verifies, then deletes its endpoint', async () => {
-  const listening = start(['--json', 'listen', '0', '--events', 'order.created'], { bin: true });
+  const listening = start(['--json', 'listen', '0', '--events', 'order.created'], { bin: true, keepStdin: true });
   const first = await waitUntil('listen to start', () => (listening.stdout[0] ? JSON.parse(listening.stdout[0]) : undefined), 30_000);
   expect(first.endpointId).toMatch(/^ep_/);
   const client = postern.client(apiKey);
@@ -213,4 +225,30 @@ test('listen (through the bin, as npx postern runs it) receives and verifies, th
   expect(await listening.exited).toBe(0);
   expect(listening.stdout.some((l) => l.includes(`"deleted":"${first.endpointId}"`))).toBe(true);
   expect((await postern.api('GET', `/v1/endpoints/${first.endpointId}`, { key: apiKey })).status).toBe(404);
+}, 90_000);
+
+/** Starts `postern listen` through the bin in a process group of its own; resolves with its endpoint id once it listens. */
+async function startListening(opts: { keepStdin: boolean }): Promise<{ listening: Running; endpointId: string }> {
+  const listening = start(['--json', 'listen', '0'], { bin: true, detached: true, keepStdin: opts.keepStdin });
+  const first = await waitUntil('listen to start', () => (listening.stdout[0] ? JSON.parse(listening.stdout[0]) : undefined), 30_000);
+  expect((await postern.api('GET', `/v1/endpoints/${first.endpointId}`, { key: apiKey })).status).toBe(200);
+  return { listening, endpointId: first.endpointId };
+}
+
+test.each(['SIGINT', 'SIGHUP', 'SIGTERM'] as const)('listen: %s to its whole process group (Ctrl-C under npx reaches every process, and the wrapper passes it on too) deletes the endpoint once', async (signal) => {
+  const { listening, endpointId } = await startListening({ keepStdin: true });
+  process.kill(-listening.child.pid!, signal);
+  expect(await listening.exited).toBe(0);
+  const deleted = listening.stdout.slice(1).map((l) => JSON.parse(l));
+  expect(deleted).toEqual([{ deleted: endpointId, stoppedBy: signal }]);
+  expect(listening.stderr.join('\n')).toBe('');
+  expect((await postern.api('GET', `/v1/endpoints/${endpointId}`, { key: apiKey })).status).toBe(404);
+}, 90_000);
+
+test('listen: its standard input closing (a pipe: whoever started it is gone) deletes the endpoint', async () => {
+  const { listening, endpointId } = await startListening({ keepStdin: true });
+  listening.child.stdin!.end();
+  expect(await listening.exited).toBe(0);
+  expect(listening.stdout.slice(1).map((l) => JSON.parse(l))).toEqual([{ deleted: endpointId, stoppedBy: 'stdin' }]);
+  expect((await postern.api('GET', `/v1/endpoints/${endpointId}`, { key: apiKey })).status).toBe(404);
 }, 90_000);

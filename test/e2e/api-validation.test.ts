@@ -80,6 +80,11 @@ describe('with the default body limit', () => {
       ['ftp:// url', { url: 'ftp://example.com/hook' }, /^url: .*http/],
       ['url with user:pass', { url: 'http://user:pass@example.com/hook' }, /^url: .*(username|password)/],
       ['url over 2048 characters', { url: `https://example.com/${'a'.repeat(2048)}` }, /^url: .*2048/],
+      ['url with a host label over 63 characters', { url: `https://${'a'.repeat(64)}.example.com/hook` }, /^url: .*labels .*at most 63 characters/],
+      ['url with a host name over 253 characters', { url: `https://${Array.from({ length: 4 }, () => 'a'.repeat(63)).join('.')}.com/hook` }, /^url: .*host of at most 253 characters/],
+      ['url with a tab (URL parsing would drop it silently)', { url: 'https://example.com/ho\tok' }, /^url: .*must not contain control characters/],
+      ['url with a newline', { url: 'https://example.com/hook\n' }, /^url: .*must not contain control characters/],
+      ['url with a control character in the host', { url: 'https://exa\u0001mple.com/hook' }, /^url: .*must not contain control characters/],
       ['eventTypes not an array', { url: 'https://example.com/h', eventTypes: 'invoice.paid' }, /^eventTypes: /],
       ['eventTypes with a bad entry', { url: 'https://example.com/h', eventTypes: ['invoice.paid', 'bad type!'] }, /^eventTypes\.1: /],
       ['unknown field', { url: 'https://example.com/h', colour: 'red' }, 'colour'],
@@ -133,6 +138,10 @@ describe('with the default body limit', () => {
       expectError(await postern.api('PATCH', path, { key: keyA, body: { url: 'http://10.1.2.3/' } }), 400, 'unsafe_url', /^url: /);
       expectError(await postern.api('PATCH', path, { key: keyA, body: { secret: validSecret } }), 400, 'invalid_request', 'secret');
       expectError(await postern.api('PATCH', path, { key: keyA, body: { policy: { maxAttempts: 1000 } } }), 400, 'invalid_policy', 'policy.maxAttempts');
+      // policyName is read-only, and null resets nothing: both say what to send instead.
+      expectError(await postern.api('PATCH', path, { key: keyA, body: { policyName: null } }), 400, 'invalid_request', /^policyName: is read-only .*send policy: a preset name such as "standard"/);
+      expectError(await postern.api('PATCH', path, { key: keyA, body: { policyName: 'standard' } }), 400, 'invalid_request', /^policyName: is read-only/);
+      expectError(await postern.api('PATCH', path, { key: keyA, body: { policy: null } }), 400, 'invalid_policy', /^policy: null does not reset the policy; send a preset name such as "standard"/);
       const after = await postern.api('GET', path, { key: keyA });
       expect(after.body.url).toBe('http://127.0.0.1:9/hook');
     });

@@ -28,6 +28,8 @@ afterAll(async () => {
 
 const postBatch = (events: unknown, opts: { apiKey?: string; headers?: Record<string, string> } = {}) => postern.api('POST', '/v1/events/batch', { key: opts.apiKey ?? key, body: { events }, headers: opts.headers });
 const postOne = (body: unknown, apiKey = key) => postern.api('POST', '/v1/events', { key: apiKey, body });
+/** The single route's message as a batch says it for event `i`: its leading field under `events[i]`. */
+const asBatchItem = (i: number, message: string) => message.replace(/^body: /, `events[${i}]: `).replace(/^(?!events\[)([A-Za-z][\w.-]*): /, `events[${i}].$1: `);
 const webhookIds = () => receiver.requests.map((r) => r.headers['webhook-id']);
 const arrived = (eventIds: string[], what = 'the accepted events at the receiver') => waitUntil(what, () => eventIds.every((id) => webhookIds().includes(id)), 20_000);
 
@@ -46,11 +48,12 @@ test('results come in request order; a bad event fails alone, answered as POST /
   expect(r.status).toBe(207);
   expect(r.body.results).toHaveLength(events.length);
   expect(r.body.results.map((x: { status: number }) => x.status)).toEqual([202, 400, 400, 400, 400, 400, 400, 202]);
-  // Each refusal is exactly the single route's answer for that event.
+  // Each refusal is the single route's answer for that event, its field named under events[i].
   for (const i of [1, 2, 3, 4, 5, 6]) {
     const alone = await postOne(events[i]);
-    expect({ status: alone.status, error: alone.body.error }).toEqual(r.body.results[i]);
+    expect({ status: alone.status, error: { ...alone.body.error, message: asBatchItem(i, alone.body.error.message) } }).toEqual(r.body.results[i]);
   }
+  expect(r.body.results.slice(1, 7).map((x: { error: { message: string } }) => x.error.message.replace(/:.*/, ''))).toEqual(['events[1].type', 'events[2].data', 'events[3]', 'events[4].type', 'events[5]', 'events[6].orderingKey']);
   const [first, last] = [r.body.results[0], r.body.results[7]];
   expect(first).toEqual({ status: 202, id: expect.stringMatching(/^evt_/), deliveries: [{ id: expect.stringMatching(/^dlv_/), endpointId: endpoint.id }] });
   // Ids follow request order: the event list shows them in it.
@@ -158,7 +161,7 @@ test('the catalog checks each event of a batch as it checks one event: invalid d
     expect(r.body.results.map((x: { status: number }) => x.status)).toEqual([202, 422, 422, 202]);
     for (const i of [1, 2]) {
       const alone = await postOne(events[i], org.apiKey);
-      expect({ status: alone.status, error: alone.body.error }).toEqual(r.body.results[i]);
+      expect({ status: alone.status, error: { ...alone.body.error, message: asBatchItem(i, alone.body.error.message) } }).toEqual(r.body.results[i]);
     }
     expect(r.body.results[1].error.details).toEqual([expect.objectContaining({ path: '/amountCents' })]);
 

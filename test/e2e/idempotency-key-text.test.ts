@@ -93,6 +93,6 @@ test('in a batch, each event whose key is not printable gets its own 400 naming 
   expect(r.status).toBe(207);
   const results = r.body.results as { status: number; error?: { code: string; message: string } }[];
   expect(results.map((x) => x.status)).toEqual([202, ...NOT_PRINTABLE.map(() => 400), 202]);
-  for (const x of results.slice(1, -1)) expect(x.error).toEqual({ code: 'invalid_request', message: expect.stringMatching(/^idempotencyKey: idempotencyKey must be printable characters only/) });
+  results.slice(1, -1).forEach((x, i) => expect(x.error).toEqual({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^events\\[${i + 1}\\]\\.idempotencyKey: idempotencyKey must be printable characters only`)) }));
   expect(await eventCount()).toBe(before + 2);
 });

@@ -173,3 +173,24 @@ test('two orgs may use the same key independently', async () => {
   // Neither org can read the other's event.
   expect((await postern.api('GET', `/v1/events/${theirs.body.id}`, { key })).status).toBe(404);
 });
+
+test("a repeat is compared on type, orderingKey and data's JSON text byte for byte: the body's field order does not matter, data's spacing and key order do", async () => {
+  const raw = (text: string) => postern.api('POST', '/v1/events', { key, rawBody: text, headers: { 'content-type': 'application/json' } });
+  const first = await raw('{"type":"invoice.bytes","data":{"a":1,"b":2},"idempotencyKey":"bytes-1"}');
+  expect(first.status).toBe(202);
+  const reordered = await raw('{"idempotencyKey":"bytes-1", "data":{"a":1,"b":2},  "type":"invoice.bytes"}');
+  expect([reordered.status, reordered.body]).toEqual([202, first.body]);
+  for (const data of ['{"a": 1,"b":2}', '{"b":2,"a":1}', '{"a":1.0,"b":2}']) {
+    const res = await raw(`{"type":"invoice.bytes","data":${data},"idempotencyKey":"bytes-1"}`);
+    expect([data, res.status, res.body.error?.code]).toEqual([data, 409, 'idempotency_key_reused']);
+  }
+});
+
+test('a key given twice in the body: the last one wins, at every level, and that is what is stored and sent', async () => {
+  const res = await postern.api('POST', '/v1/events', { key, rawBody: '{"type":"invoice.first","data":{"v":1},"type":"invoice.dup","data":{"v":2, "w":{"x":1,"x":3}}}', headers: { 'content-type': 'application/json' } });
+  expect(res.status).toBe(202);
+  const event = await postern.api('GET', `/v1/events/${res.body.id}`, { key });
+  expect(event.body.type).toBe('invoice.dup');
+  expect(event.body.data).toEqual({ v: 2, w: { x: 3 } });
+  expect(event.body.envelope).toContain('"data":{"v":2, "w":{"x":1,"x":3}}');
+});

@@ -87,8 +87,9 @@ test('a portal session, even with webhooks:write, cannot change the org settings
   expect(read.body.disabledEventTypes).toEqual([]);
 });
 
-test.each(['/v1/events?foo=bar', '/v1/stats?colour=red'])('an unknown query parameter (%s) is named as a parameter', async (path) => {
-  const r = await postern.api('GET', path, { key: apiKey });
+test.each(['/v1/events?foo=bar', '/v1/stats?colour=red', '/v1/endpoints?status=paused', '/v1/api-keys?name=x', '/v1/notifications?limit=5&kind=x', '/v1/endpoints/:id/deliveries?type=a.b'])('an unknown query parameter (%s) is named as a parameter', async (path) => {
+  const r = await postern.api('GET', path.replace(':id', endpointId), { key: apiKey });
   expect(r.status).toBe(400);
-  expect(r.body.error.message).toMatch(/^query: unknown parameter "/);
+  expect(r.body.error.code).toBe('invalid_request');
+  expect(r.body.error.message).toMatch(new RegExp(`^query: unknown parameter "${/[?&](status|name|kind|type|foo|colour)=/.exec(path)![1]}"$`));
 });

@@ -28,6 +28,8 @@ function route(req: ReceivedRequest): { status: number; location?: string } {
   const other = /^\/see-other\/(\d{3})$/.exec(path);
   if (other) return { status: Number(other[1]), location: '/chain0/0' };
   if (path === '/to-private') return { status: 302, location: privateUrl };
+  const scheme = /^\/to-scheme\/(\w+)$/.exec(path);
+  if (scheme) return { status: 302, location: { file: 'file:///etc/passwd', ftp: 'ftp://127.0.0.1/x', data: 'data:text/plain,hi', unix: 'http://unix:/var/run/docker.sock:/info' }[scheme[1]!] };
   const chain = /^\/chain(\d+)\/(\d+)$/.exec(path);
   if (chain) {
     // /chainN/k redirects to /chainN/k+1 until k = N, which answers 200: N redirects in all.
@@ -104,6 +106,13 @@ test.each([301, 302, 303, 307, 308])('following: after a %i the next hop still g
   expect(requests[1]?.body).toBe(requests[0]?.body);
   expect(requests[1]?.headers['webhook-signature']).toBe(requests[0]?.headers['webhook-signature']);
   expect(delivery.status).toBe('succeeded');
+});
+
+test.each(['file', 'ftp', 'data', 'unix'])('following: a redirect to a %s URL is never followed → unsafe_url:redirect_scheme', async (scheme) => {
+  const { delivery, requests } = await deliverTo(`/to-scheme/${scheme}`, TOURICAL_ONE_SHOT);
+  expect(delivery.status).toBe('failed');
+  expect(delivery.attempts.map((a: { error: string }) => a.error)).toEqual(['unsafe_url:redirect_scheme']);
+  expect(requests.map((r) => r.path)).toEqual([`/to-scheme/${scheme}`]);
 });
 
 test('following: exactly 3 hops, the limit, still succeeds', async () => {

@@ -50,6 +50,10 @@ export interface PosternOptions {
   random?: () => number;
   lookupAll?: LookupAll;
   maxBodyBytes?: number;
+  /** `MAX_ENDPOINTS_PER_ORG` (default ingest's, 1000). */
+  maxEndpointsPerOrg?: number;
+  /** `MAX_DELIVERIES_PER_REQUEST` (default ingest's, 10 000). */
+  maxDeliveriesPerRequest?: number;
   reconcileIntervalMs?: number;
   reconcileGraceMs?: number;
   /** The sender's `wakeRequeueMinAgeMs` (default its own, 30 s). */
@@ -196,6 +200,8 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       bullBoardReadOnly: options.bullBoardReadOnly ?? true,
       adminToken: TEST_ADMIN_TOKEN,
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      maxEndpointsPerOrg: options.maxEndpointsPerOrg,
+      maxDeliveriesPerRequest: options.maxDeliveriesPerRequest,
       allowList,
       secretRotationGraceMs: options.secretRotationGraceMs ?? 60_000,
       lookupCacheTtlMs: options.lookupCacheTtlMs,

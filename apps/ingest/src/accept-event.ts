@@ -3,7 +3,7 @@ import { buildEnvelope, durabilityVerdict, isEventTypeDisabled, matchesEventType
 import { confirmWrites, deliveryJobs, markWrites, newPendingDelivery, touchForConfirmation, type CreateEventResult, type DeliveryJobEntry, type DeliveryRecord, type EndpointRecord, type EventRecord, type NewEvent, type RedisClient, type WriteMark } from '@postern/store';
 import { SpanKind, SpanStatusCode, contextFromTraceparent, traceparentOf } from '@postern/telemetry';
 import { ApiError } from './api-error.js';
-import type { AppDeps } from './app-deps.js';
+import { DEFAULT_MAX_DELIVERIES_PER_REQUEST, type AppDeps } from './app-deps.js';
 
 /** The 202 answer to an accepted event; the same answer is replayed for its idempotency key. */
 export interface AcceptedEvent {
@@ -167,6 +167,15 @@ interface PreparedEvent {
   traceparent: string | undefined;
 }
 
+/**
+ * 422 `too_many_deliveries`: the event would take a request past `MAX_DELIVERIES_PER_REQUEST`
+ * deliveries (`before` made by the batch's earlier events, 0 alone). Nothing of it is written.
+ */
+function tooManyDeliveries(max: number, deliveries: number, before: number): ApiError {
+  const already = before > 0 ? ` on top of the ${before} of this batch's earlier events` : '';
+  return new ApiError(422, 'too_many_deliveries', `the event would create ${deliveries} deliveries${already}; one request creates at most ${max} (MAX_DELIVERIES_PER_REQUEST): send it${before > 0 ? ' in another request' : ' to fewer endpoints (narrow their eventTypes)'}`);
+}
+
 /** Whether the event fans out to the org's endpoint list (rather than to none, or to a test's one endpoint). */
 function fansOut(input: AcceptInput): boolean {
   return !input.onlyEndpoint && !isEventTypeDisabled(input.disabledEventTypes, input.type);
@@ -253,6 +262,8 @@ function replayJobs(orgId: string, stored: AcceptedEvent, traceparent: string | 
 async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | undefined): Promise<AcceptResult> {
   const orgEndpoints = fansOut(input) && !input.endpoints ? await deps.store.endpoints.listAll(input.orgId) : [];
   const prepared = prepare(deps, input, orgEndpoints, traceparent);
+  const maxDeliveries = deps.config.maxDeliveriesPerRequest ?? DEFAULT_MAX_DELIVERIES_PER_REQUEST;
+  if (prepared.deliveries.length > maxDeliveries) throw tooManyDeliveries(maxDeliveries, prepared.deliveries.length, 0);
   // Which connections the writes go on, before they go (ACCEPT_DURABILITY: a WAIT after a reconnect confirms nothing).
   const marks = writeMarks(deps, input.orgId);
   const stored = replayOf(prepared, await deps.store.events.createWithDeliveries(prepared.write));
@@ -277,9 +288,21 @@ async function accept(deps: AppDeps, input: AcceptInput, traceparent: string | u
 /** {@link acceptEvents}: one pipeline of writes, one `addBulk`, one durability check, each shared by the events it concerns. */
 async function acceptMany(deps: AppDeps, orgId: string, inputs: readonly AcceptInput[], spans: readonly (AcceptSpan | undefined)[]): Promise<AcceptOutcome[]> {
   const orgEndpoints = inputs.some((i) => fansOut(i) && !i.endpoints) ? await deps.store.endpoints.listAll(orgId) : [];
-  const prepared = inputs.map((input, i) => prepare(deps, input, orgEndpoints, spans[i]?.traceparent));
+  const all = inputs.map((input, i) => prepare(deps, input, orgEndpoints, spans[i]?.traceparent));
+  // In request order, each event while the request's deliveries stay within the limit; one that
+  // would pass it is refused alone and writes nothing, and a later, smaller one may still fit.
+  const maxDeliveries = deps.config.maxDeliveriesPerRequest ?? DEFAULT_MAX_DELIVERIES_PER_REQUEST;
+  let planned = 0;
+  const refusals = all.map((p) => {
+    if (planned + p.deliveries.length > maxDeliveries) return tooManyDeliveries(maxDeliveries, p.deliveries.length, planned);
+    planned += p.deliveries.length;
+    return null;
+  });
+  const prepared = all.filter((_, i) => refusals[i] === null);
   const marks = writeMarks(deps, orgId);
-  const written = await deps.store.events.createManyWithDeliveries(prepared.map((p) => p.write));
+  const writtenFitting = prepared.length > 0 ? await deps.store.events.createManyWithDeliveries(prepared.map((p) => p.write)) : [];
+  let next = 0;
+  const written = refusals.map((refusal) => refusal ?? writtenFitting[next++]!);
 
   const outcomes: AcceptOutcome[] = [];
   const created: PreparedEvent[] = [];
@@ -290,7 +313,7 @@ async function acceptMany(deps: AppDeps, orgId: string, inputs: readonly AcceptI
   };
   let replays = false;
   for (const [i, result] of written.entries()) {
-    const p = prepared[i]!;
+    const p = all[i]!;
     if (result instanceof Error) {
       outcomes.push({ ok: false, error: result });
       continue;

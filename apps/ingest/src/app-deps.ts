@@ -8,6 +8,11 @@ import type { LiveHub } from './live-hub.js';
 import type { LiveStreamSettings } from './routes/delivery-stream.js';
 import type { DataLossMonitor, DeliveryQueues, RedisClient, Store } from '@postern/store';
 
+/** Endpoints one org may have unless `MAX_ENDPOINTS_PER_ORG` says otherwise. */
+export const DEFAULT_MAX_ENDPOINTS_PER_ORG = 1_000;
+/** Deliveries one request may create unless `MAX_DELIVERIES_PER_REQUEST` says otherwise. */
+export const DEFAULT_MAX_DELIVERIES_PER_REQUEST = 10_000;
+
 /** Everything `createApp` needs; `main.ts` (or a test) builds it. */
 export interface AppDeps {
   /** API connection (fails fast: `enableOfflineQueue: false`), the store's. */
@@ -50,6 +55,13 @@ export interface AppDeps {
     adminToken: string;
     /** Largest request body accepted, bytes (`MAX_BODY_BYTES`). */
     maxBodyBytes: number;
+    /** Endpoints one org may have (`MAX_ENDPOINTS_PER_ORG`); default {@link DEFAULT_MAX_ENDPOINTS_PER_ORG}. */
+    maxEndpointsPerOrg?: number;
+    /**
+     * Deliveries one request may create (`MAX_DELIVERIES_PER_REQUEST`): one event's fan-out, or a
+     * batch's summed in item order; default {@link DEFAULT_MAX_DELIVERIES_PER_REQUEST}.
+     */
+    maxDeliveriesPerRequest?: number;
     /** Private addresses an endpoint URL may name (`ALLOWED_ADDRESSES`). */
     allowList: readonly string[];
     /** Old secret keeps signing this long after a rotation, ms. */

@@ -41,3 +41,13 @@ test('a request line that is not HTTP: 400 bad_request', async () => {
   expect(answer.startsWith('HTTP/1.1 400')).toBe(true);
   expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code).toBe('bad_request');
 });
+
+test.each([
+  ['one header of 20 KB', `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+  ['3000 small headers', `GET / HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 3000 }, (_, i) => `x-${i}: 1\r\n`).join('')}\r\n`],
+  ['a 20 KB URL (the request line counts toward the same limit: 431, not 414)', `GET /${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],
+])('headers too large (%s): 431 headers_too_large in the API error shape', async (_name, request) => {
+  const answer = await raw(request);
+  expect(answer.startsWith('HTTP/1.1 431 Request Header Fields Too Large\r\n')).toBe(true);
+  expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'headers_too_large', message: 'the request headers are too large' } });
+});

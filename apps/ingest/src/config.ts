@@ -14,6 +14,10 @@ export const ingestConfigSchema = z.object({
   BULL_BOARD_READ_ONLY: z.stringbool({ error: 'must be true or false' }).default(true),
   LOOKUP_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(10_000),
   LOOKUP_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  /** Endpoints one org may have; creating one more is 409 `endpoint_limit_reached`. */
+  MAX_ENDPOINTS_PER_ORG: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+  /** Deliveries one request may create (an event's fan-out; a batch's, summed in order); beyond it 422 `too_many_deliveries`. */
+  MAX_DELIVERIES_PER_REQUEST: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** Live streams (`GET /v1/deliveries/stream`) one credential may hold open on one ingest process; 0 = streams off. */
   LIVE_STREAM_MAX_PER_KEY: z.coerce.number().int().min(0).max(1_000).default(5),
   /** A live stream's heartbeat (a comment line), ms. */

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import type { EventTypeDefinition, SchemaIssue } from '@postern/shared';
+import { linearRegExp } from './linear-regexp.js';
 
 /** Most issues one event's check reports: enough to fix a payload, bounded for the answer's size. */
 export const MAX_SCHEMA_ISSUES = 20;
@@ -30,12 +31,39 @@ function newAjv(): Ajv2020 {
   const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
   // strict off: a schema's own annotations (`examples`, `x-…`) are not errors; formats are
   // annotations (no ajv-formats), as 2020-12 itself says by default. addUsedSchema off: two orgs'
-  // schemas with the same `$id` never meet in ajv's registry.
-  return new Ajv2020({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false, logger: false });
+  // schemas with the same `$id` never meet in ajv's registry. So no regular expression runs but
+  // through linearRegExp: `format` runs none, `$data` (off) none either.
+  return new Ajv2020({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false, logger: false, code: { regExp: linearRegExp } });
 }
+
+/**
+ * The schema as ingest compiles it: a root without `$id` gets one (never fetched), so `$ref: "#"`
+ * finds the root without the schema being added to ajv's registry (addUsedSchema off).
+ */
+function rooted(schema: Record<string, unknown> | boolean): Record<string, unknown> | boolean {
+  return typeof schema === 'object' && schema.$id === undefined ? { $id: 'https://schema.postern.invalid/root.json', ...schema } : schema;
+}
+
+/** What a stack overflow inside ajv is reported as, instead of the engine's words. */
+const TOO_RECURSIVE = 'recurses too deeply to check';
 
 /** What {@link EventValidators.compileError} says about a schema that does not compile. */
 export type SchemaProblem = string | null;
+
+/**
+ * The issues of `data` (empty = valid). A catalog refuses schemas that apply themselves to the same
+ * value (`inPlaceSchemaCycle`) and bodies nest at most 128 levels, so recursion is bounded; should
+ * the stack still run out, that is one issue at `''`, not an error with the engine's words.
+ */
+function runOn(validate: ValidateFunction, data: unknown): SchemaIssue[] {
+  try {
+    if (validate(data)) return [];
+  } catch (err) {
+    if (err instanceof RangeError) return [{ path: '', message: `could not be checked: the schema ${TOO_RECURSIVE}` }];
+    throw err;
+  }
+  return (validate.errors ?? []).slice(0, MAX_SCHEMA_ISSUES).map(issueOf);
+}
 
 /**
  * Ingest's validators of event `data`, compiled once per event type version and cached (LRU, per
@@ -57,19 +85,18 @@ export class EventValidators {
   checkDefinition(schema: Record<string, unknown> | boolean, examples: readonly unknown[]): { compileError: SchemaProblem; exampleIssues: SchemaIssue[][] } {
     let validate: ValidateFunction;
     try {
-      validate = newAjv().compile(schema);
+      validate = newAjv().compile(rooted(schema));
     } catch (err) {
-      return { compileError: err instanceof Error ? err.message : 'does not compile', exampleIssues: [] };
+      return { compileError: err instanceof RangeError ? `its $ref chain ${TOO_RECURSIVE}` : err instanceof Error ? err.message : 'does not compile', exampleIssues: [] };
     }
-    return { compileError: null, exampleIssues: examples.map((e) => (validate(e) ? [] : (validate.errors ?? []).slice(0, MAX_SCHEMA_ISSUES).map(issueOf))) };
+    return { compileError: null, exampleIssues: examples.map((e) => runOn(validate, e)) };
   }
 
   /** The issues of `data` against the type's schema (empty = valid), at most {@link MAX_SCHEMA_ISSUES}. */
   check(orgId: string, definition: Pick<EventTypeDefinition, 'name' | 'version' | 'schema'>, data: unknown): SchemaIssue[] {
     if (definition.schema === null || definition.schema === true) return [];
     const validate = this.validator(orgId, definition as { name: string; version: number; schema: Record<string, unknown> | boolean });
-    if (validate(data)) return [];
-    return (validate.errors ?? []).slice(0, MAX_SCHEMA_ISSUES).map(issueOf);
+    return runOn(validate, data);
   }
 
   private validator(orgId: string, d: { name: string; version: number; schema: Record<string, unknown> | boolean }): ValidateFunction {
@@ -82,7 +109,7 @@ export class EventValidators {
       return hit;
     }
     this.ajvInstance ??= newAjv();
-    const compiled = this.ajvInstance.compile(d.schema);
+    const compiled = this.ajvInstance.compile(rooted(d.schema));
     this.compiled += 1;
     this.cache.set(key, compiled);
     if (this.cache.size > this.maxEntries) {

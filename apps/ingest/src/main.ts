@@ -99,6 +99,8 @@ const app = createApp({
     adminToken: config.ADMIN_TOKEN,
     bullBoardReadOnly: config.BULL_BOARD_READ_ONLY,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    maxEndpointsPerOrg: config.MAX_ENDPOINTS_PER_ORG,
+    maxDeliveriesPerRequest: config.MAX_DELIVERIES_PER_REQUEST,
     allowList: config.allowList,
     secretRotationGraceMs: 24 * 60 * 60 * 1000,
     lookupCacheTtlMs: config.LOOKUP_CACHE_TTL_MS,

@@ -106,8 +106,12 @@ export const createEventBody = z.strictObject({
     .optional(),
 });
 
-/** Paging query: `limit` 1..100 (default 50), `cursor` the last id of the previous page. */
-export const pageQuery = z.object({
+/**
+ * Paging query: `limit` 1..100 (default 50), `cursor` the last id of the previous page. Strict, as
+ * bodies are: an unknown parameter (`?status=paused` on a list that has no such filter) is 400
+ * `query: unknown parameter "status"` rather than a list that silently ignores it.
+ */
+export const pageQuery = z.strictObject({
   limit: z.coerce.number({ error: 'limit must be an integer from 1 to 100' }).int('limit must be an integer from 1 to 100').min(1, 'limit must be an integer from 1 to 100').max(100, 'limit must be an integer from 1 to 100').default(50),
   cursor: z.string().regex(/^[a-z]+_[0-9A-Za-z]+$/, 'cursor must be an id from a previous page').optional(),
 });

@@ -27,7 +27,8 @@ interface ErrorLike {
  *   reason the pre-send check gives for that address.
  * - request-filtering-agent's own refusal (its second line, reported only in a message) →
  *   `unsafe_url:<blockedAddressReason(address)>`, or `unsafe_url:blocked_address`.
- * - Then `timeout`, `too_many_redirects`, `dns_lookup_failed:<ECODE>`,
+ * - Then `timeout`, `too_many_redirects`, `unsafe_url:redirect_scheme` (a redirect to a scheme other
+ *   than http or https, or to a UNIX socket), `dns_lookup_failed:<ECODE>`,
  *   `connection_failed:<ECODE>`, `tls_error:<ECODE>`, else `delivery_failed`.
  * @param err what got (or the socket) threw
  * @param blockedAddressReason classifies an address request-filtering-agent refused (returns
@@ -50,6 +51,8 @@ export function classifyNetworkError(err: unknown, blockedAddressReason: (addres
   }
   if (e.name === 'TimeoutError' || cause.name === 'TimeoutError' || TIMEOUT_CODES.has(code)) return 'timeout';
   if (e.name === 'MaxRedirectsError' || code === 'ERR_TOO_MANY_REDIRECTS') return 'too_many_redirects';
+  // got refuses a redirect to anything but http(s) (`file:`, `ftp:`, `data:`…) or to a UNIX socket.
+  if (code === 'ERR_UNSUPPORTED_PROTOCOL' || /Cannot redirect to UNIX socket/.test(message)) return 'unsafe_url:redirect_scheme';
   if (DNS_CODES.has(code)) return `dns_lookup_failed:${code}`;
   if (CONNECTION_CODES.has(code)) return `connection_failed:${code}`;
   if (isTlsCode(code)) return `tls_error:${code}`;

@@ -12,6 +12,9 @@ if (existsSync(fileURLToPath(built))) {
 } else {
   const source = fileURLToPath(new URL('../src/main.ts', import.meta.url));
   const child = spawn(process.execPath, ['--conditions=development', '--import', 'tsx', source, ...process.argv.slice(2)], { stdio: 'inherit' });
-  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+  // Passed on to the child, which also gets Ctrl-C and a hang-up from the terminal itself (same
+  // process group): it must treat a repeat as one (postern listen does). Handled here, so this
+  // wrapper outlives the child and exits with its code.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
@@ -42,4 +42,18 @@ export function writeConfig(path: string, config: CliConfig): void {
   writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   // A file that existed keeps its mode through writeFileSync: set it again.
   chmodSync(path, 0o600);
+}
+
+/**
+ * Removes the stored settings (`postern logout`): the file only, not its folder.
+ * @returns whether there was a file to remove
+ */
+export function removeConfig(path: string): boolean {
+  try {
+    rmSync(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
 }

@@ -1,4 +1,4 @@
-import { liveLine } from './output.js';
+import { batchResultLine, liveLine } from './output.js';
 
 describe('liveLine', () => {
   it('shows one attempt on one line: time, status, ids, type, attempt, answer, error, duration, next', () => {
@@ -9,4 +9,11 @@ describe('liveLine', () => {
     const line = liveLine({ id: '1-0', deliveryId: 'dlv_1', endpointId: 'ep_1', eventId: 'evt_1', eventType: 'a.b', status: 'cancelled', attempt: null, responseStatus: null, error: 'endpoint_inactive', durationMs: null, nextAttemptAt: null, at: '2026-12-01T12:00:00.123Z' });
     expect(line.replace(/\x1b\[[0-9;]*m/g, '')).toBe('12:00:00 cancelled dlv_1 ep_1 a.b no attempt endpoint_inactive');
   });
+});
+
+test("batchResultLine: a refusal's events[i] is left out, the line already places the event", () => {
+  const refused = (message: string) => batchResultLine('line 42', { status: 400, error: { code: 'invalid_request', message } } as never);
+  expect(refused('events[41].type: webhook.test is reserved')).toMatch(/^line 42: .*refused 400 invalid_request.*: type: webhook\.test is reserved$/);
+  expect(refused('events[3]: must be a JSON object')).toMatch(/: must be a JSON object$/);
+  expect(refused('this idempotencyKey was used')).toMatch(/: this idempotencyKey was used$/);
 });

@@ -53,7 +53,8 @@ export function liveLine(d: LiveDelivery): string {
 
 /** One line of `postern events send-batch`: where the event was in the file, then its id and deliveries, or why it was refused. */
 export function batchResultLine(where: string, result: EventBatchResult): string {
-  if ('error' in result) return `${where}: ${pc.red(`refused ${result.status} ${result.error.code}`)}: ${result.error.message}`;
+  // `where` already places the event (its line in the file): the request's `events[i]` would not.
+  if ('error' in result) return `${where}: ${pc.red(`refused ${result.status} ${result.error.code}`)}: ${result.error.message.replace(/^events\[\d+\]\.?/, '').replace(/^: /, '')}`;
   const n = result.deliveries.length;
   const replayed = result.idempotentReplayed ? pc.dim(' (already accepted under this idempotency key)') : '';
   return `${where}: ${result.id} accepted: ${n} ${n === 1 ? 'delivery' : 'deliveries'}${replayed}`;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Postern, PosternApiError, PosternConnectionError, type LiveStreamQuery } from '@postern/client';
 import { LIVE_DELIVERY_STATUSES, verify } from '@postern/shared';
 import { Command, CommanderError, Option } from 'commander';
-import { configPath, readConfig, writeConfig } from './config-file.js';
+import { configPath, readConfig, removeConfig, writeConfig } from './config-file.js';
 import { sinceToMs } from './duration.js';
 import { listen } from './listen.js';
 import { batchResultLine, deliveryLines, endpointLine, EXIT, liveLine, status, stdoutOutput, type Output } from './output.js';
@@ -105,6 +105,17 @@ function buildProgram(io: CliEnvironment): Command {
       const o = out();
       if (o.json) o.value({ baseUrl, orgId: me.orgId, configPath: path });
       else o.line(`Logged in to ${baseUrl} as org ${me.orgId}; saved to ${path}`);
+    });
+
+  program
+    .command('logout')
+    .description('remove the stored base URL and API key (the file postern login wrote); the key itself stays valid until revoked')
+    .action(() => {
+      const path = configPath(io.env);
+      const removed = removeConfig(path);
+      const o = out();
+      if (o.json) o.value({ removed, configPath: path });
+      else o.line(removed ? `Logged out: removed ${path}` : `Not logged in: no ${path}`);
     });
 
   const events = program.command('events').description('send events');

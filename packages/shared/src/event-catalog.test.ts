@@ -1,4 +1,4 @@
-import { createEventTypeBody, decideEventValidation, needsCatalogLookup, needsSchemaCheck, unsafeSchemaPatterns, type EventValidationSettings } from './event-catalog.js';
+import { createEventTypeBody, decideEventValidation, needsCatalogLookup, needsSchemaCheck, schemaPatterns, type EventValidationSettings } from './event-catalog.js';
 
 const issue = { path: '/amountCents', message: 'must be integer' };
 const settings = (eventValidation: EventValidationSettings['eventValidation'], requireKnownEventTypes = false): EventValidationSettings => ({ eventValidation, requireKnownEventTypes });
@@ -52,17 +52,23 @@ describe('createEventTypeBody', () => {
   });
 });
 
-test('unsafeSchemaPatterns finds nested repetitions at any depth, in pattern and patternProperties, and leaves safe ones', () => {
+test('schemaPatterns finds every pattern at any depth, in pattern and patternProperties, but not in data keywords', () => {
   const schema = {
     type: 'object',
-    properties: { a: { type: 'string', pattern: '^(a+)+$' }, b: { type: 'string', pattern: '^[a-z0-9-]{1,64}$' } },
-    patternProperties: { '^(x|x)*y$': { type: 'string' }, '^ok_': { type: 'string' } },
+    properties: { a: { type: 'string', pattern: '^(a+)+$' }, pattern: { type: 'string', pattern: '^x$' } },
+    patternProperties: { '^(x|x)*y$': { type: 'string' }, 'a/b': { type: 'string' } },
     items: [{ pattern: '(.*a){12}' }],
+    const: { pattern: '(?=not-a-pattern)' },
+    enum: [{ pattern: '(' }],
+    examples: [{ pattern: '\\1' }],
+    default: { pattern: '[' },
   };
-  expect(unsafeSchemaPatterns(schema)).toEqual([
+  expect(schemaPatterns(schema)).toEqual([
     { path: '/properties/a/pattern', pattern: '^(a+)+$' },
+    { path: '/properties/pattern/pattern', pattern: '^x$' },
     { path: '/patternProperties/^(x|x)*y$', pattern: '^(x|x)*y$' },
+    { path: '/patternProperties/a~1b', pattern: 'a/b' },
     { path: '/items/0/pattern', pattern: '(.*a){12}' },
   ]);
-  expect(unsafeSchemaPatterns({ type: 'string', pattern: '^\\d{4}-\\d{2}$' })).toEqual([]);
+  expect(schemaPatterns(true)).toEqual([]);
 });

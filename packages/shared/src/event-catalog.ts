@@ -1,4 +1,3 @@
-import safeRegex from 'safe-regex2';
 import { z } from 'zod';
 import { eventTypeSchema } from './event-types.js';
 
@@ -123,29 +122,18 @@ export function decideEventValidation(input: {
   return { kind: 'accept', warnings };
 }
 
-/** A group holding an alternation and repeated (`(a|aa)+`): overlapping branches backtrack exponentially, which star height alone does not show. */
-const QUANTIFIED_ALTERNATION = /\((?:[^()\\]|\\.)*\|(?:[^()\\]|\\.)*\)(?:[*+]|\{\d+,)/;
+/** Keywords whose values are data, not subschemas: a `pattern` key inside them is not a pattern. */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'examples', 'default']);
 
 /**
- * The regular expressions of a JSON Schema that could take exponential time on some input
- * (`pattern` values and `patternProperties` keys, at any depth), as `{path, pattern}` with `path` a
- * JSON pointer into the schema. Validation runs on ingest's one thread, so one such pattern and a
- * crafted event would stall every org; a catalog refuses them (400 `invalid_schema`). Judged by
- * `safe-regex2` (star height > 1, or too many repetitions) and, on top, any repeated group that
- * holds an alternation (`(a|aa)+`; `(png|jpg)` unrepeated is fine); a pattern that does not
- * compile is left to the schema compiler.
+ * Every regular expression of a JSON Schema (`pattern` values and `patternProperties` keys, at any
+ * depth, not inside `const`, `enum`, `examples` or `default`), as `{path, pattern}` with `path` a
+ * JSON pointer into the schema (`/properties/v/pattern`, `/patternProperties/^x_`). Ingest compiles
+ * each with its linear-time engine before a schema is stored, to refuse one it cannot run, naming it.
  */
-export function unsafeSchemaPatterns(schema: unknown): { path: string; pattern: string }[] {
+export function schemaPatterns(schema: unknown): { path: string; pattern: string }[] {
   const found: { path: string; pattern: string }[] = [];
   const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
-  const unsafe = (pattern: string) => {
-    try {
-      new RegExp(pattern, 'u');
-    } catch {
-      return false;
-    }
-    return !safeRegex(pattern) || QUANTIFIED_ALTERNATION.test(pattern);
-  };
   const walk = (node: unknown, path: string) => {
     if (Array.isArray(node)) {
       node.forEach((child, i) => walk(child, `${path}/${i}`));
@@ -153,10 +141,11 @@ export function unsafeSchemaPatterns(schema: unknown): { path: string; pattern: 
     }
     if (node === null || typeof node !== 'object') return;
     for (const [key, value] of Object.entries(node)) {
+      if (DATA_KEYWORDS.has(key)) continue;
       const at = `${path}/${escape(key)}`;
-      if (key === 'pattern' && typeof value === 'string' && unsafe(value)) found.push({ path: at, pattern: value });
+      if (key === 'pattern' && typeof value === 'string') found.push({ path: at, pattern: value });
       if (key === 'patternProperties' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-        for (const p of Object.keys(value)) if (unsafe(p)) found.push({ path: `${at}/${escape(p)}`, pattern: p });
+        for (const p of Object.keys(value)) found.push({ path: `${at}/${escape(p)}`, pattern: p });
       }
       walk(value, at);
     }

@@ -69,3 +69,14 @@ export function matchesEventTypes(filter: readonly string[], type: string): bool
  * match them).
  */
 export const OPERATIONAL_EVENT_TYPES: readonly string[] = Object.freeze(['endpoint.paused', 'endpoint.disabled']);
+
+/**
+ * Why `type` is not a producer's to use, or null: Postern's operational types
+ * ({@link OPERATIONAL_EVENT_TYPES}) and {@link TEST_EVENT_TYPE}. Neither `POST /v1/events` nor the
+ * event catalog takes them (400 naming the field).
+ */
+export function reservedEventTypeReason(type: string): string | null {
+  if (OPERATIONAL_EVENT_TYPES.includes(type)) return `${type} is reserved for Postern's own operational webhooks`;
+  if (type === TEST_EVENT_TYPE) return `${TEST_EVENT_TYPE} is reserved for test events (POST /v1/endpoints/:id/test)`;
+  return null;
+}

@@ -83,6 +83,7 @@ export {
   TEST_EVENT_TYPE,
   OPERATIONAL_EVENT_TYPES,
   eventTypeFilterSchema,
+  reservedEventTypeReason,
   eventTypeSchema,
   matchesEventTypes,
 } from './event-types.js';
@@ -180,10 +181,11 @@ export {
   decideEventValidation,
   needsCatalogLookup,
   needsSchemaCheck,
-  unsafeSchemaPatterns,
+  schemaPatterns,
   updateEventTypeBody,
 } from './event-catalog.js';
 export type { EventTypeDefinition, EventValidationDecision, EventValidationMode, EventValidationSettings, SchemaIssue } from './event-catalog.js';
+export { inPlaceSchemaCycle } from './schema-refs.js';
 export { buildAsyncApiDocument } from './asyncapi.js';
 export type { AsyncApiInput } from './asyncapi.js';
 export { checkAccentColour } from './contrast.js';

@@ -1,7 +1,7 @@
 import { classifyAddress, hostAddress, parseAllowList, validateEndpointUrl } from './url-rules.js';
 
 describe('validateEndpointUrl', () => {
-  it.each(['https://example.com/hooks', 'http://example.com:8080/a?b=c', 'https://[2606:4700::1111]/x', 'http://127.0.0.1:3000/'])(
+  it.each(['https://example.com/hooks', 'http://example.com:8080/a?b=c', 'https://[2606:4700::1111]/x', 'http://127.0.0.1:3000/', `https://${'a'.repeat(63)}.example.com./`, `https://${Array.from({ length: 3 }, () => 'a'.repeat(63)).join('.')}.${'b'.repeat(61)}/`])(
     'accepts %s',
     (raw) => {
       const result = validateEndpointUrl(raw);
@@ -23,6 +23,13 @@ describe('validateEndpointUrl', () => {
     ['http://exa mple.com/', 'invalid_url'],
     ['', 'invalid_url'],
     [`https://example.com/${'a'.repeat(2048)}`, 'too_long'],
+    ['https://example.com/a\tb', 'control_characters'],
+    ['https://example.com/\nhook', 'control_characters'],
+    ['https://exa\u0001mple.com/', 'control_characters'],
+    ['https://example.com/\u0085', 'control_characters'],
+    [`https://${'a'.repeat(64)}.example.com/`, 'label_too_long'],
+    [`https://${Array.from({ length: 4 }, () => 'a'.repeat(63)).join('.')}.com/`, 'host_too_long'],
+    [`https://${'é'.repeat(60)}.example/`, 'label_too_long'],
   ])('refuses %s as %s', (raw, reason) => {
     expect(validateEndpointUrl(raw)).toEqual({ ok: false, reason });
   });

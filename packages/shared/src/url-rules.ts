@@ -4,12 +4,23 @@ import ipaddr from 'ipaddr.js';
 export const MAX_URL_LENGTH = 2048;
 
 /** Why {@link validateEndpointUrl} refused a URL. */
-export type UrlRejection = 'invalid_url' | 'too_long' | 'unsupported_scheme' | 'credentials_not_allowed' | 'missing_host' | 'invalid_port';
+export type UrlRejection = 'invalid_url' | 'too_long' | 'unsupported_scheme' | 'credentials_not_allowed' | 'missing_host' | 'invalid_port' | 'control_characters' | 'host_too_long' | 'label_too_long';
+
+/** Longest host name DNS can carry, in characters (RFC 1035 §2.3.4: 255 octets on the wire). */
+export const MAX_HOSTNAME_LENGTH = 253;
+/** Longest label (the part between dots) of a host name, in characters (RFC 1035 §2.3.4). */
+export const MAX_HOST_LABEL_LENGTH = 63;
+
+/** C0 controls (tab, newline…), DEL and C1 controls: WHATWG `URL` drops some silently and escapes others. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Checks the shape of an endpoint URL: parseable by WHATWG `URL`, `http:` or
  * `https:`, no user name or password (they would be sent to whoever answers,
- * and logged), a host, a port other than 0, at most {@link MAX_URL_LENGTH} characters. It does not
+ * and logged), a host, a port other than 0, at most {@link MAX_URL_LENGTH} characters, no control
+ * character anywhere (`URL` would drop a tab or newline silently and store another URL), a host
+ * name DNS can carry: at most {@link MAX_HOSTNAME_LENGTH} characters (punycode, a final dot not
+ * counted), each label at most {@link MAX_HOST_LABEL_LENGTH}. It does not
  * look at addresses: resolve the host and run {@link classifyAddress} on every
  * address, at registration and again before each attempt (jitter-45h resolves
  * again every time), since DNS can change.
@@ -20,6 +31,7 @@ export type UrlRejection = 'invalid_url' | 'too_long' | 'unsupported_scheme' | '
 export function validateEndpointUrl(raw: string): { ok: true; url: URL } | { ok: false; reason: UrlRejection } {
   if (typeof raw !== 'string') return { ok: false, reason: 'invalid_url' };
   if (raw.length > MAX_URL_LENGTH) return { ok: false, reason: 'too_long' };
+  if (CONTROL_CHARACTER.test(raw)) return { ok: false, reason: 'control_characters' };
   let url: URL;
   try {
     url = new URL(raw);
@@ -29,6 +41,11 @@ export function validateEndpointUrl(raw: string): { ok: true; url: URL } | { ok:
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: 'unsupported_scheme' };
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'credentials_not_allowed' };
   if (url.hostname === '') return { ok: false, reason: 'missing_host' };
+  if (hostAddress(url) === null) {
+    const name = url.hostname.replace(/\.$/, '');
+    if (name.length > MAX_HOSTNAME_LENGTH) return { ok: false, reason: 'host_too_long' };
+    if (name.split('.').some((label) => label.length > MAX_HOST_LABEL_LENGTH)) return { ok: false, reason: 'label_too_long' };
+  }
   // Port 0 cannot be connected to; every other port WHATWG accepts (1..65535) can.
   if (url.port === '0') return { ok: false, reason: 'invalid_port' };
   if (url.href.length > MAX_URL_LENGTH) return { ok: false, reason: 'too_long' };

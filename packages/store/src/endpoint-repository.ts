@@ -74,6 +74,11 @@ export class EndpointRepository {
     return { items, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
   }
 
+  /** How many endpoints the org has (deleted ones not counted). */
+  async count(orgId: string): Promise<number> {
+    return this.redis.zcard(this.keys.orgEndpoints(orgId));
+  }
+
   /** Every endpoint of the org (for fan-out). */
   async listAll(orgId: string): Promise<EndpointRecord[]> {
     const ids = await this.redis.zrange(this.keys.orgEndpoints(orgId), 0, -1);

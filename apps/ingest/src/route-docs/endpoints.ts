@@ -34,7 +34,7 @@ export const ENDPOINT_DOCS: Record<string, RouteReference> = {
   },
   'patch /v1/endpoints/:id': {
     description:
-      'Changes any of `url`, `eventTypes`, `policy`, `description`, `headers` (the list is replaced), `auth` and `proxy` (`null` removes them; a secret left out of an `auth` of the same type, or of a secret header, keeps the stored one) and `transformation` (`{code, enabled}`; its version goes up when the code changes; `null` removes it). The signing scheme changes only with a new secret: `rotate-secret`.',
+      'Changes any of `url`, `eventTypes`, `policy`, `description`, `headers` (the list is replaced), `auth` and `proxy` (`null` removes them; a secret left out of an `auth` of the same type, or of a secret header, keeps the stored one) and `transformation` (`{code, enabled}`; its version goes up when the code changes; `null` removes it). The signing scheme changes only with a new secret: `rotate-secret`. `policyName` is read-only (400 naming it) and `policy: null` resets nothing (400 `invalid_policy`): send a preset name such as `"standard"` to go back to a preset.',
     request: { description: 'billing service (EU)', headers: [{ name: 'X-Team', value: 'billing' }] },
     responses: { 200: { ...UPDATED_ENDPOINT, warnings: [] } },
   },

@@ -116,7 +116,7 @@ export const EVENT_DOCS: Record<string, RouteReference> = {
               { id: 'dlv_01M8TFFD2HZ8EPE7BRPZZ23QQS', endpointId: WAITING_DELIVERY.endpointId },
             ],
           },
-          { status: 400, error: { code: 'invalid_request', message: 'type: webhook.test is reserved; use POST /v1/endpoints/:id/test' } },
+          { status: 400, error: { code: 'invalid_request', message: 'events[2].type: webhook.test is reserved; use POST /v1/endpoints/:id/test' } },
         ],
       },
     },
@@ -177,7 +177,7 @@ export const EVENT_DOCS: Record<string, RouteReference> = {
 
   'post /v1/event-types': {
     description:
-      "Adds an event type to the org's catalog: a description, an optional `group`, a JSON Schema (2020-12) of its `data` and up to 5 examples, each valid against the schema (else 400 naming `examples.N`). A schema that does not compile, or holds a pattern that could take exponential time, is 400 `invalid_schema`; schema and examples together are 64 KB at most. The org's `eventValidation` decides what a schema does to new events.",
+      "Adds an event type to the org's catalog: a description, an optional `group`, a JSON Schema (2020-12) of its `data` and up to 5 examples, each valid against the schema (else 400 naming `examples.N`). A schema that does not compile, holds a pattern the linear-time engine (RE2 syntax: no backreferences, lookahead or lookbehind) cannot run, or a `$ref` that comes back to the same value, is 400 `invalid_schema` naming it; Postern's own types (`endpoint.paused`, `endpoint.disabled`, `webhook.test`) are reserved (400 naming `name`); schema and examples together are 64 KB at most. The org's `eventValidation` decides what a schema does to new events.",
     request: {
       name: 'invoice.paid',
       description: 'An invoice was paid in full.',

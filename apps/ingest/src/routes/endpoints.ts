@@ -19,7 +19,7 @@ import type { Job } from 'bullmq';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { allowedPolicyInput } from '../customer-policy.js';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
-import type { AppDeps } from '../app-deps.js';
+import { DEFAULT_MAX_ENDPOINTS_PER_ORG, type AppDeps } from '../app-deps.js';
 import { endpointJson, signingJson } from '../serializers.js';
 import { createEndpointBody, pageQuery, parseListQuery, rotateSecretBody, updateEndpointBody } from '../schemas.js';
 import { requireEmptyBody } from '../empty-body.js';
@@ -37,6 +37,9 @@ const URL_REASONS: Record<string, string> = {
   credentials_not_allowed: 'url must not contain a username or password',
   missing_host: 'url must name a host',
   invalid_port: 'url must not name port 0',
+  control_characters: 'url must not contain control characters (tab, newline, …)',
+  host_too_long: 'url must name a host of at most 253 characters',
+  label_too_long: 'url must name a host whose labels (between dots) are at most 63 characters each',
 };
 
 /**
@@ -148,6 +151,11 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
     if (!body.success) throw invalidRequest(body.error);
     const url = checkUrl(body.data.url, deps.config.allowList);
     const { policy, presetName, warnings } = policyOrThrow(allowedPolicyInput(res, body.data.policy, true) as typeof body.data.policy);
+    // Checked before the write: two creations racing for the last place may both get it.
+    const maxEndpoints = deps.config.maxEndpointsPerOrg ?? DEFAULT_MAX_ENDPOINTS_PER_ORG;
+    if ((await deps.store.endpoints.count(res.locals.orgId as string)) >= maxEndpoints) {
+      throw new ApiError(409, 'endpoint_limit_reached', `the org has ${maxEndpoints} endpoints, the most it may have (MAX_ENDPOINTS_PER_ORG); delete one first`);
+    }
     const given = body.data.secret;
     // Unnamed, the scheme is the one the secret's prefix says (Standard Webhooks), else the default.
     const scheme = (body.data.signatureScheme as SignatureScheme | undefined) ?? (given === undefined ? null : signatureSchemeOf(given)) ?? DEFAULT_SIGNATURE_SCHEME;
@@ -210,6 +218,14 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     if (req.body !== undefined && 'signatureScheme' in (req.body as object)) {
       throw new ApiError(400, 'invalid_request', 'signatureScheme: changing the scheme needs a new key: POST /v1/endpoints/:id/rotate-secret with {"signatureScheme": …}; the old key keeps signing through the grace period');
+    }
+    // policyName is what an answer says the policy came from; there is nothing to set, and null
+    // resets nothing: say what does.
+    if (req.body !== undefined && 'policyName' in (req.body as object)) {
+      throw new ApiError(400, 'invalid_request', 'policyName: is read-only (the preset the policy came from, null for a custom one); to change the policy send policy: a preset name such as "standard" (the default) or a policy object');
+    }
+    if (req.body !== undefined && (req.body as { policy?: unknown }).policy === null) {
+      throw new ApiError(400, 'invalid_policy', 'policy: null does not reset the policy; send a preset name such as "standard" (the default) or a policy object');
     }
     const body = updateEndpointBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);

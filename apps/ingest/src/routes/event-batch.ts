@@ -33,6 +33,17 @@ export const eventBatchBody = z.strictObject({
   events: z.array(createEventBody).min(1).max(MAX_BATCH_EVENTS),
 });
 
+/**
+ * A refused event's message as the batch says it: the field it starts with named under
+ * `events[i]` (`type: …` → `events[2].type: …`, `body: …` → `events[3]: …`), so a producer finds
+ * the event and the field in the request it sent. Messages that name no field are kept.
+ */
+export function batchItemMessage(index: number, message: string): string {
+  const field = /^(body|[A-Za-z_$][\w$-]*(?:\.[\w$-]+)*): /.exec(message)?.[1];
+  if (field === undefined) return message;
+  return `events[${index}]${field === 'body' ? '' : `.${field}`}${message.slice(field.length)}`;
+}
+
 /** One event's result in a batch's 207: what `POST /v1/events` would have answered it, with that answer's status. */
 export type BatchResult = ({ status: 202; idempotentReplayed?: true } & AcceptedEvent) | { status: number; error: { code: string; message: string } & Record<string, unknown> };
 
@@ -91,7 +102,7 @@ export function eventBatchRoutes(deps: AppDeps, validators: EventValidators): Ro
     // A failure shared by many events (Redis unreachable) is one error: logged once.
     const answers = new Map<unknown, ApiError>();
     const logger = requestLogger(req, deps.logger);
-    const results = checked.map((c): BatchResult => {
+    const results = checked.map((c, i): BatchResult => {
       const outcome: AcceptOutcome = 'input' in c ? accepted[next++]! : { ok: false, error: c.error };
       if (outcome.ok) {
         logAccepted(deps, orgId, (c as { input: AcceptInput }).input.type, outcome);
@@ -99,7 +110,7 @@ export function eventBatchRoutes(deps: AppDeps, validators: EventValidators): Ro
       }
       let answer = answers.get(outcome.error);
       if (!answer) answers.set(outcome.error, (answer = toApiError(outcome.error, deps.redis, logger, { path: req.path })));
-      return { status: answer.status, error: { code: answer.code, message: answer.message, ...answer.extra } };
+      return { status: answer.status, error: { code: answer.code, message: batchItemMessage(i, answer.message), ...answer.extra } };
     });
     // As the single route would say it: the longest wait any refused event was asked for.
     const waits = [...answers.values()].filter((a) => a.status === 503).map((a) => a.retryAfterS ?? 5);

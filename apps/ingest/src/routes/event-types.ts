@@ -1,4 +1,4 @@
-import { buildAsyncApiDocument, createEventTypeBody, MAX_EVENT_TYPE_DOCUMENT_BYTES, unsafeSchemaPatterns, updateEventTypeBody, type EventTypeDefinition } from '@postern/shared';
+import { buildAsyncApiDocument, createEventTypeBody, inPlaceSchemaCycle, MAX_EVENT_TYPE_DOCUMENT_BYTES, reservedEventTypeReason, schemaPatterns, updateEventTypeBody, type EventTypeDefinition } from '@postern/shared';
 import type { OrgRecord } from '@postern/store';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -6,6 +6,7 @@ import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { requireScope } from '../auth.js';
 import type { EventValidators } from '../event-validation.js';
+import { linearPatternProblem } from '../linear-regexp.js';
 import { eventTypeResponse, type Json } from '../response-schemas.js';
 import { iso } from '../serializers.js';
 
@@ -25,16 +26,25 @@ export function eventTypeJson(d: EventTypeDefinition): Json<typeof eventTypeResp
 /**
  * The checks a definition passes before it is stored: schema and examples together at most
  * {@link MAX_EVENT_TYPE_DOCUMENT_BYTES}; the schema compiles under JSON Schema 2020-12 (400
- * `invalid_schema` with ajv's words), with no pattern that can take exponential time
- * (`unsafeSchemaPatterns`: 400 `invalid_schema` naming it); every example is valid against it (400 `invalid_request`
- * naming `examples.N` and the first failing JSON pointer).
+ * `invalid_schema` with ajv's words); no `$ref` applies a schema to the value it is already
+ * checking (`inPlaceSchemaCycle`; 400 `invalid_schema` naming the `$ref`); every pattern compiles on the linear-time engine events are
+ * checked with (`linearRegExp`; 400 `invalid_schema` naming it, e.g. `schema.properties.v.pattern`);
+ * every example is valid against it (400 `invalid_request` naming `examples.N` and the first
+ * failing JSON pointer).
  */
 function checkDefinition(validators: EventValidators, d: EventTypeDefinition): void {
   const bytes = Buffer.byteLength(JSON.stringify([d.schema, d.examples]));
   if (bytes > MAX_EVENT_TYPE_DOCUMENT_BYTES) throw new ApiError(400, 'invalid_request', `schema: schema and examples together are ${bytes} bytes; at most ${MAX_EVENT_TYPE_DOCUMENT_BYTES}`);
   if (d.schema === null) return;
-  const risky = unsafeSchemaPatterns(d.schema)[0];
-  if (risky) throw new ApiError(400, 'invalid_schema', `schema${risky.path.replace(/\//g, '.')}: the pattern ${JSON.stringify(risky.pattern)} can take exponential time on some input (nested repetition); write it without a repeated group inside a repetition`);
+  const cycle = inPlaceSchemaCycle(d.schema);
+  if (cycle) {
+    const chain = [...cycle.through, cycle.through[0]!].map((p) => `#${p}`).join(' → ');
+    throw new ApiError(400, 'invalid_schema', `schema${cycle.at.replace(/\//g, '.')}: refers back to the same value without moving into a property or an item (${chain}), so validation would never end; a recursive schema puts the $ref under properties, items or the like`);
+  }
+  for (const { path, pattern } of schemaPatterns(d.schema)) {
+    const problem = linearPatternProblem(pattern);
+    if (problem !== null) throw new ApiError(400, 'invalid_schema', `schema${path.replace(/\//g, '.')}: the pattern ${JSON.stringify(pattern)} is not supported: ${problem}`);
+  }
   const { compileError, exampleIssues } = validators.checkDefinition(d.schema, d.examples);
   if (compileError !== null) throw new ApiError(400, 'invalid_schema', `schema: not a valid JSON Schema (2020-12): ${compileError}`);
   exampleIssues.forEach((issues, i) => {
@@ -60,6 +70,8 @@ export function eventTypeRoutes(deps: AppDeps, validators: EventValidators): Rou
     const body = createEventTypeBody.safeParse(req.body ?? {});
     if (!body.success) throw invalidRequest(body.error);
     if (body.data.name === ASYNCAPI_NAME) throw new ApiError(400, 'invalid_request', `name: ${ASYNCAPI_NAME} is reserved (the catalog's AsyncAPI document)`);
+    const reserved = reservedEventTypeReason(body.data.name);
+    if (reserved !== null) throw new ApiError(400, 'invalid_request', `name: ${reserved}; the catalog lists the org's own event types`);
     const now = deps.clock.now();
     const orgId = orgIdOf(res);
     const d: EventTypeDefinition = {
