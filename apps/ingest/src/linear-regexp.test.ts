@@ -19,12 +19,12 @@ test('what RE2 cannot run in linear time is a problem in plain words', () => {
 });
 
 test('a schema validator checks backtracking-prone patterns on crafted input without backtracking', () => {
-  // Natively (irregexp) the first takes over a minute on 60 a's, the second 2^60 steps on 60 x's.
+  // Natively (irregexp) the first takes over a minute on 60 a's, the second 2^60 steps on 60 x's:
+  // with a backtracking engine this test would not end before jest's timeout. No clock is read
+  // here (a busy machine would make any time bound a guess).
   const schema = { type: 'object', properties: { poly: { type: 'string', pattern: '^a*a*a*a*a*a*a*a*b$' } }, patternProperties: { '^(x+x+)+y$': { type: 'string' } } };
   const crafted = { poly: 'a'.repeat(60), ['x'.repeat(60)]: 1, ['x'.repeat(59) + 'y']: 2 };
-  const started = performance.now();
   const issues = new EventValidators().check('org_1', { name: 't', version: 1, schema }, crafted);
-  expect(performance.now() - started).toBeLessThan(2000);
   expect(issues).toEqual([
     { path: '/poly', message: 'must match pattern "^a*a*a*a*a*a*a*a*b$"' },
     { path: `/${'x'.repeat(59)}y`, message: 'must be string' },
