@@ -209,11 +209,10 @@ test('patterns run in linear time: a backtracking-prone schema is stored and a c
     patternProperties: { '^(x+x+)+y$': { type: 'string' } },
   };
   expect((await call('POST', '/v1/event-types', { name: 'redos.probe', description: 'd', schema })).status).toBe(201);
-  // With a backtracking engine `poly` alone takes over a minute on 60 a's, the key 2^60 steps.
+  // With a backtracking engine `poly` alone takes over a minute on 60 a's, the key 2^60 steps: the
+  // request would not be answered before the test's timeout (no clock bound of its own).
   const crafted = 'a'.repeat(60);
-  const started = performance.now();
   const r = await call('POST', '/v1/events', { type: 'redos.probe', data: { nested: crafted, poly: crafted, ['x'.repeat(60)]: 1 } });
-  expect(performance.now() - started).toBeLessThan(5000);
   expect(r.status).toBe(422);
   expect(r.body.error.details).toEqual([
     { path: '/nested', message: 'must match pattern "^(a*)*b$"' },
