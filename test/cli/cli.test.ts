@@ -100,6 +100,38 @@ test('not logged in: exit 2 and what to do; login checks the key and stores it 0
   expect((await run(['login', '--url', postern.baseUrl], { stdin: `${apiKey}\n` })).code).toBe(0);
 }, 90_000);
 
+test('local mistakes are usage errors (exit 2) naming what to fix: a broken config file, an empty idempotency key, a batch file whose events is no array, a port in use', async () => {
+  const other = mkdtempSync(join(tmpdir(), 'postern-cli-bad-'));
+  try {
+    const path = join(other, 'postern', 'config.json');
+    const env = { XDG_CONFIG_HOME: other };
+    expect((await run(['login', '--url', postern.baseUrl], { stdin: `${apiKey}\n`, env })).code).toBe(0);
+    writeFileSync(path, '{broken');
+    const broken = await run(['endpoints', 'ls'], { env });
+    expect([broken.code, broken.stderr]).toEqual([2, `postern: ${path} is not JSON; run postern login again (or remove it with postern logout)`]);
+    writeFileSync(path, JSON.stringify({ apiKey }));
+    const missing = await run(['endpoints', 'ls'], { env });
+    expect([missing.code, missing.stderr]).toEqual([2, `postern: ${path} is not a valid postern config (baseUrl is missing or not text); run postern login again`]);
+
+    const emptyKey = await run(['events', 'send', 'cli.test', '--data', '{}', '--idempotency-key', '']);
+    expect([emptyKey.code, emptyKey.stderr]).toEqual([2, 'postern: --idempotency-key is empty: give a key of 1 to 200 characters, or leave the option out']);
+
+    const notArray = await run(['events', 'send-batch', '--file', '-'], { stdin: '{"events":5}' });
+    expect([notArray.code, notArray.stderr]).toEqual([2, 'postern: --file -: "events" must be an array of events']);
+
+    const taken = await startReceiver(() => 200);
+    try {
+      const port = Number(new URL(taken.url).port);
+      const inUse = await run(['listen', String(port)]);
+      expect([inUse.code, inUse.stderr]).toEqual([2, `postern: port ${port} is in use on 127.0.0.1: pick another, or 0 for any free one`]);
+    } finally {
+      await taken.close();
+    }
+  } finally {
+    rmSync(other, { recursive: true, force: true });
+  }
+}, 90_000);
+
 let endpointId = '';
 let secret = '';
 

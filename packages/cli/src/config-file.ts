@@ -22,7 +22,7 @@ export function configPath(env: NodeJS.ProcessEnv, home: string = homedir()): st
   return join(base, 'postern', 'config.json');
 }
 
-/** Reads the stored settings; null when there are none. Throws naming the file when it is not valid. */
+/** Reads the stored settings; null when there are none. Throws naming the file (and the field) when it is not valid. */
 export function readConfig(path: string): CliConfig | null {
   let text: string;
   try {
@@ -31,8 +31,18 @@ export function readConfig(path: string): CliConfig | null {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  const parsed = cliConfigSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error(`${path} is not a valid postern config (${parsed.error.issues[0]?.message}); run postern login again`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error(`${path} is not JSON; run postern login again (or remove it with postern logout)`);
+  }
+  const parsed = cliConfigSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue && issue.path.length > 0 ? issue.path.join('.') : null;
+    throw new Error(`${path} is not a valid postern config (${field ? `${field} is missing or not text` : 'it must be an object with baseUrl and apiKey'}); run postern login again`);
+  }
   return parsed.data;
 }
 

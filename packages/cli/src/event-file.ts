@@ -37,6 +37,7 @@ export function readEventFile(text: string): FileEvent[] {
   }
   if (parsed) {
     const isBatch = whole !== null && typeof whole === 'object' && !Array.isArray(whole) && Array.isArray((whole as { events?: unknown }).events);
+    if (!isBatch && whole !== null && typeof whole === 'object' && !Array.isArray(whole) && 'events' in whole) throw new Error('"events" must be an array of events');
     const elements = Array.isArray(whole) ? extractRawArrayElements(`{"events":${text}}`, 'events') : isBatch ? extractRawArrayElements(text, 'events') : [text.trim()];
     if (!elements) throw new Error('the file is JSON but its events could not be read');
     if (elements.length === 0) throw new Error('the file holds no events');

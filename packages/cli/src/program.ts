@@ -77,7 +77,12 @@ function buildProgram(io: CliEnvironment): Command {
   const out = (): Output => stdoutOutput(Boolean(globals().json));
   const client = (): Postern => {
     const g = globals();
-    const stored = readConfig(configPath(io.env));
+    let stored: ReturnType<typeof readConfig>;
+    try {
+      stored = readConfig(configPath(io.env));
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
     const baseUrl = g.url ?? (io.env.POSTERN_URL || stored?.baseUrl);
     const apiKey = g.key ?? (io.env.POSTERN_API_KEY || stored?.apiKey);
     if (!baseUrl || !apiKey) throw new UsageError('not logged in: run postern login --url <url> (or pass --url and --key, or set POSTERN_URL and POSTERN_API_KEY)');
@@ -139,7 +144,8 @@ function buildProgram(io: CliEnvironment): Command {
       } catch (err) {
         throw new UsageError(`--data is not JSON: ${(err as Error).message}`);
       }
-      const accepted = await client().events.create({ type, data, ...(opts.idempotencyKey ? { idempotencyKey: opts.idempotencyKey } : {}) } as never);
+      if (opts.idempotencyKey === '') throw new UsageError('--idempotency-key is empty: give a key of 1 to 200 characters, or leave the option out');
+      const accepted = await client().events.create({ type, data, ...(opts.idempotencyKey !== undefined ? { idempotencyKey: opts.idempotencyKey } : {}) } as never);
       const o = out();
       if (o.json) return o.value(accepted);
       o.line(`${accepted.id} accepted: ${accepted.deliveries.length} ${accepted.deliveries.length === 1 ? 'delivery' : 'deliveries'}`);
@@ -354,6 +360,11 @@ function buildProgram(io: CliEnvironment): Command {
         out: out(),
         now: io.now,
         check: checkSignature,
+      }).catch((err: NodeJS.ErrnoException) => {
+        // The local receiver could not listen: this machine's problem, not Postern's answer.
+        if (err.code === 'EADDRINUSE') throw new UsageError(`port ${portNumber} is in use on 127.0.0.1: pick another, or 0 for any free one`);
+        if (err.code === 'EACCES') throw new UsageError(`port ${portNumber} needs privileges this user does not have: pick one above 1023`);
+        throw err;
       });
     });
 
