@@ -119,6 +119,8 @@ const cases: Case[] = [
   ['audit log with target given twice', 'GET', () => '/v1/audit-log?target=ep_a&target=ep_b', undefined, 'target'],
   ['audit log with cursor given twice', 'GET', () => '/v1/audit-log?cursor=a&cursor=b', undefined, 'cursor'],
   ['erasure by key with the key given twice', 'DELETE', () => '/v1/events/data?idempotencyKey=a&idempotencyKey=b', undefined, 'idempotencyKey'],
+  ['delivery list with limit given twice', 'GET', () => `/v1/endpoints/${endpointId}/deliveries?limit=10&limit=20`, undefined, 'limit'],
+  ['delivery list with status given twice', 'GET', () => `/v1/endpoints/${endpointId}/deliveries?status=failed&status=failed`, undefined, 'status'],
   ['live stream with an empty eventType', 'GET', () => '/v1/deliveries/stream?eventType=', undefined, 'eventType'],
 ];
 
@@ -128,6 +130,7 @@ test.each(cases)('%s: 400 naming the field in plain words', async (_label, metho
   expect({ status: r.status, message }).toEqual({ status: 400, message: expect.stringMatching(NAMES_A_FIELD) });
   expect(message.startsWith(`${field}`)).toBe(true);
   expect(message).not.toMatch(RAW_PHRASING);
+  if (_label.includes('given twice')) expect(message).toBe(`${field}: ${field} must be given once`);
 });
 
 test('each bad event of a batch gets its own 400 naming its field in plain words', async () => {

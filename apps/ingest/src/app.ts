@@ -42,11 +42,16 @@ import { statsRoutes } from './routes/stats.js';
 /**
  * The query parser takes `a=1` only: `a[]=1` or `a[b]=1` would reach a route as an unknown name and
  * be ignored, so a filter the caller meant would silently not apply. 400, naming the parameter.
+ * No parameter takes several values, so one given twice (`limit=10&limit=20`) is 400 too, saying
+ * so, whatever the route's own wording for a bad value.
  */
 const refuseBracketedQuery: RequestHandler = (req, _res, next) => {
-  const bracketed = Object.keys(req.query as Record<string, unknown>).find((name) => name.includes('[') || name.includes(']'));
-  if (bracketed === undefined) return next();
-  next(new ApiError(400, 'invalid_request', `query parameter ${bracketed}: brackets are not supported; send ${bracketed.replace(/\[.*$/, '')}=<value>`));
+  const query = req.query as Record<string, unknown>;
+  const bracketed = Object.keys(query).find((name) => name.includes('[') || name.includes(']'));
+  if (bracketed !== undefined) return next(new ApiError(400, 'invalid_request', `query parameter ${bracketed}: brackets are not supported; send ${bracketed.replace(/\[.*$/, '')}=<value>`));
+  const repeated = Object.keys(query).find((name) => Array.isArray(query[name]));
+  if (repeated !== undefined) return next(new ApiError(400, 'invalid_request', `${repeated}: ${repeated} must be given once`));
+  next();
 };
 
 /**
