@@ -208,6 +208,20 @@ describe('with the default body limit', () => {
       const res = await fetch(`${postern.baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' }, body });
       expectError({ status: res.status, body: await res.json(), headers: res.headers }, 400, 'invalid_json', 'UTF-8');
     });
+    test('a content-encoding Postern does not read (unknown, or applied twice) → 415 naming the ones it reads; a gzipped body is read', async () => {
+      for (const encoding of ['compress', 'gzip, gzip']) {
+        const res = await postern.api('POST', '/v1/events', {
+          key: keyA,
+          rawBody: JSON.stringify({ type: 'invoice.paid', data: {} }),
+          headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        });
+        expectError(res, 415, 'unsupported_media_type', 'content-encoding must be one of identity, gzip, deflate or br');
+      }
+      const { gzipSync } = await import('node:zlib');
+      // Read through gzip: its event (no data, so nothing is stored) is checked field by field.
+      const gzipped = await fetch(`${postern.baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(JSON.stringify({ type: 'invoice.paid' })) });
+      expect([gzipped.status, ((await gzipped.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringMatching(/^data: /)]);
+    });
     test('a body that does not inflate as its content-encoding says → 400', async () => {
       const res = await postern.api('POST', '/v1/events', {
         key: keyA,

@@ -91,7 +91,8 @@ export function errorHandler(deps: { redis: RedisClient; logger: Logger; config?
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
     else if (e.type === 'entity.too.large') apiError = new ApiError(413, 'payload_too_large', tooLarge);
-    else if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') apiError = new ApiError(415, 'unsupported_media_type', 'body must be UTF-8 JSON');
+    else if (e.type === 'encoding.unsupported') apiError = new ApiError(415, 'unsupported_media_type', 'content-encoding must be one of identity, gzip, deflate or br, applied once');
+    else if (e.type === 'charset.unsupported') apiError = new ApiError(415, 'unsupported_media_type', 'body must be UTF-8 JSON');
     else if (e.type === 'request.aborted') apiError = new ApiError(400, 'request_aborted', 'request body was not received in full');
     // Express's own 4xx: a path parameter with bad percent-encoding, a body that fails to inflate.
     else if (err instanceof URIError) apiError = new ApiError(400, 'invalid_request', 'path: malformed percent-encoding');
