@@ -44,6 +44,17 @@ function rooted(schema: Record<string, unknown> | boolean): Record<string, unkno
   return typeof schema === 'object' && schema.$id === undefined ? { $id: 'https://schema.postern.invalid/root.json', ...schema } : schema;
 }
 
+/**
+ * ajv's compile error in the API's words: a `$ref` it cannot resolve names the reference without
+ * the internal base URI ingest gives a schema's root (`can't resolve reference x from id
+ * https://schema.postern.invalid/…`); other messages are kept.
+ */
+function plainCompileError(message: string): string {
+  const unresolved = /^can't resolve reference (.+) from id .*$/.exec(message);
+  if (unresolved) return `$ref ${unresolved[1]} cannot be resolved: only references inside the schema itself are followed (#, #/$defs/…), never other documents or URLs`;
+  return message;
+}
+
 /** What a stack overflow inside ajv is reported as, instead of the engine's words. */
 const TOO_RECURSIVE = 'recurses too deeply to check';
 
@@ -87,7 +98,7 @@ export class EventValidators {
     try {
       validate = newAjv().compile(rooted(schema));
     } catch (err) {
-      return { compileError: err instanceof RangeError ? `its $ref chain ${TOO_RECURSIVE}` : err instanceof Error ? err.message : 'does not compile', exampleIssues: [] };
+      return { compileError: err instanceof RangeError ? `its $ref chain ${TOO_RECURSIVE}` : err instanceof Error ? plainCompileError(err.message) : 'does not compile', exampleIssues: [] };
     }
     return { compileError: null, exampleIssues: examples.map((e) => runOn(validate, e)) };
   }

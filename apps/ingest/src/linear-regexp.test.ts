@@ -14,7 +14,8 @@ test('what RE2 cannot run in linear time is a problem in plain words', () => {
   expect(linearPatternProblem('^[a-z0-9-]{1,64}$')).toBeNull();
   expect(linearPatternProblem('^(a*)*b$')).toBeNull();
   expect(linearPatternProblem('(a)\\1')).toMatch(/^invalid escape sequence: `\\1`; patterns run on a linear-time engine \(RE2 syntax\): no backreferences, lookahead or lookbehind/);
-  expect(linearPatternProblem('(?=x)y')).toMatch(/unsupported Perl syntax/);
+  for (const lookaround of ['(?=x)y', '(?!x)y', '(?<=a)b', '(?<!a)b']) expect(linearPatternProblem(lookaround)).toMatch(/^lookahead and lookbehind are not supported; /);
+  expect(linearPatternProblem('((a{1000}){1000}){1000}')).toMatch(/repeat counts at most 1000 \(nested repeats multiplied together\)$/);
   expect(linearPatternProblem('a{1001}')).toMatch(/invalid repeat count/);
 });
 
@@ -29,4 +30,9 @@ test('a schema validator checks backtracking-prone patterns on crafted input wit
     { path: '/poly', message: 'must match pattern "^a*a*a*a*a*a*a*a*b$"' },
     { path: `/${'x'.repeat(59)}y`, message: 'must be string' },
   ]);
+});
+
+test('a $ref to another document is refused in plain words, without the base URI ingest gives the root', () => {
+  const { compileError } = new EventValidators().checkDefinition({ type: 'object', properties: { a: { $ref: 'http://127.0.0.1:4400/s.json' } } }, []);
+  expect(compileError).toBe('$ref http://127.0.0.1:4400/s.json cannot be resolved: only references inside the schema itself are followed (#, #/$defs/…), never other documents or URLs');
 });

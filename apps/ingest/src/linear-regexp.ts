@@ -31,6 +31,9 @@ export const linearRegExp: RegExpEngine = Object.assign(
   { code: 'require("re2js").RE2JS' },
 );
 
+/** A lookahead or lookbehind group, which RE2 reports in words of its own ("invalid named capture"). */
+const LOOKAROUND = /\(\?<?[=!]/;
+
 /**
  * Why {@link linearRegExp} cannot run a schema pattern, in plain words (RE2's reason, then what
  * RE2 syntax leaves out), or null when it can.
@@ -40,7 +43,11 @@ export function linearPatternProblem(pattern: string): string | null {
     compileLinear(pattern);
     return null;
   } catch (err) {
-    const reason = err instanceof Error ? err.message.replace(/^error parsing regexp: /, '') : 'does not compile';
-    return `${reason}; patterns run on a linear-time engine (RE2 syntax): no backreferences, lookahead or lookbehind, repeat counts at most 1000`;
+    const reason = LOOKAROUND.test(pattern)
+      ? 'lookahead and lookbehind are not supported'
+      : err instanceof Error
+        ? err.message.replace(/^error parsing regexp: /, '')
+        : 'does not compile';
+    return `${reason}; patterns run on a linear-time engine (RE2 syntax): no backreferences, lookahead or lookbehind, repeat counts at most 1000 (nested repeats multiplied together)`;
   }
 }
