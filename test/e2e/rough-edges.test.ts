@@ -90,3 +90,26 @@ test('create and update answers show the resolved policy, and warn when a breake
   expect(fixed.body.warnings).toEqual([]);
   expect((await create({ url: 'https://example.com/d', policy: 'kestrel' })).body.warnings).toEqual([]);
 });
+
+test('two Authorization headers are 400 whichever comes first (Node keeps only the first)', async () => {
+  const { request } = await import('node:http');
+  const statusWith = (headers: string[]) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      // Raw headers, as a list: Node adds no Host header to it itself.
+      const req = request(`${postern.baseUrl}/v1/endpoints`, { method: 'GET', headers: ['host', new URL(postern.baseUrl).host, ...headers] }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  for (const headers of [
+    ['authorization', `Bearer ${key}`, 'authorization', 'Bearer pk_wrong'],
+    ['authorization', 'Bearer pk_wrong', 'Authorization', `Bearer ${key}`],
+  ]) {
+    const r = await statusWith(headers);
+    expect([r.status, JSON.parse(r.body)]).toEqual([400, { error: { code: 'invalid_request', message: 'authorization: send one Authorization header, not several' } }]);
+  }
+  expect((await statusWith(['authorization', `Bearer ${key}`])).status).toBe(200);
+});

@@ -82,6 +82,17 @@ const portalCors: RequestHandler = (req, res, next) => {
  * `/readyz`, `/metrics` (from `deps.registry`), `/openapi.json`, the API reference page at `/docs/api`
  * and Bull Board at `/admin/queues`.
  */
+/**
+ * Two `Authorization` headers are an ambiguous credential: Node keeps the first and drops the
+ * rest, so which one counts would depend on their order. 400 before any credential is looked at.
+ */
+const refuseRepeatedAuthorization: RequestHandler = (req, _res, next) => {
+  let seen = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if ((req.rawHeaders[i] as string).toLowerCase() === 'authorization') seen++;
+  if (seen > 1) return next(new ApiError(400, 'invalid_request', 'authorization: send one Authorization header, not several'));
+  next();
+};
+
 export function createApp(given: AppDeps): Express {
   // Threads start only when a transformation is first checked or tested. The cap is generous: a
   // check compiles code on a possibly busy API process, and a test reports its own duration.
@@ -108,6 +119,7 @@ export function createApp(given: AppDeps): Express {
   // Credentials before bodies: a caller without a valid API key (or, for POST /v1/orgs and the
   // platform keys, the admin token) gets 401 whatever it sent, and its body is never read. The policies are public.
   app.use('/v1', portalCors);
+  app.use('/v1', refuseRepeatedAuthorization);
   app.use(policyRoutes());
   app.use(orgRoutes(deps));
   app.use(portalSessionRoutes(deps));
