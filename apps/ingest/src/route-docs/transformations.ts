@@ -10,7 +10,7 @@ export const TRANSFORMATION_DOCS: Record<string, RouteReference> = {
   },
   'post /v1/transformations/test': {
     description: [
-      'Runs transformation code on a sample event (`{code, eventType, payload}`) or on one of the org\'s stored events (`{code, eventId}`) in the same sandbox and under the same limits as a delivery, and answers with the request it would make: method, URL (`url`, default a placeholder), headers and body, or `{cancel: true}` where the code drops the event. Nothing is sent and nothing is stored.',
+      'Runs transformation code on a sample event (`{code, eventType, payload}`) or on one of the org\'s stored events (`{code, eventId}`) in the same sandbox and under the same limits as a delivery, and answers with the request it would make: method, URL (`url`, default a placeholder), headers and body, or `{cancel: true}` where the code drops the event. Nothing is sent and nothing is stored, so a URL the code sets is not checked against the address rules here: a delivery to a private or internal address still fails with `transformation_failed:unsafe_url`.',
       '',
       "Code refused before it runs is 400 (`transformation_syntax_error` with `line`, `transformation_handler_missing`, `transformation_too_large`, `transformation_invalid`); code that fails while running answers 200 with `result: null` and `error` (`transformation_failed:<reason>`), with whatever it logged. A stored event whose data was erased is 409 `data_erased`.",
     ].join('\n'),
