@@ -2,7 +2,7 @@
  * Plumbing for `npm run bench` (bench/run.ts): a private Redis, the receiver process, Postern's two
  * apps as processes, a lean HTTP client for producers, RSS sampling and percentiles.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { parse as parseYaml } from 'yaml';
@@ -42,6 +42,16 @@ export interface BenchRedis {
 export function composeRedisFlags(): string[] {
   const compose = parseYaml(readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: { redis: { command: string[] } } };
   return compose.services.redis.command.slice(1);
+}
+
+/**
+ * Builds every workspace (`npm run build`; turbo rebuilds only what changed) and makes the apps the
+ * bench starts run from `dist/`, as production runs them: no TypeScript loader in the figures.
+ */
+export function buildCompiledApps(log: (line: string) => void): void {
+  log('building the apps (npm run build)');
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  process.env.POSTERN_APP_MODE = 'compiled';
 }
 
 /**

@@ -13,7 +13,6 @@
  * BENCH_DURATION_S (10), BENCH_CONCURRENCY (50), BENCH_APP_MODE (compiled | source).
  * Writes bench-results/heap-settings.json.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -21,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { createKeySchema, DELIVERY_QUEUE_NAME } from '@postern/store';
 import type { PolicyInput } from '@postern/client';
 import { APP_NODE_FLAGS } from '../scripts/node-flags.mjs';
-import { REPO_ROOT, rssBytes, startBenchRedis, startPosternProcesses, startReceiverProcess } from './bench-support.js';
+import { buildCompiledApps, REPO_ROOT, rssBytes, startBenchRedis, startPosternProcesses, startReceiverProcess } from './bench-support.js';
 import { openCostWindow, redisServerPid, waitForNoActiveJobs } from './resource-cost.js';
 import { createOrgs, posternThroughput, warmUp } from './scenarios.js';
 
@@ -52,11 +51,7 @@ interface HeapRun {
 }
 
 async function main(): Promise<void> {
-  if (process.env.BENCH_APP_MODE !== 'source') {
-    log('building the apps (npm run build)');
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    process.env.POSTERN_APP_MODE = 'compiled';
-  }
+  if (process.env.BENCH_APP_MODE !== 'source') buildCompiledApps(log);
   const redis = await startBenchRedis(log);
   const redisPid = await redisServerPid(redis.client);
   const receiver = await startReceiverProcess();

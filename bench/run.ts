@@ -53,7 +53,7 @@ import { PRESETS } from '@postern/shared';
 import { createKeySchema, DELIVERY_QUEUE_NAME } from '@postern/store';
 import { summariseCpuProfile, type ProfileSummary } from './cpu-profile.js';
 import { printDeliveryMemory, type DeliveryMemory } from '../test/support/memory-breakdown.js';
-import { benchNodeFlags, composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
+import { benchNodeFlags, buildCompiledApps, composeRedisFlags, memoryUnderPrefix, pollUntil, REPO_ROOT, rssBytes, startBenchRedis, startForwardProxyProcess, startPosternProcesses, startReceiverProcess, type BenchRedis, type ForwardProxyProcess, type PosternProcesses, type ReceiverProcess } from './bench-support.js';
 import { openLiveFeedWindow } from './live-feed-cost.js';
 import { BATCH_CPU_RATIO_TARGET, batchIngestLine, EVENTS_PER_BATCH, measureBatchIngest, profileBatch } from './batch-ingest.js';
 import { eventValidationLine, measureEventValidation } from './event-validation-cost.js';
@@ -248,12 +248,8 @@ async function main(): Promise<void> {
   // Other work on the machine skews every figure: the report says how busy it was.
   const loadAtStart = loadavg().map(r1);
   mkdirSync(OUT_DIR, { recursive: true });
-  if (APP_MODE === 'compiled') {
-    // Measured as production runs them: compiled JavaScript, no TypeScript loader (turbo rebuilds only what changed).
-    log('building the apps (npm run build)');
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    process.env.POSTERN_APP_MODE = 'compiled';
-  }
+  // Measured as production runs them: compiled JavaScript, no TypeScript loader.
+  if (APP_MODE === 'compiled') buildCompiledApps(log);
   const redis = await startBenchRedis(log);
   const redisPid = await redisServerPid(redis.client);
   const receiver = await startReceiverProcess();
