@@ -28,7 +28,10 @@ test('headings get the anchors GitHub gives them', () => {
   expect(githubSlug('snake_case — and ≤ 300 lines')).toBe('snake_case--and--300-lines');
 });
 
-test('CI builds the site', () => {
+test('CI builds the site (beside the type check) and fails when the build fails', () => {
   const ci = readFileSync(path.join(REPO_ROOT, '.ci/run'), 'utf8');
-  expect(ci).toMatch(/^npm run docs:build$/m);
+  expect(ci).toMatch(/^npm run docs:build\b.*&$/m);
+  expect(ci).toMatch(/^docs_pid=\$!$/m);
+  expect(ci).toMatch(/^wait "\$docs_pid" \|\| docs_status=\$\?$/m);
+  expect(ci).toMatch(/^ {2}exit "\$docs_status"$/m);
 });
