@@ -40,12 +40,23 @@ import { sendNowRoutes } from './routes/send-now.js';
 import { statsRoutes } from './routes/stats.js';
 
 /**
+ * Two `Authorization` headers are an ambiguous credential: Node keeps the first and drops the
+ * rest, so which one counts would depend on their order. 400 before any credential is looked at.
+ */
+const refuseRepeatedAuthorization: RequestHandler = (req, _res, next) => {
+  let seen = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if ((req.rawHeaders[i] as string).toLowerCase() === 'authorization') seen++;
+  if (seen > 1) return next(new ApiError(400, 'invalid_request', 'authorization: send one Authorization header, not several'));
+  next();
+};
+
+/**
  * The query parser takes `a=1` only: `a[]=1` or `a[b]=1` would reach a route as an unknown name and
  * be ignored, so a filter the caller meant would silently not apply. 400, naming the parameter.
  * No parameter takes several values, so one given twice (`limit=10&limit=20`) is 400 too, saying
  * so, whatever the route's own wording for a bad value.
  */
-const refuseBracketedQuery: RequestHandler = (req, _res, next) => {
+const refuseAmbiguousQuery: RequestHandler = (req, _res, next) => {
   const query = req.query as Record<string, unknown>;
   const bracketed = Object.keys(query).find((name) => name.includes('[') || name.includes(']'));
   if (bracketed !== undefined) return next(new ApiError(400, 'invalid_request', `query parameter ${bracketed}: brackets are not supported; send ${bracketed.replace(/\[.*$/, '')}=<value>`));
@@ -82,17 +93,6 @@ const portalCors: RequestHandler = (req, res, next) => {
  * `/readyz`, `/metrics` (from `deps.registry`), `/openapi.json`, the API reference page at `/docs/api`
  * and Bull Board at `/admin/queues`.
  */
-/**
- * Two `Authorization` headers are an ambiguous credential: Node keeps the first and drops the
- * rest, so which one counts would depend on their order. 400 before any credential is looked at.
- */
-const refuseRepeatedAuthorization: RequestHandler = (req, _res, next) => {
-  let seen = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if ((req.rawHeaders[i] as string).toLowerCase() === 'authorization') seen++;
-  if (seen > 1) return next(new ApiError(400, 'invalid_request', 'authorization: send one Authorization header, not several'));
-  next();
-};
-
 export function createApp(given: AppDeps): Express {
   // Threads start only when a transformation is first checked or tested. The cap is generous: a
   // check compiles code on a possibly busy API process, and a test reports its own duration.
@@ -133,7 +133,7 @@ export function createApp(given: AppDeps): Express {
   // An org's API key, or a platform key acting for the org named in `Postern-Org`.
   const credentialCheck = requireApiCredential(deps, lookups);
   app.use('/v1', credentialCheck);
-  app.use('/v1', refuseBracketedQuery);
+  app.use('/v1', refuseAmbiguousQuery);
   app.use(jsonBody(deps.config.maxBodyBytes));
   // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
   // One cache of compiled event-data validators per app: each type version compiles once.
