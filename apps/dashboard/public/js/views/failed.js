@@ -8,6 +8,12 @@ import { shortId, time, when } from '../format.js';
 
 const FILTERS = { failing: 'Failed or retrying', failed: 'Failed', retrying: 'Retrying' };
 
+/**
+ * The deliveries picked on this page visit, by id. The page re-renders after an action (and a user
+ * may pick while it does), so the picks live here rather than in the checkboxes of one render.
+ */
+const picks = { visit: -1, ids: new Set() };
+
 /** Up to 25 of each endpoint's failed and retrying deliveries, newest first, at most 200 in all. */
 async function failingDeliveries(ctx, endpoints, filter) {
   const lists = await Promise.all(
@@ -39,9 +45,24 @@ export async function failedView(ctx) {
   const endpoints = (await ctx.api.get('/v1/endpoints?limit=50')).data;
   const byId = new Map(endpoints.map((e) => [e.id, e]));
   const deliveries = await failingDeliveries(ctx, endpoints, filter);
+  if (picks.visit !== ctx.visit) {
+    picks.visit = ctx.visit;
+    picks.ids.clear();
+  }
   const boxes = [];
   const rows = deliveries.map((d) => {
-    const box = h('input', { type: 'checkbox', class: 'pick', value: d.id, 'aria-label': `Pick ${shortId(d.id)}` });
+    const box = h('input', {
+      type: 'checkbox',
+      class: 'pick',
+      value: d.id,
+      checked: picks.ids.has(d.id),
+      'aria-label': `Pick ${shortId(d.id)}`,
+      onchange: () => {
+        if (box.checked) picks.ids.add(d.id);
+        else picks.ids.delete(d.id);
+        all.checked = boxes.every(({ box: b }) => b.checked);
+      },
+    });
     boxes.push({ box, d });
     return {
       cells: [
@@ -63,8 +84,13 @@ export async function failedView(ctx) {
   const all = h('input', {
     type: 'checkbox',
     id: 'pick-all',
+    checked: boxes.length > 0 && boxes.every(({ box }) => box.checked),
     onchange: () => {
-      for (const { box } of boxes) box.checked = all.checked;
+      for (const { box, d } of boxes) {
+        box.checked = all.checked;
+        if (all.checked) picks.ids.add(d.id);
+        else picks.ids.delete(d.id);
+      }
     },
   });
   const retry = actionButton(ctx, {
@@ -78,6 +104,7 @@ export async function failedView(ctx) {
     },
     done: (outcomes) => {
       if (!outcomes) return ctx.notify('Pick the deliveries to retry first.', 'warn');
+      picks.ids.clear();
       const count = (what) => outcomes.filter((o) => o === what).length;
       const others = outcomes.length - count('sent') - count('already');
       ctx.notify(`${count('sent')} sent again${count('already') ? `; ${count('already')} had been sent again already` : ''}${others ? `; ${others} could not be retried (the endpoint is inactive, or its policy does not allow it)` : ''}.`, others ? 'warn' : 'ok');
