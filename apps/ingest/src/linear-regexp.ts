@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import type { CodeOptions } from 'ajv/dist/2020.js';
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 
 /** ajv's `code.regExp`: what compiles a schema's `pattern` and `patternProperties` keys. */
 type RegExpEngine = NonNullable<CodeOptions['regExp']>;
@@ -10,7 +11,16 @@ type RegExpEngine = NonNullable<CodeOptions['regExp']>;
  * has no linear-time way to run: lookahead, lookbehind, backreferences, repeat counts over 1000.
  */
 function compileLinear(pattern: string): RE2JS {
-  return RE2JS.compile(RE2JS.translateRegExp(pattern));
+  const engine = loadRe2();
+  return engine.compile(engine.translateRegExp(pattern));
+}
+
+let re2: typeof RE2JS | undefined;
+
+/** re2js, loaded with the first pattern: an ingest whose orgs have no catalog patterns never holds it. */
+function loadRe2(): typeof RE2JS {
+  re2 ??= (createRequire(import.meta.url)('re2js') as typeof import('re2js')).RE2JS;
+  return re2;
 }
 
 /**

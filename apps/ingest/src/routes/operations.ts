@@ -2,7 +2,6 @@ import { Router } from 'express';
 import type { RedisClient } from '@postern/store';
 import { Gauge, type Registry } from 'prom-client';
 import { redisAnswers, type DataLossMonitor } from '@postern/store';
-import { buildOpenApiDocument } from '../openapi.js';
 
 /** How long `/readyz` waits for Redis to answer PING before naming it failing, ms. */
 export const READY_CHECK_TIMEOUT_MS = 2000;
@@ -34,8 +33,9 @@ export function operationsRoutes(deps: { redis: RedisClient; registry: Registry;
     res.setHeader('content-type', deps.registry.contentType);
     res.send(await deps.registry.metrics());
   });
-  router.get('/openapi.json', (_req, res) => {
-    openApi ??= buildOpenApiDocument();
+  router.get('/openapi.json', async (_req, res) => {
+    // Loaded with the first request: the routes' reference text is not held by an ingest nobody asks.
+    openApi ??= (await import('../openapi.js')).buildOpenApiDocument();
     res.json(openApi);
   });
   return router;
