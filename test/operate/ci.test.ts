@@ -54,6 +54,20 @@ test('.ci/run also runs the unit and end-to-end tests on Node 24 from the npm pa
   expect(args).toMatch(/test\/e2e\//);
 });
 
+test('.ci/run runs the soak it leaves out of the suite (compiled, beside the Node 24 pass) and fails when it fails; the compiled start on Node 24 waits for it', () => {
+  expect(ci).toMatch(/^SOAK_TEST=test\/soak\/soak\.test\.ts$/m);
+  expect(commands.find(isTestCommand)).toContain('--testPathIgnorePatterns "$SOAK_TEST"');
+  const soak = commands.findIndex((c) => /^POSTERN_APP_MODE=compiled NODE_OPTIONS=--experimental-vm-modules node_modules\/\.bin\/jest --runInBand "\$SOAK_TEST"/.test(c));
+  expect(soak).toBeGreaterThan(commands.findIndex(isTestCommand));
+  expect(commands.slice(soak, soak + 3)).toContain('soak_pid=$!');
+  const waited = commands.indexOf('wait "$soak_pid" || soak_status=$?');
+  expect(waited).toBeGreaterThan(soak);
+  expect(ci).toMatch(/if \(\(soak_status != 0\)\); then\n[^\n]*\n {2}status=1\n/);
+  // Still on Node 24, after the soak (its build rewrites the dist/ the soak's apps run from).
+  const compiledStart = commands.findIndex((c, i) => i > waited && c.includes('test/operate/compiled-start.test.ts'));
+  expect(commands[compiledStart - 1]).toContain('"$node_lts" node_modules/.bin/jest');
+});
+
 test('.ci/run starts a local Redis Cluster and exports TEST_REDIS_CLUSTER_NODES before the tests, and stops it on exit', () => {
   const start = commands.findIndex((c) => c.includes('scripts/redis-cluster.sh start'));
   const exported = commands.findIndex((c) => c.startsWith('export TEST_REDIS_CLUSTER_NODES='));
