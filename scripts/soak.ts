@@ -8,7 +8,7 @@
  * stop). Then it stops producing, waits for every accepted event to be terminal, reads the
  * delivery log back through the API and checks the invariants (`scripts/soak/check.ts`).
  * Prints a summary, writes `.data/soak-report-<target>.json` (and the records it checked,
- * `.data/soak-records-<target>.json`), exits 1 on any violation. `--check=<records file>` checks a
+ * `.data/soak-records-<target>.json`), exits 1 on any violation or a drain that reached its deadline. `--check=<records file>` checks a
  * run's kept records again (after a change of the checker), starting nothing.
  *
  * Options (environment, or `--seconds=`, `--seed=`, `--senders=`, `--target=`, `--rate=`):
@@ -73,7 +73,7 @@ async function main(): Promise<number> {
     const run = await runSoak({ ...base, target });
     for (const line of summaryLines(run)) console.log(line);
     console.log(`  report: ${writeReport(REPO_ROOT, run)}`);
-    if (run.result.violations.length > 0) failed = true;
+    if (run.result.violations.length > 0 || !run.drained) failed = true;
   }
   return failed ? 1 : 0;
 }

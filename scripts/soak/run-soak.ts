@@ -56,6 +56,12 @@ export interface SoakRun {
   /** Whether the drain finished before its deadline (else the not-terminal deliveries are violations). */
   drained: boolean;
   drainMs: number;
+  /**
+   * What held a drain that reached its deadline, read then: per endpoint key, its pending and
+   * in-flight deliveries (up to 5 of each), and the receivers still holding requests open. Empty
+   * when the drain finished.
+   */
+  drainLeftovers: string[];
   /** Adaptive endpoints' `pace` and `pausedUntil` at the end. */
   paces: Record<string, unknown>;
   /** Faults whose injection failed part way (`<kind>: <error>`); they still count in {@link faultsByKind}. */
@@ -138,7 +144,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       endpoints.push({ ...plan.spec, id: ep.id });
     }
 
-    const senderEnv = { ...appEnv, SENDER_HOST: '127.0.0.1', SENDER_PORT: '0', SENDER_CONCURRENCY: String(options.senderConcurrency ?? 20), ...options.senderEnv };
+    // The reconciler looks every 5 s at deliveries 20 s old (production: every minute, at 5 min):
+    // a delivery written by an ingest whose queueing then failed (its producer got a 503) is queued
+    // within the drain, so the drain waits for it rather than for the production grace.
+    const senderEnv = { ...appEnv, SENDER_HOST: '127.0.0.1', SENDER_PORT: '0', SENDER_CONCURRENCY: String(options.senderConcurrency ?? 20), RECONCILE_INTERVAL_MS: '5000', RECONCILE_GRACE_MS: '20000', ...options.senderEnv };
     for (let i = 0; i < options.senders; i++) senders.push(startApp('sender', `sender-${i + 1}`, senderEnv, logDir));
     const target: RedisTarget = redis.env.REDIS_URL ? { url: redis.env.REDIS_URL } : { clusterNodes: parseClusterNodes(redis.env.REDIS_CLUSTER_NODES!) };
     const watchConn = connectRedis(target, 'worker');
@@ -241,6 +250,19 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       drained = false;
       log(`drain: ${err.message}`);
     });
+    const drainLeftovers: string[] = [];
+    if (!drained) {
+      for (const ep of endpoints) {
+        for (const status of ['pending', 'in_flight']) {
+          const r = await api('GET', `/v1/endpoints/${ep.id}/deliveries?status=${status}&limit=5`, keyOf(ep.orgKey));
+          const left = r.status === 200 ? (r.body.data as { id: string; attemptCount: number; nextAttemptAt: string | null; createdAt: string }[]) : [];
+          if (r.status !== 200) drainLeftovers.push(`${ep.key}: ${status} list answered ${r.status}`);
+          for (const d of left) drainLeftovers.push(`${ep.key}: ${d.id} ${status}, ${d.attemptCount} attempt(s), created ${d.createdAt}, next ${d.nextAttemptAt ?? '—'}${producer.accepted.some((ev) => ev.deliveryIds.includes(d.id)) ? '' : ' (its event got no 202)'}`);
+        }
+      }
+      for (const [i, rc] of receivers.entries()) if (rc.open() > 0) drainLeftovers.push(`${plans[i]!.spec.key}: receiver holds ${rc.open()} request(s) open`);
+      for (const line of drainLeftovers) log(`drain left: ${line}`);
+    }
     const drainMs = Date.now() - drainStart;
     sampling = false;
     await sampler;
@@ -273,7 +295,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const faultsByKind: Partial<Record<FaultKind, number>> = {};
     for (const f of faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;
     if (faultErrors.length > 0) log(`faults that failed to run: ${faultErrors.join('; ')}`);
-    return { options, startedAtMs, endedAtMs: Date.now(), records, result, faultsByKind, producerAnswers: producer.answers, drained, drainMs, paces, faultErrors };
+    return { options, startedAtMs, endedAtMs: Date.now(), records, result, faultsByKind, producerAnswers: producer.answers, drained, drainMs, drainLeftovers, paces, faultErrors };
   } finally {
     await Promise.all(senders.map((s) => s.stop('SIGKILL')));
     await ingest?.stop('SIGKILL');

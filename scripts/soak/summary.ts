@@ -69,6 +69,7 @@ export function writeReport(repoRoot: string, run: SoakRun): string {
     endedAt: new Date(run.endedAtMs).toISOString(),
     drained: run.drained,
     drainMs: run.drainMs,
+    drainLeftovers: run.drainLeftovers,
     producerAnswers: run.producerAnswers,
     faults: run.records.faults.map((f) => ({ ...f, at: new Date(f.atMs).toISOString() })),
     faultsByKind: run.faultsByKind,
