@@ -1,13 +1,14 @@
 /**
- * Ingest and the senders as child processes (`node --conditions=development --import tsx
- * apps/<app>/src/main.ts`), as production runs them: each sender can be SIGKILLed, SIGTERMed and
- * started again under its name.
+ * Ingest and the senders as child processes (from source, or from `dist/` with
+ * `POSTERN_APP_MODE=compiled`: scripts/app-mode.ts), as production runs them: each sender can be
+ * SIGKILLed, SIGTERMed and started again under its name.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../test/faults/support/free-port.js';
 import { fileURLToPath } from 'node:url';
+import { appEntryArgs } from '../app-mode.js';
 import { waitFor } from './wait-for.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -48,7 +49,7 @@ export function startApp(app: 'ingest' | 'sender', name: string, env: Record<str
     const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'warn', ...env };
     delete childEnv.NODE_OPTIONS; // jest's --experimental-vm-modules is not for the apps
     // POSTERN_APP_MODE=compiled runs the built apps (apps/<app>/dist, after `npm run build`), as CI does.
-    const entry = process.env.POSTERN_APP_MODE === 'compiled' ? [`apps/${app}/dist/main.js`] : ['--conditions=development', '--import', 'tsx', `apps/${app}/src/main.ts`];
+    const entry = appEntryArgs(app);
     const c = spawn(process.execPath, entry, { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     if (logFile) appendFileSync(logFile, `--- ${new Date().toISOString()} ${name} started\n`);
     const keep = (chunk: Buffer) => {

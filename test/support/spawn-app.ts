@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { appEntryArgs, defaultAppMode, type AppMode } from '../../scripts/app-mode.js';
 import { TEST_SECRETS_ENV } from './test-secrets.js';
 import { waitUntil } from './wait-until.js';
 
@@ -20,22 +21,7 @@ export interface SpawnedApp {
   stop(timeoutMs?: number): Promise<number | null>;
 }
 
-/**
- * How an app runs: `source` is `node --conditions=development --import tsx apps/<app>/src/main.ts`
- * (as `npm start` runs it), `compiled` is `node apps/<app>/dist/main.js` (as production runs it,
- * after `npm run build`; no TypeScript loader, workspace packages resolved to their `dist/`).
- */
-export type AppMode = 'source' | 'compiled';
-
-/** `compiled` when `POSTERN_APP_MODE=compiled` (CI sets it after `npm run build`), else `source`. */
-export function defaultAppMode(): AppMode {
-  return process.env.POSTERN_APP_MODE === 'compiled' ? 'compiled' : 'source';
-}
-
-/** The node arguments that run `app` in `mode` (after any of the caller's own node flags). */
-export function appEntryArgs(app: 'ingest' | 'sender', mode: AppMode): string[] {
-  return mode === 'compiled' ? [`apps/${app}/dist/main.js`] : ['--conditions=development', '--import', 'tsx', `apps/${app}/src/main.ts`];
-}
+export { appEntryArgs, defaultAppMode, type AppMode } from '../../scripts/app-mode.js';
 
 /**
  * Spawns an app (see {@link AppMode}; default `source`, or `POSTERN_APP_MODE=compiled`) with the
