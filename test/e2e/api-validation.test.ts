@@ -330,8 +330,13 @@ describe('with the default body limit', () => {
     test('unknown route outside /v1 → 404 JSON', async () => {
       expectError(await postern.api('GET', '/nothing-here'), 404, 'not_found', '/nothing-here');
     });
-    test('wrong method on a known path → 404 JSON', async () => {
-      expectError(await postern.api('PUT', '/v1/events', { key: keyA, body: {} }), 404, 'not_found');
+    test('wrong method on a known path → 405 JSON naming the methods it takes, in Allow too', async () => {
+      const r = await postern.api('PUT', '/v1/events', { key: keyA, body: {} });
+      expectError(r, 405, 'method_not_allowed', 'it takes GET, HEAD, POST');
+      expect(r.headers.get('allow')).toBe('GET, HEAD, POST');
+      const onEndpoint = await postern.api('PUT', '/v1/endpoints/ep_00000000000000000000000000', { key: keyA, body: {} });
+      expectError(onEndpoint, 405, 'method_not_allowed');
+      expect(onEndpoint.headers.get('allow')).toBe('DELETE, GET, HEAD, PATCH');
     });
   });
 });

@@ -6,7 +6,7 @@ import { Registry } from 'prom-client';
 import { mountBullBoard } from './bull-board.js';
 import { createIngestMetrics } from './http-metrics.js';
 import { requestLogging } from './request-logging.js';
-import { listRoutes, routeMatcher } from './route-list.js';
+import { allowedMethods, listRoutes, routeMatcher } from './route-list.js';
 import { operationsRoutes } from './routes/operations.js';
 import { apiReferenceRoutes } from './api-reference.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -159,7 +159,14 @@ export function createApp(given: AppDeps): Express {
   app.use(transformationRoutes(deps));
   app.use(auditLog.org);
 
-  app.use((req, _res, next) => next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`)));
+  // A path the API has, asked with a method it does not take: 405 with the methods it does.
+  let routes: ReturnType<typeof listRoutes> | undefined;
+  app.use((req, res, next) => {
+    const allow = allowedMethods((routes ??= listRoutes(app)), req.path);
+    if (allow.length === 0) return next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`));
+    res.setHeader('allow', allow.join(', '));
+    next(new ApiError(405, 'method_not_allowed', `${req.path} does not take ${req.method}; it takes ${allow.join(', ')}`));
+  });
   app.use(errorHandler(deps));
   return app;
 }

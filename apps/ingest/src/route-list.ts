@@ -50,7 +50,7 @@ export function routeMatcher(routes: readonly RouteEntry[]): (method: string, pa
   const compiled = routes.map((r) => ({
     method: r.method,
     path: r.path,
-    regex: new RegExp(`^${r.path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`),
+    regex: pathPattern(r.path),
   }));
   return (method, path) => {
     let samePathOtherMethod: string | null = null;
@@ -61,4 +61,23 @@ export function routeMatcher(routes: readonly RouteEntry[]): (method: string, pa
     }
     return samePathOtherMethod;
   };
+}
+
+/**
+ * The methods `routes` take at `path` (upper case, HEAD beside GET, as Express answers it), for a
+ * 405's `Allow` header; empty when no route has that path.
+ */
+export function allowedMethods(routes: readonly RouteEntry[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const r of routes) {
+    if (!pathPattern(r.path).test(path)) continue;
+    methods.add(r.method.toUpperCase());
+    if (r.method.toUpperCase() === 'GET') methods.add('HEAD');
+  }
+  return [...methods].sort();
+}
+
+/** An express path pattern (`/v1/endpoints/:id`) as a regular expression over request paths. */
+function pathPattern(pattern: string): RegExp {
+  return new RegExp(`^${pattern.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`);
 }
