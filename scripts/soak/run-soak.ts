@@ -73,6 +73,9 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** How long a SIGKILL waits for a sender to have a request in flight at the slow endpoint before it hits the planned one. */
 const KILL_TARGET_WAIT_MS = 5000;
 
+/** The delivery statuses the drain waits out. */
+const UNFINISHED = ['pending', 'in_flight'] as const;
+
 /** How often the adaptive endpoints' pace is read during the run. */
 const PACE_SAMPLE_INTERVAL_MS = 200;
 
@@ -238,11 +241,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     // Drain: every endpoint without pending or in-flight deliveries, and every receiver answered.
     const drainStart = Date.now();
     let drained = true;
+    /** Up to `limit` of an endpoint's deliveries in `status` (`pending` or `in_flight`), or the list's HTTP status when it failed. */
+    const unfinishedOf = async (ep: EndpointSpec, status: string, limit: number) => {
+      const r = await api('GET', `/v1/endpoints/${ep.id}/deliveries?status=${status}&limit=${limit}`, keyOf(ep.orgKey));
+      return r.status === 200 ? (r.body.data as { id: string; attemptCount: number; nextAttemptAt: string | null; createdAt: string }[]) : r.status;
+    };
     await waitFor('every accepted delivery to be terminal', async () => {
       for (const ep of endpoints) {
-        for (const status of ['pending', 'in_flight']) {
-          const r = await api('GET', `/v1/endpoints/${ep.id}/deliveries?status=${status}&limit=1`, keyOf(ep.orgKey));
-          if (r.status !== 200 || (r.body.data as unknown[]).length > 0) return false;
+        for (const status of UNFINISHED) {
+          const left = await unfinishedOf(ep, status, 1);
+          if (typeof left === 'number' || left.length > 0) return false;
         }
       }
       return receivers.every((rc) => rc.open() === 0);
@@ -253,11 +261,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const drainLeftovers: string[] = [];
     if (!drained) {
       for (const ep of endpoints) {
-        for (const status of ['pending', 'in_flight']) {
-          const r = await api('GET', `/v1/endpoints/${ep.id}/deliveries?status=${status}&limit=5`, keyOf(ep.orgKey));
-          const left = r.status === 200 ? (r.body.data as { id: string; attemptCount: number; nextAttemptAt: string | null; createdAt: string }[]) : [];
-          if (r.status !== 200) drainLeftovers.push(`${ep.key}: ${status} list answered ${r.status}`);
-          for (const d of left) drainLeftovers.push(`${ep.key}: ${d.id} ${status}, ${d.attemptCount} attempt(s), created ${d.createdAt}, next ${d.nextAttemptAt ?? '—'}${producer.accepted.some((ev) => ev.deliveryIds.includes(d.id)) ? '' : ' (its event got no 202)'}`);
+        for (const status of UNFINISHED) {
+          const left = await unfinishedOf(ep, status, 5);
+          if (typeof left === 'number') drainLeftovers.push(`${ep.key}: ${status} list answered ${left}`);
+          else for (const d of left) drainLeftovers.push(`${ep.key}: ${d.id} ${status}, ${d.attemptCount} attempt(s), created ${d.createdAt}, next ${d.nextAttemptAt ?? '—'}${producer.accepted.some((ev) => ev.deliveryIds.includes(d.id)) ? '' : ' (its event got no 202)'}`);
         }
       }
       for (const [i, rc] of receivers.entries()) if (rc.open() > 0) drainLeftovers.push(`${plans[i]!.spec.key}: receiver holds ${rc.open()} request(s) open`);

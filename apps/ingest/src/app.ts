@@ -105,8 +105,11 @@ export function createApp(given: AppDeps): Express {
   const registry = deps.registry ?? new Registry();
   const metrics = createIngestMetrics(registry);
   // Built on first use, once every route below is registered.
+  // The app's routes, listed once every route is registered (at the first request).
+  let routeList: ReturnType<typeof listRoutes> | undefined;
+  const routes = () => (routeList ??= listRoutes(app));
   let matchRoute: ReturnType<typeof routeMatcher> | undefined;
-  app.use(metrics.middleware((method, path) => (matchRoute ??= routeMatcher(listRoutes(app)))(method, path)));
+  app.use(metrics.middleware((method, path) => (matchRoute ??= routeMatcher(routes()))(method, path)));
   app.use(requestLogging(deps.logger, deps.config.logLevels?.request ?? 'info'));
   app.use(operationsRoutes({ redis: deps.redis, registry, dataLossMonitor: deps.dataLossMonitor }));
   app.use(apiReferenceRoutes());
@@ -160,9 +163,9 @@ export function createApp(given: AppDeps): Express {
   app.use(auditLog.org);
 
   // A path the API has, asked with a method it does not take: 405 with the methods it does.
-  let routes: ReturnType<typeof listRoutes> | undefined;
+  let methodsAt: ReturnType<typeof allowedMethods> | undefined;
   app.use((req, res, next) => {
-    const allow = allowedMethods((routes ??= listRoutes(app)), req.path);
+    const allow = (methodsAt ??= allowedMethods(routes()))(req.path);
     if (allow.length === 0) return next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`));
     res.setHeader('allow', allow.join(', '));
     next(new ApiError(405, 'method_not_allowed', `${req.path} does not take ${req.method}; it takes ${allow.join(', ')}`));

@@ -64,17 +64,20 @@ export function routeMatcher(routes: readonly RouteEntry[]): (method: string, pa
 }
 
 /**
- * The methods `routes` take at `path` (upper case, HEAD beside GET, as Express answers it), for a
- * 405's `Allow` header; empty when no route has that path.
+ * For a 405's `Allow` header: a function giving the methods `routes` take at a path (HEAD beside
+ * GET, as Express answers it), sorted; empty when no route has that path. Patterns compile once.
  */
-export function allowedMethods(routes: readonly RouteEntry[], path: string): string[] {
-  const methods = new Set<string>();
-  for (const r of routes) {
-    if (!pathPattern(r.path).test(path)) continue;
-    methods.add(r.method.toUpperCase());
-    if (r.method.toUpperCase() === 'GET') methods.add('HEAD');
-  }
-  return [...methods].sort();
+export function allowedMethods(routes: readonly RouteEntry[]): (path: string) => string[] {
+  const compiled = routes.map((r) => ({ method: r.method, regex: pathPattern(r.path) }));
+  return (path) => {
+    const methods = new Set<string>();
+    for (const r of compiled) {
+      if (!r.regex.test(path)) continue;
+      methods.add(r.method);
+      if (r.method === 'GET') methods.add('HEAD');
+    }
+    return [...methods].sort();
+  };
 }
 
 /** An express path pattern (`/v1/endpoints/:id`) as a regular expression over request paths. */
