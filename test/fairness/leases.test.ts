@@ -75,10 +75,34 @@ test('one claim per event and endpoint: a second delivery of the event waits, an
   expect(await acquire(first)).toBe('acquired');
   expect(await acquire(redelivery)).toBe('event_claimed');
   expect(await store.leases.isParked(redelivery)).toBe(true);
+  // The holder's re-run of the same attempt renews its claim and still wakes the waiter at its end.
+  expect(await acquire(first)).toBe('acquired');
   // The same event at another endpoint is another claim.
   expect(await acquire({ ...delivery('ep_7', 'org_c', first.eventId) })).toBe('acquired');
   expect(await release(first)).toEqual({ released: true, woken: [redelivery.deliveryId] });
   expect(await acquire(redelivery)).toBe('acquired');
+});
+
+test('a release nobody waits for wakes nobody, and its claim is gone', async () => {
+  const only = delivery('ep_9', 'org_e');
+  expect(await acquire(only)).toBe('acquired');
+  expect(await release(only)).toEqual({ released: true, woken: [] });
+  expect(await acquire(delivery('ep_9', 'org_e', only.eventId))).toBe('acquired');
+});
+
+test("a holder whose lease ran out releases late: the claim another delivery took since is left to it", async () => {
+  const late = delivery('ep_10', 'org_f');
+  const taker = delivery('ep_10', 'org_f', late.eventId);
+  const third = delivery('ep_10', 'org_f', late.eventId);
+  const startedAt = Date.now();
+  expect(await acquire(late, startedAt, 200)).toBe('acquired');
+  await waitUntil("the late holder's claim ran out", async () => (await acquire(taker, Date.now())) === 'acquired', 5_000);
+  expect(await acquire(third, Date.now())).toBe('event_claimed');
+  // The late release gives back its own slot only: the taker still holds the claim, with its waiter.
+  expect((await release(late, Date.now())).woken).not.toContain(third.deliveryId);
+  expect(await acquire(third, Date.now())).toBe('event_claimed');
+  expect((await release(taker, Date.now())).woken).toContain(third.deliveryId);
+  expect(await acquire(third, Date.now())).toBe('acquired');
 });
 
 test("a crashed holder's lease expires: its slot and its claim come back without a release", async () => {

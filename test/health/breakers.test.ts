@@ -359,3 +359,22 @@ test('a success resets the failure streak; the endpoint shows its health fields'
   expect(healthy).toMatchObject({ status: 'active', consecutiveFailures: 0, failureStreakStartedAt: null, lastFailureAt: failing.lastFailureAt });
   expect(Date.parse(healthy.lastSuccessAt)).toBeGreaterThanOrEqual(Date.parse(failing.lastFailureAt));
 });
+
+test('under a steady stream of successes lastSuccessAt trails the latest success by at most a second', async () => {
+  const key = await newOrg();
+  const hook = await receiver(async () => 200);
+  const endpoint = await postern.createEndpoint(key, { url: hook.url, policy: fastPolicy(3, 20, ROOMY) });
+  const stored: number[] = [];
+  for (let n = 0; n < 5; n += 1) {
+    const { deliveryIds } = await postEvent(key, { n });
+    const done = await waitForDelivery(key, deliveryIds[0]!, 'succeeded', (d) => d.status === 'succeeded');
+    const finishedAt = Date.parse(done.finishedAt);
+    const lastSuccessAt = Date.parse((await endpointOf(key, endpoint.id)).lastSuccessAt);
+    expect(lastSuccessAt).toBeLessThanOrEqual(finishedAt);
+    expect(lastSuccessAt).toBeGreaterThanOrEqual(finishedAt - 1000);
+    // Rewritten only once the stored one is more than a second older than this success.
+    const previous = stored.at(-1);
+    if (previous !== undefined && finishedAt - previous <= 1000) expect(lastSuccessAt).toBe(previous);
+    stored.push(lastSuccessAt);
+  }
+});

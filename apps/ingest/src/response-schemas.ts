@@ -97,7 +97,7 @@ export const endpointResponse = z.object({
   updatedAt: isoTime,
   consecutiveFailures: z.number().int(),
   failureStreakStartedAt: nullableTime,
-  lastSuccessAt: nullableTime,
+  lastSuccessAt: nullableTime.describe('the latest successful attempt, to within a second: under a steady stream of successes it is rewritten at most once a second'),
   lastFailureAt: nullableTime,
   failedAttempts: z.number().int(),
   consecutiveFailedAttempts: z.number().int(),

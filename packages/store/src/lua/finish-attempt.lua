@@ -36,6 +36,8 @@
 --- @include "compact-hash"
 --- @include "pace"
 --- @include "live-feed"
+-- How far an endpoint's lastSuccessAt may trail its latest success (ms).
+local LAST_SUCCESS_RESOLUTION_MS = 1000
 local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
@@ -100,7 +102,7 @@ if nextStatus == 'cancelled' then
   return {'ok', 0, '', finishedCount, '', unpack(woken)}
 end
 
-local streak = redis.call('HMGET', KEYS[9], 'id', 'consecutiveFailures', 'failureStreakStartedAt')
+local streak = redis.call('HMGET', KEYS[9], 'id', 'consecutiveFailures', 'failureStreakStartedAt', 'consecutiveFailedAttempts', 'lastSuccessAt')
 local failures = 0
 local streakStart = ''
 local failed = ARGV[7] ~= ''
@@ -120,8 +122,11 @@ if streak[1] then
     redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart, 'lastFailureAt', now, 'consecutiveFailures', failures)
   elseif failed then
     if ARGV[10] == 'failure' then redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart) end
-  else
-    -- No error is always the health effect 'success' (healthEffect): every streak ends.
+  elseif (tonumber(streak[2]) or 0) ~= 0 or (streak[3] or '') ~= '' or (tonumber(streak[4]) or 0) ~= 0
+    or (tonumber(streak[5]) or 0) < tonumber(now) - LAST_SUCCESS_RESOLUTION_MS then
+    -- No error is always the health effect 'success' (healthEffect): every streak ends. With no
+    -- streak to end, lastSuccessAt is rewritten at most once per LAST_SUCCESS_RESOLUTION_MS, so
+    -- an endpoint taking a steady stream of deliveries is not written on each of them.
     redis.call('HSET', KEYS[9], 'consecutiveFailures', 0, 'failureStreakStartedAt', '', 'lastSuccessAt', now, 'consecutiveFailedAttempts', 0)
   end
 end

@@ -11,6 +11,9 @@
 -- their claim takes the slot; a called one whose wake-up got lost is called again by the next release.
 
 local CALLED_OFFSET = 4e15
+-- Appended to the event claim's value (the holder's delivery id) once another delivery waits for
+-- it in the claim's waiters set, so a release without waiters never reads that set.
+local WAITED_MARK = '*'
 
 -- One step of the endpoint's rate limit, a GCRA (pace.ts, gcraStep): `rate` is {key, intervalMs,
 -- toleranceMs}, the theoretical arrival time stored at `rate.key`. Takes a turn at `now` and
@@ -41,10 +44,16 @@ end
 -- many deliveries stand before it in line.
 local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked, rate)
   local claimedNow = redis.call('SET', lk[5], id, 'NX', 'PX', leaseMs)
-  if not claimedNow and redis.call('GET', lk[5]) ~= id then
-    redis.call('SADD', lk[6], id)
-    redis.call('PEXPIRE', lk[6], leaseMs)
-    return -2
+  local claim = id
+  if not claimedNow then
+    claim = redis.call('GET', lk[5])
+    if claim ~= id and claim ~= id .. WAITED_MARK then
+      redis.call('SADD', lk[6], id)
+      redis.call('PEXPIRE', lk[6], leaseMs)
+      -- Marked, so the holder's release knows to wake the waiters without reading their set.
+      if claim and string.sub(claim, -1) ~= WAITED_MARK then redis.call('SET', lk[5], claim .. WAITED_MARK, 'KEEPTTL') end
+      return -2
+    end
   end
   local refusal = nil
   local inLine = false
@@ -92,7 +101,7 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
   end
   redis.call('ZADD', lk[1], expiry, id)
   redis.call('ZADD', lk[2], expiry, id)
-  if not claimedNow then redis.call('SET', lk[5], id, 'PX', leaseMs) end
+  if not claimedNow then redis.call('SET', lk[5], claim, 'PX', leaseMs) end
   if wasParked or inLine then
     redis.call('ZREM', lk[3], id)
     redis.call('ZREM', lk[4], id)
@@ -148,15 +157,21 @@ local function giveBackLease(lk, id, now, perEndpoint, perOrg, woken, wasParked)
     redis.call('ZREM', lk[4], id)
     redis.call('SREM', lk[6], id)
   end
-  if redis.call('GET', lk[5]) == id then
-    redis.call('DEL', lk[5])
+  -- The claim is taken off in one command: it is nearly always this delivery's own. One taken
+  -- over by another delivery after this one's lease ran out is put back until that delivery's
+  -- lease runs out (its score in the endpoint's leases); waiters are read only when marked there.
+  local claim = redis.call('GETDEL', lk[5])
+  if claim == id .. WAITED_MARK then
     local waiters = redis.call('SMEMBERS', lk[6])
-    if #waiters > 0 then
-      for _, waiter in ipairs(waiters) do
-        if waiter ~= id then table.insert(woken, waiter) end
-      end
-      redis.call('DEL', lk[6])
+    for _, waiter in ipairs(waiters) do
+      if waiter ~= id then table.insert(woken, waiter) end
     end
+    redis.call('DEL', lk[6])
+  elseif claim and claim ~= id then
+    local holder = claim
+    if string.sub(holder, -1) == WAITED_MARK then holder = string.sub(holder, 1, -2) end
+    local until_ = tonumber(redis.call('ZSCORE', lk[1], holder))
+    if until_ and until_ > now then redis.call('SET', lk[5], claim, 'PXAT', math.ceil(until_)) end
   end
   callParked(lk, now, perEndpoint, perOrg, woken)
   if released > 0 then return 1 end
