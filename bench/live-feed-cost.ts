@@ -1,11 +1,12 @@
 /**
  * What the live feed costs per delivery (GET /v1/deliveries/stream's source): the finish and settle
- * scripts append one entry (XADD MAXLEN ~) and renew the feed's expiry (EXPIRE) in the same call,
- * so it adds no round trip. Measured inside the plain 1-endpoint run of `npm run bench`, before and
- * after from the same window: Redis commands per delivery with the feed and without its two, the
- * Redis CPU those two took (INFO commandstats `usec`), the bytes the finish call carries for it,
- * and what the capped feed holds (MEMORY USAGE of the org's feed key: bounded, not per delivery).
- * No run of its own: it adds a few INFO calls to the bench.
+ * scripts append one entry (XADD MAXLEN ~) in the same call, so it adds no round trip; the finish
+ * leaves the feed's expiry to the sender, which renews it about once a second per org (one EXPIRE
+ * per flush, not per delivery: left out here). Measured inside the plain 1-endpoint run of
+ * `npm run bench`, before and after from the same window: Redis commands per delivery with the feed
+ * and without its XADD, the Redis CPU the XADD took (INFO commandstats `usec`), the bytes the
+ * finish call carries for it, and what the capped feed holds (MEMORY USAGE of the org's feed key:
+ * bounded, not per delivery). No run of its own: it adds a few INFO calls to the bench.
  */
 import type { Redis } from 'ioredis';
 import type { DeliveryCost } from './resource-cost.js';
@@ -22,9 +23,9 @@ export interface LiveFeedCost {
   deliveries: number;
   /** Feed appends per delivery (one per attempt finished: 1 here, every attempt succeeds). */
   appendsPerDelivery: number;
-  /** Redis commands per delivery, as the cost window counts them, with the feed and without its XADD and EXPIRE. */
+  /** Redis commands per delivery, as the cost window counts them, with the feed and without its XADD. */
   redisCommandsPerDelivery: { withFeed: number; withoutFeed: number };
-  /** Redis CPU per delivery, µs: the feed's XADD and EXPIRE, and the whole of Redis's in the run. */
+  /** Redis CPU per delivery, µs: the feed's XADD, and the whole of Redis's in the run. */
   redisUsecPerDelivery: { feed: number; allRedis: number | null };
   /** Bytes the finish call sends for the feed (its key, endpoint and event ids, cap and expiry). */
   requestBytesPerFinish: number;
@@ -54,10 +55,10 @@ export async function openLiveFeedWindow(redis: Redis, feedKey: string): Promise
       const after = await commandUsec(redis);
       const appends = (await entriesAdded(redis, feedKey)) - addedBefore;
       const delta = (name: string) => ({ calls: (after.get(name)?.calls ?? 0) - (before.get(name)?.calls ?? 0), usec: (after.get(name)?.usec ?? 0) - (before.get(name)?.usec ?? 0) });
-      // BullMQ appends to its own events stream and the hourly counters EXPIRE too: the feed is
-      // charged its own count of each (its stream's entries-added) at the window's mean cost per call.
+      // BullMQ appends to its own events stream too: the feed is charged its own count of XADDs (its
+      // stream's entries-added) at the window's mean cost per call.
       const mean = (d: { calls: number; usec: number }) => (d.calls > 0 ? d.usec / d.calls : 0);
-      const feedUsec = appends * (mean(delta('xadd')) + mean(delta('expire')));
+      const feedUsec = appends * mean(delta('xadd'));
       const per = (n: number) => n / Math.max(1, run.deliveries);
       const entries = await redis.xlen(feedKey);
       const bytes = Number((await redis.call('MEMORY', 'USAGE', feedKey, 'SAMPLES', '0')) ?? 0);
@@ -67,7 +68,7 @@ export async function openLiveFeedWindow(redis: Redis, feedKey: string): Promise
       return {
         deliveries: run.deliveries,
         appendsPerDelivery: r2(per(appends)),
-        redisCommandsPerDelivery: { withFeed: run.cost.redisCommandsPerDelivery, withoutFeed: r2(run.cost.redisCommandsPerDelivery - per(2 * appends)) },
+        redisCommandsPerDelivery: { withFeed: run.cost.redisCommandsPerDelivery, withoutFeed: r2(run.cost.redisCommandsPerDelivery - per(appends)) },
         redisUsecPerDelivery: { feed: r2(per(feedUsec)), allRedis: all === null ? null : r2(all * 1000) },
         requestBytesPerFinish: requestBytes,
         feed: { entries, bytes, bytesPerEntry: entries > 0 ? Math.round(bytes / entries) : 0 },

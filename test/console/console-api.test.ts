@@ -298,7 +298,11 @@ test('GET /v1/stats counts attempts as they finish, per endpoint and per org', a
   const ok = (await post({ type: 'stats.ok', data: {} })).deliveries[0]!.id;
   await waitStatus(ok, (d) => d.status === 'succeeded', 'succeeded');
 
-  const hour = (await postern.api('GET', `/v1/stats?endpointId=${ep.id}`, { key })).body;
+  // The sender writes the counters about once a second: they may trail the log by that much.
+  const hour = await waitUntil('the endpoint counters to show 3 attempts', async () => {
+    const body = (await postern.api('GET', `/v1/stats?endpointId=${ep.id}`, { key })).body;
+    return body.totals.attempts >= 3 ? body : undefined;
+  }, 5_000);
   expect(hour).toMatchObject({ scope: { endpointId: ep.id }, window: 'hour', bucketMs: 60_000, totals: { attempts: 3, succeeded: 1, failed: 2, successRate: 1 / 3 }, errors: [{ code: 'http_502', count: 2 }] });
   expect(hour.buckets).toHaveLength(60);
   expect(hour.buckets.reduce((n: number, b: { attempts: number }) => n + b.attempts, 0)).toBe(3);
@@ -306,7 +310,10 @@ test('GET /v1/stats counts attempts as they finish, per endpoint and per org', a
   expect(day.buckets).toHaveLength(24);
   expect(day.totals).toEqual(hour.totals);
 
-  const org = (await postern.api('GET', '/v1/stats', { key })).body;
+  const org = await waitUntil('the org counters to show the endpoint\'s failures', async () => {
+    const body = (await postern.api('GET', '/v1/stats', { key })).body;
+    return body.errors.some((e: { code: string; count: number }) => e.code === 'http_502' && e.count === 2) ? body : undefined;
+  }, 5_000);
   expect(org.totals.attempts).toBeGreaterThan(3);
   expect(org.errors).toEqual(expect.arrayContaining([{ code: 'http_502', count: 2 }]));
   expect((await postern.api('GET', '/v1/stats', { key: otherKey })).body.totals.attempts).toBe(0);

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
 import { createIdFactory, createSecretBox, createSigningKeyCache, type SigningKeyCache } from '@postern/shared';
-import { createRedisConnection, createStore, type AttemptIds, type Store } from '@postern/store';
+import { createRedisConnection, createStore, StatsFlusher, type AttemptIds, type Store } from '@postern/store';
 import { runAttempt, type DeliverDeps, type DeliveryTransport, type OutboundRequest, type TransportResult } from '@postern/sender';
 import type { Redis } from 'ioredis';
 import { startPostern, TEST_REDIS_URL, testSecretKeyring, type TestPostern } from '../support/postern.js';
@@ -18,6 +18,8 @@ let apiKey: string;
 let orgId: string;
 let redis: Redis;
 let store: Store;
+/** The overview's counters of these attempts: written only when a test says (no timer). */
+let stats: StatsFlusher;
 /** Every Redis command the attempt's store sends, by name. */
 let commands: string[] = [];
 
@@ -26,6 +28,7 @@ beforeAll(async () => {
   ({ apiKey, id: orgId } = await postern.createOrg());
   redis = createRedisConnection(TEST_REDIS_URL, 'worker');
   store = createStore({ redis, prefix: postern.prefix, secretBox: createSecretBox(testSecretKeyring()) });
+  stats = new StatsFlusher({ redis, keys: store.keys, liveFeed: store.liveFeed.settings, intervalMs: 0 });
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
     commands.push(command.name);
@@ -33,6 +36,7 @@ beforeAll(async () => {
   }) as typeof redis.sendCommand;
 });
 afterAll(async () => {
+  await stats.close();
   await postern.close();
   await redis.quit();
 });
@@ -64,6 +68,7 @@ function deps(t: DeliveryTransport, woken: string[] = []): DeliverDeps {
     signingKeys: createSigningKeyCache(),
     ids: createIdFactory(),
     wake: async (_orgId, ids) => void woken.push(...ids),
+    stats,
   };
 }
 
@@ -98,6 +103,13 @@ test('a successful attempt: recorded in flight before the request, two Redis cal
   // A second run of the same job finds it finished and sends nothing.
   expect(await runAttempt(deps(t), ids)).toEqual({ kind: 'done', status: 'succeeded' });
   expect(sent).toHaveLength(1);
+  // The overview's count is not one of the two calls: the sender writes it later (its stats
+  // flusher), counted once although the job ran twice.
+  commands = [];
+  await stats.flush();
+  expect(commands.filter((c) => c === 'hincrby')).toEqual(['hincrby', 'hincrby']);
+  const hour = await store.stats.read(orgId, 'endpoint', endpointId, 'hour', Date.now());
+  expect(hour.buckets.reduce((n, b) => n + b.succeeded + b.failed, 0)).toBe(1);
 });
 
 test('an ed25519 endpoint: each attempt is signed v1a with a key the sender parsed once, not per attempt', async () => {

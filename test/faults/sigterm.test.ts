@@ -6,7 +6,8 @@ import { postEvents } from './support/load.js';
 
 /**
  * Issue 5, SIGTERM: the sender stops taking work, lets in-flight attempts finish within
- * SHUTDOWN_GRACE_MS, gives its concurrency slots back and exits 0; nothing spent or lost. Attempts
+ * SHUTDOWN_GRACE_MS, gives its concurrency slots back, writes the overview's counters it still
+ * holds and exits 0; nothing spent or lost. Attempts
  * that outlast the grace period are abandoned: the process still exits in time (code 1), frees
  * their slots, and the next sender re-runs them under the same attempt number.
  */
@@ -71,6 +72,10 @@ test('SIGTERM: in-flight attempts finish, no new work is taken, slots are releas
   const rest = all.filter((d) => d.status !== 'succeeded');
   expect(rest.length).toBeGreaterThan(0);
   expect(rest.every((d) => d.status === 'pending' && d.attempts === 0)).toBe(true);
+  // The overview's counters it still held were written before it exited (it writes them about once
+  // a second otherwise): every attempt it finished is counted, the last ones included.
+  const counted = await postern.store.stats.read(orgId, 'org', orgId, 'hour', Date.now());
+  expect(counted.buckets.reduce((n, b) => n + b.succeeded + b.failed, 0)).toBe(all.length - rest.length);
 
   const next = spawnSender({ ...SENDER_ENV, REDIS_PREFIX: postern.prefix });
   await waitUntil('every delivery succeeded', async () => (await postern.store.deliveries.getMany(orgId, deliveryIds)).every((d) => d.status === 'succeeded'), 20_000, 100).catch((err: Error) => {

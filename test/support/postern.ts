@@ -58,6 +58,8 @@ export interface PosternOptions {
   reconcileGraceMs?: number;
   /** The sender's `wakeRequeueMinAgeMs` (default its own, 30 s). */
   wakeRequeueMinAgeMs?: number;
+  /** The sender's `statsFlushIntervalMs`: how often it writes the overview's counters (default its own, 1 s). */
+  statsFlushIntervalMs?: number;
   /** How long a rotated-out secret keeps signing, ms (default 60 000; production: 24 h). */
   secretRotationGraceMs?: number;
   /** Logger of both apps (default: silent, or `TEST_LOG_LEVEL`). */
@@ -240,6 +242,7 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
         reconcileIntervalMs: options.reconcileIntervalMs ?? 0,
         reconcileGraceMs: options.reconcileGraceMs ?? 300_000,
         ...(options.wakeRequeueMinAgeMs !== undefined ? { wakeRequeueMinAgeMs: options.wakeRequeueMinAgeMs } : {}),
+        ...(options.statsFlushIntervalMs !== undefined ? { statsFlushIntervalMs: options.statsFlushIntervalMs } : {}),
         userAgent: 'Postern/test',
         checkTimeoutMs: options.checkTimeoutMs,
         transformTimeoutMs: options.transformTimeoutMs ?? 1000,

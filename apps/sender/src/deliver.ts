@@ -32,7 +32,7 @@ import {
   type IdFactory,
   type SigningKeyCache,
 } from '@postern/shared';
-import type { AttemptIds, AttemptResponseRecord, DeliveryRecord, EndpointRecord, NotificationRecord, Store } from '@postern/store';
+import type { AttemptIds, AttemptResponseRecord, DeliveryRecord, EndpointRecord, FinishInput, FinishResult, NotificationRecord, StatsFlusher, Store } from '@postern/store';
 import type { Logger } from 'pino';
 import { SpanKind, SpanStatusCode, contextFromTraceparent, type Span, type Tracer } from '@postern/telemetry';
 import { checkDestination, type LookupAll } from './destination-check.js';
@@ -80,6 +80,11 @@ export interface DeliverDeps {
   tracer?: Tracer;
   /** Runs endpoints' transformations (`createSandboxPool`); absent = an endpoint with one switched on fails `transformation_failed:error`. */
   sandbox?: SandboxPool;
+  /**
+   * Counts each finished attempt for the overview and renews the live feed's expiry after a finish
+   * (`StatsFlusher`: written about once a second, not inside the finish).
+   */
+  stats: Pick<StatsFlusher, 'countAttempt' | 'feedAppended'>;
   /** Told when an attempt holds a concurrency slot and when it gives it back (for shutdown). */
   slots?: { taken(ids: AttemptIds, concurrency: EndpointRecord['policy']['concurrency']): void; returned(deliveryId: string): void };
 }
@@ -114,7 +119,8 @@ export type AttemptRun =
  *    attempt (`transformation_failed:<reason>`, nothing sent, never held against the endpoint).
  * 4. **send**: the signed request, through the transport.
  * 5. **finish** (one Redis call): `planAfterAttempt`'s outcome recorded with the endpoint's health,
- *    the lease given back; then `planBreakerTrip` may switch the endpoint off.
+ *    the lease given back; the attempt counted for the overview in memory (`deps.stats` writes the
+ *    counts about once a second); then `planBreakerTrip` may switch the endpoint off.
  *
  * A crash between 1 and 5 re-runs the same attempt number (a duplicate is possible, a loss is not).
  * Throws only when Redis fails or a late request of a rate-limited endpoint gets no new turn in
@@ -182,7 +188,7 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
   // slot back, so no delivery waiting for the slot is sent to a receiver that said it is gone.
   const gone = planGoneTrip(policy, result.error);
   if (gone) await tripBreaker(deps, endpoint, gone, endpoint.consecutiveFailures + 1, finishedAt);
-  const finished = await store.attempts.finish({
+  const finished = await finishAttempt(deps, {
     ids,
     attemptNumber,
     nowMs: finishedAt,
@@ -236,6 +242,21 @@ export async function runAttempt(deps: DeliverDeps, ids: AttemptIds, traceparent
   return plan.next.status === 'pending' ? { kind: 'retry', nextAttemptAt: plan.next.nextAttemptAt } : { kind: 'done', status: plan.next.status };
 }
 
+/**
+ * The finish stage's one Redis call, and what it leaves to the sender's stats flusher: the
+ * attempt's count in the overview (once recorded: not when stale) and the live feed's expiry
+ * (renewed even when the call failed, as it may have appended before the connection broke).
+ */
+async function finishAttempt(deps: DeliverDeps, input: FinishInput): Promise<FinishResult> {
+  try {
+    const finished = await deps.store.attempts.finish(input);
+    if (finished.kind === 'ok') deps.stats.countAttempt({ orgId: input.ids.orgId, endpointId: input.ids.endpointId, nextStatus: input.nextStatus, error: input.error, nowMs: input.nowMs });
+    return finished;
+  } finally {
+    deps.stats.feedAppended(input.ids.orgId);
+  }
+}
+
 type Claimed = Extract<Awaited<ReturnType<Store['attempts']['claim']>>, { kind: 'claimed' }>;
 
 /** The check stage of an attempt: asks the org's check URL only when the policy and org call for it. */
@@ -262,7 +283,7 @@ async function bodyOfAttempt(deps: DeliverDeps, claim: Claimed, nowMs: number): 
 async function cancelByCheck(deps: DeliverDeps, ids: AttemptIds, claim: Claimed, cancelReason: string, startedAt: number, transformationVersion?: number): Promise<AttemptRun> {
   const { policy } = claim.endpoint;
   const nowMs = deps.clock.now();
-  const finished = await deps.store.attempts.finish({
+  const finished = await finishAttempt(deps, {
     ids,
     attemptNumber: claim.attemptNumber,
     nowMs,

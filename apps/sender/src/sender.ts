@@ -1,5 +1,5 @@
 import { DelayedError, Job, UnrecoverableError, Worker } from 'bullmq';
-import { DELIVERY_QUEUE_NAME, DELIVERY_WORKER_REMOVE, parseDeliveryJob, type AttemptIds, type DeliveryJobData, type ParsedDeliveryJob, type DeliveryQueues, type EndpointRecord, type RedisClient, type Store } from '@postern/store';
+import { DELIVERY_QUEUE_NAME, DELIVERY_WORKER_REMOVE, parseDeliveryJob, StatsFlusher, type AttemptIds, type DeliveryJobData, type ParsedDeliveryJob, type DeliveryQueues, type EndpointRecord, type RedisClient, type Store } from '@postern/store';
 import { createIdFactory, createSigningKeyCache } from '@postern/shared';
 import type { Logger } from 'pino';
 import type { Tracer } from '@postern/telemetry';
@@ -57,7 +57,15 @@ export interface SenderDeps {
   oauthTokens?: OauthTokens;
   /** Sandboxes for endpoints' transformations; default the sender's own (`config.transformTimeoutMs`, `config.transformThreads`), closed with it. */
   sandbox?: SandboxPool;
+  /**
+   * Writes the overview's counters and renews live feed expiries; default the sender's own over
+   * `redis` (every `config.statsFlushIntervalMs`), written a last time by `close`. One given here is
+   * the caller's to close.
+   */
+  stats?: StatsFlusher;
   config: {
+    /** How often finished attempts are written to the overview's counters, ms (default `STATS_FLUSH_INTERVAL_MS`, 1000). */
+    statsFlushIntervalMs?: number;
     /** One transformation call's wall-clock cap, ms (`TRANSFORM_TIMEOUT_MS`, default 50). */
     transformTimeoutMs?: number;
     /** Threads running transformations (`TRANSFORM_THREADS`, default 2), started with the first one. */
@@ -111,9 +119,10 @@ export interface Sender {
   /** This process's heartbeat (null when `heartbeatIntervalMs` is 0): its sender id, and a beat on demand. */
   readonly heartbeat: SenderHeartbeat | null;
   /**
-   * Stops taking work and lets in-flight attempts finish, then closes the worker. With `graceMs`,
-   * waits at most that long: attempts still running then are abandoned, their slots given back,
-   * and their jobs run again (same attempt number) once their locks expire. Resolves
+   * Stops taking work and lets in-flight attempts finish, then closes the worker and writes the
+   * attempts counted since the last flush (before the caller closes the Redis connection). With
+   * `graceMs`, waits at most that long: attempts still running then are abandoned, their slots
+   * given back, and their jobs run again (same attempt number) once their locks expire. Resolves
    * `{finished: false}` in that case.
    */
   close(opts?: { graceMs?: number }): Promise<{ finished: boolean }>;
@@ -155,6 +164,10 @@ export function createSender(deps: SenderDeps): Sender {
         onFetched: ({ result }) => deps.metrics?.tokenFetched?.({ result }),
       });
   const ownSandbox = deps.sandbox ? null : createSandboxPool({ timeoutMs: deps.config.transformTimeoutMs, threads: deps.config.transformThreads });
+  const ownStats = deps.stats
+    ? null
+    : new StatsFlusher({ redis: deps.redis, keys: deps.store.keys, liveFeed: deps.store.liveFeed.settings, intervalMs: deps.config.statsFlushIntervalMs, logger: deps.logger });
+  const stats = deps.stats ?? ownStats!;
   const deliverDeps: DeliverDeps = {
     sandbox: deps.sandbox ?? ownSandbox ?? undefined,
     oauthTokens: deps.oauthTokens ?? ownTokens ?? undefined,
@@ -171,6 +184,7 @@ export function createSender(deps: SenderDeps): Sender {
     signingKeys: createSigningKeyCache(),
     ids,
     wake,
+    stats,
     metrics: deps.metrics,
     tracer: deps.tracer,
     announceTrip: (notification) => announceTrip({ store: deps.store, queues: deps.queues, ids, clock: deps.clock }, notification),
@@ -345,6 +359,7 @@ export function createSender(deps: SenderDeps): Sender {
       if (opts.graceMs === undefined) {
         const done = await closed;
         await heartbeat?.stop({ forget: true });
+        await ownStats?.close();
         return { finished: done };
       }
       let graceTimer: NodeJS.Timeout | undefined;
@@ -358,6 +373,7 @@ export function createSender(deps: SenderDeps): Sender {
         const released = await releaseHeld();
         deps.logger.error({ graceMs: opts.graceMs, released }, 'in-flight attempts did not finish in time; their slots are released and their jobs will run again');
       }
+      await ownStats?.close();
       return { finished };
     },
   };

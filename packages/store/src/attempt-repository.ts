@@ -1,6 +1,6 @@
 import type { RedisClient } from './redis-connection.js';
 import type { DeliveryRepository } from './delivery-repository.js';
-import { STATS_TTL_S, type KeySchema } from './keys.js';
+import type { KeySchema } from './keys.js';
 import { leaseScriptKeys } from './lease-repository.js';
 import { LuaScript } from './lua-script.js';
 import { LIVE_STREAM_DEFAULTS, finishedExpiresAt, isEndpointFailure, isEventTypeDisabled, RATE_SEND_LAG_MS, rateIntervalMs, type Pace, type RateLimit, type Retention, type SecretBox, type SentRequestFields } from '@postern/shared';
@@ -235,9 +235,11 @@ export class AttemptRepository {
 
   /**
    * One call after the request: records the attempt's outcome, moves the delivery on, updates the
-   * endpoint's failure streak and failure counts, counts the attempt in the endpoint's and org's
-   * counters of the hour (`StatsRepository`), gives back the lease and names the parked deliveries
-   * to wake.
+   * endpoint's failure streak and failure counts, appends the change to the org's live feed, gives
+   * back the lease and names the parked deliveries to wake. Two things are left to the caller's
+   * `StatsFlusher` (the sender's, stats-flusher.ts): counting the attempt in the overview's counters
+   * (`StatsRepository`), and renewing the live feed's expiry (set here only when this append
+   * created the feed).
    */
   async finish(input: FinishInput): Promise<FinishResult> {
     const { ids } = input;
@@ -254,7 +256,6 @@ export class AttemptRepository {
       ...(input.cancelReason ? { cancelReason: input.cancelReason } : {}),
       ...(input.transformationVersion !== undefined && !input.request?.transformed ? { transformationVersion: input.transformationVersion } : {}),
     };
-    const hourStartMs = input.nowMs - (input.nowMs % 3_600_000);
     const r = (await finishScript.run(
       this.redis,
       [
@@ -269,8 +270,6 @@ export class AttemptRepository {
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'succeeded'),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'failed'),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'cancelled'),
-        k.statsHour(ids.orgId, 'endpoint', ids.endpointId, hourStartMs),
-        k.statsHour(ids.orgId, 'org', ids.orgId, hourStartMs),
         k.endpointKeyLines(ids.orgId, ids.endpointId),
         k.orgLiveFeed(ids.orgId),
       ],
@@ -288,8 +287,6 @@ export class AttemptRepository {
         input.concurrency.perEndpoint,
         input.concurrency.perOrg,
         finishedExpiresAt(input.retention, input.nowMs),
-        Math.floor((input.nowMs - hourStartMs) / 60_000),
-        STATS_TTL_S,
         isEndpointFailure(input.error) ? '1' : '0',
         input.pace ? (input.pace.next ? JSON.stringify(input.pace.next) : '-') : '',
         input.pace?.claimedUnder ? JSON.stringify(input.pace.claimedUnder) : '',

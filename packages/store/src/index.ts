@@ -2,6 +2,8 @@ export { createStore, type Store } from './store.js';
 export { STATS_TTL_S, createKeySchema, type KeySchema, type KeySchemaOptions } from './keys.js';
 export { EVENT_SCAN_BUDGET, EventIndexRepository, type EventListQuery } from './event-index-repository.js';
 export { StatsRepository, type StatsBucket, type StatsSeries, type StatsWindow } from './stats-repository.js';
+export { STATS_HOUR_MS, STATS_MINUTE_MS, attemptStatsIncrements, statsHourStartMs, type CountedAttempt, type StatsIncrement } from './stats-buckets.js';
+export { STATS_FLUSH_INTERVAL_MS, STATS_MAX_PENDING_FIELDS, StatsFlusher, type FlushTimers, type StatsFlusherOptions } from './stats-flusher.js';
 export { queuePartitionOf } from './queue-partition.js';
 export { connectRedis, createRedisConnection, parseClusterNodes, redisAnswers, redisReady, redisTargetOf, redisTargetOfPlan, type RedisClient, type RedisNodeOptions, type RedisTarget } from './redis-connection.js';
 export { createDeliveryQueues, DeliveryQueues, type DeliveryJobEntry, type WakeResult } from './delivery-queues.js';

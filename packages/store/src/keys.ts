@@ -114,7 +114,8 @@ export interface KeySchema {
   /**
    * Stream: the org's live feed, one entry per change of a delivery (an attempt finished, or a
    * delivery ended or held without one), written by the finish and settle scripts; capped near a
-   * bound (`MAXLEN ~`) and expiring an hour after the last change (live-feed-repository.ts). What
+   * bound (`MAXLEN ~`) and expiring an hour after the last change (live-feed-repository.ts; after
+   * a finish, the sender renews the expiry within about a second, stats-flusher.ts). What
    * `GET /v1/deliveries/stream` reads.
    */
   orgLiveFeed(orgId: string): string;
@@ -162,7 +163,8 @@ export interface KeySchema {
   /**
    * Hash: attempt counters of one endpoint or org (of org `orgId`) for the clock hour starting at
    * `hourStartMs` (fields `<minute>:ok`, `<minute>:fail`, `<minute>:e:<error code>`, minute
-   * 0..59); expires {@link STATS_TTL_S} after its first write.
+   * 0..59; stats-buckets.ts); written by the senders about once a second (stats-flusher.ts),
+   * expires {@link STATS_TTL_S} after its last write.
    */
   statsHour(orgId: string, scope: 'endpoint' | 'org', id: string, hourStartMs: number): string;
   /** Hash, BullMQ's own: the queue job of a delivery (the job id is the delivery id) in its org's partition. Postern only checks that it exists. */

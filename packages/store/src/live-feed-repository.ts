@@ -46,13 +46,16 @@ type RawEntries = [string, string[]][];
 
 /**
  * The org's live feed (`keys.orgLiveFeed`): written by the finish and settle scripts, so it costs
- * no round trip of its own; read here by ingest's live stream. Each read touches one key, so it
- * works the same on Redis Cluster.
+ * no round trip of its own (the finish leaves renewing its expiry to the sender's `StatsFlusher`);
+ * read here by ingest's live stream. Each read touches one key, so it works the same on Redis
+ * Cluster.
  */
 export class LiveFeedRepository {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: KeySchema,
+    /** How each org's feed is bounded, as the scripts that write it are told. */
+    readonly settings: LiveFeedSettings,
   ) {}
 
   /** The newest entry's id, or `0-0` when the feed is empty or gone: where a fresh reader starts. */

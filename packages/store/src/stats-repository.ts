@@ -28,10 +28,13 @@ export interface StatsSeries {
 }
 
 /**
- * The overview's counters (issue 14): finish-attempt.lua counts every finished attempt, success or
- * failure with its error code, per minute in one hash per endpoint and per org per clock hour
- * (`keys.statsHour`, expiring after a day and two hours). Reading never scans the delivery log:
- * 2 hashes for the hour window, 24 for the day.
+ * The overview's counters: every finished attempt, success or failure with its error code, per
+ * minute in one hash per endpoint and per org per clock hour (`keys.statsHour`, expiring a day and
+ * two hours after its last write; `attemptStatsIncrements` says which field an attempt counts
+ * under). The sender that finished the attempts writes them, summed, about once a second
+ * (`StatsFlusher`), so what is read here trails by up to a second; a sender killed outright
+ * (SIGKILL) loses at most its last second of counts (the delivery log itself is unaffected).
+ * Reading never scans the delivery log: 2 hashes for the hour window, 24 for the day.
  */
 export class StatsRepository {
   constructor(private readonly redis: RedisClient, private readonly keys: KeySchema) {}

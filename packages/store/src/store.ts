@@ -87,7 +87,7 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     stats: new StatsRepository(deps.redis, keys),
     deliveries,
     attempts: new AttemptRepository(deps.redis, keys, deliveries, box, liveFeed),
-    liveFeed: new LiveFeedRepository(deps.redis, keys),
+    liveFeed: new LiveFeedRepository(deps.redis, keys, liveFeed),
     notifications: new NotificationRepository(deps.redis, keys),
     leases: new LeaseRepository(deps.redis, keys),
     actionIdempotency: new ActionIdempotencyRepository(deps.redis, keys),

@@ -146,7 +146,7 @@ export const DELIVERY_DOCS: Record<string, RouteReference> = {
 
   'get /v1/stats': {
     description:
-      "Attempts as they finished, for the org or one endpoint (`endpointId`): over the last hour in one-minute buckets (`window=hour`, the default) or the last day in one-hour buckets (`window=day`), with totals, the success rate and failures by error code. Counted by the senders as each attempt finishes, never by reading the log, so it costs the same whatever the log's size.",
+      "Attempts as they finished, for the org or one endpoint (`endpointId`): over the last hour in one-minute buckets (`window=hour`, the default) or the last day in one-hour buckets (`window=day`), with totals, the success rate and failures by error code. Counted by the senders as attempts finish, never by reading the log, so it costs the same whatever the log's size. A sender writes its counts about once a second, so they may trail the delivery log by up to a second; a sender killed outright (SIGKILL) loses at most its last second of counts (the delivery log itself is unaffected).",
     responses: {
       200: {
         scope: { endpointId: FAILING_ENDPOINT_ID },

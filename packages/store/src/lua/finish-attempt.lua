@@ -1,28 +1,30 @@
 -- The second of the two calls of ours per attempt: records the outcome of an attempt begun by
 -- claim-attempt.lua, moves the delivery on as planAfterAttempt decided, updates the endpoint's
 -- failure streak, gives back the lease and names the parked deliveries to wake, all at once.
+-- The overview's counters (keys.statsHour) are not written here: the sender counts each finished
+-- attempt in memory and writes the sums about once a second (stats-flusher.ts), with the live
+-- feed's expiry; neither needs to be atomic with the outcome.
 -- KEYS[1..6] lease keys (includes/lease.lua), KEYS[7] delivery hash, KEYS[8] attempts hash,
 -- KEYS[9] endpoint hash, KEYS[10] unfinished zset, KEYS[11] endpoint's in_flight index,
 -- KEYS[12] endpoint's index of the next status, KEYS[13] event hash, KEYS[14..16] endpoint's
 -- succeeded, failed and cancelled indexes (for the count a `{lastPerEndpoint}` trim needs),
--- KEYS[17] endpoint's and KEYS[18] org's attempt counters of the current hour (keys.statsHour),
--- KEYS[19] endpoint's key lines (per-key ordering), KEYS[20] the org's live feed (includes/live-feed.lua).
+-- KEYS[17] endpoint's key lines (per-key ordering), KEYS[18] the org's live feed (includes/live-feed.lua).
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed' | 'cancelled' (the
--- org's pre-attempt check said so: nothing was sent; health and counters are left alone),
+-- org's pre-attempt check said so: nothing was sent; health is left alone),
 -- ARGV[5] the attempt as attempt-encoding.ts encodes it (its core; a newline and the response when kept), ARGV[6] response status or '', ARGV[7] error code or '',
 -- ARGV[8] duration (ms), ARGV[9] next attempt at (ms) or '',
 -- ARGV[10] health effect on the endpoint: 'success' | 'failure' | 'none',
 -- ARGV[11] per-endpoint limit, ARGV[12] per-org limit (for waking parked deliveries),
 -- ARGV[13] when a finished delivery expires (epoch ms; '' = kept until trimmed by count),
--- ARGV[14] minute of the hour (0..59), ARGV[15] counters' time to live (s),
--- ARGV[16] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
--- Postern's own internal:* faults), ARGV[17] the endpoint's next pace (adaptive pacing): '' = no
--- change, '-' = back at the policy's limits (removed), else its JSON; ARGV[18] the pace (JSON) the
--- attempt was claimed under ('' = none), ARGV[19] '1' when the next pace is a slow-down's (its
--- pace is returned when it could not be written), ARGV[20] cancel reason (with 'cancelled'),
--- ARGV[21] endpoint id, ARGV[22] event id, ARGV[23] live feed's cap (entries; '0' = off),
--- ARGV[24] live feed's time to live (s). A recorded outcome is appended to the live feed.
+-- ARGV[14] '1' when the failure shows in the endpoint's health (isEndpointFailure: every error but
+-- Postern's own internal:* faults), ARGV[15] the endpoint's next pace (adaptive pacing): '' = no
+-- change, '-' = back at the policy's limits (removed), else its JSON; ARGV[16] the pace (JSON) the
+-- attempt was claimed under ('' = none), ARGV[17] '1' when the next pace is a slow-down's (its
+-- pace is returned when it could not be written), ARGV[18] cancel reason (with 'cancelled'),
+-- ARGV[19] endpoint id, ARGV[20] event id, ARGV[21] live feed's cap (entries; '0' = off),
+-- ARGV[22] live feed's time to live (s). A recorded outcome is appended to the live feed; the
+-- expiry is set here only when this append creates the feed, the sender renews it otherwise.
 -- Such a failed attempt sets lastFailureAt and counts in failedAttempts and
 -- consecutiveFailedAttempts, whether or not the policy's breaker counts it (consecutiveFailures is
 -- the breaker's own streak).
@@ -51,8 +53,8 @@ local current = redis.call('HMGET', KEYS[7], 'status', 'attempts', 'keyLine', 'e
 if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', 0, '', unpack(woken)} end
 
 local nextStatus = ARGV[4]
-appendLiveChange(KEYS[20], ARGV[23], ARGV[24], {'d', id, 'p', ARGV[21], 'v', ARGV[22], 't', current[4], 's', nextStatus,
-  'n', ARGV[3], 'r', ARGV[6], 'x', nextStatus == 'cancelled' and ARGV[20] or ARGV[7], 'ms', ARGV[8], 'a', ARGV[9], 'at', now})
+appendLiveChange(KEYS[18], ARGV[21], ARGV[22], {'d', id, 'p', ARGV[19], 'v', ARGV[20], 't', current[4], 's', nextStatus,
+  'n', ARGV[3], 'r', ARGV[6], 'x', nextStatus == 'cancelled' and ARGV[18] or ARGV[7], 'ms', ARGV[8], 'a', ARGV[9], 'at', now}, true)
 local finishedCount = 0
 -- The attempt's core in the delivery's hash; its response, when kept, in the attempts hash.
 -- Compact records: the delivery's lastResponseStatus, lastError and lastDurationMs are read from
@@ -82,7 +84,7 @@ for i, field in ipairs({'lastResponseStatus', 'lastError', 'lastDurationMs', 'fi
 end
 if nextStatus == 'cancelled' then
   set[#set + 1] = 'cancelReason'
-  set[#set + 1] = ARGV[20]
+  set[#set + 1] = ARGV[18]
 end
 redis.call('HSET', KEYS[7], unpack(set))
 if #del > 0 then redis.call('HDEL', KEYS[7], unpack(del)) end
@@ -92,7 +94,7 @@ if nextStatus ~= 'pending' then
   redis.call('ZREM', KEYS[10], id)
   -- No attempts hash unless a response was kept, now or by an earlier attempt.
   keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13], now, response ~= '' or ARGV[3] ~= '1')
-  if current[3] then leaveKeyLine(KEYS[19], current[3], woken) end
+  if current[3] then leaveKeyLine(KEYS[17], current[3], woken) end
   -- Only a `{lastPerEndpoint}` policy (no expiry given) trims by count; `{days}` needs no count.
   if ARGV[13] == '' then
     finishedCount = redis.call('ZCARD', KEYS[14]) + redis.call('ZCARD', KEYS[15]) + redis.call('ZCARD', KEYS[16])
@@ -116,7 +118,7 @@ if streak[1] then
     failures = 0
     streakStart = ''
   end
-  if ARGV[16] == '1' then
+  if ARGV[14] == '1' then
     redis.call('HINCRBY', KEYS[9], 'failedAttempts', 1)
     redis.call('HINCRBY', KEYS[9], 'consecutiveFailedAttempts', 1)
     redis.call('HSET', KEYS[9], 'failureStreakStartedAt', streakStart, 'lastFailureAt', now, 'consecutiveFailures', failures)
@@ -136,17 +138,9 @@ end
 -- up for it: raises grow with time); a slow-down is not merged here: the stored pace is returned
 -- and the sender computes the cut again from it, so the law stays in one place.
 local paceNow = ''
-if ARGV[17] ~= '' then
-  paceNow = setPaceIf(KEYS[9], ARGV[18], ARGV[17])
-  if ARGV[19] ~= '1' then paceNow = '' end
+if ARGV[15] ~= '' then
+  paceNow = setPaceIf(KEYS[9], ARGV[16], ARGV[15])
+  if ARGV[17] ~= '1' then paceNow = '' end
 end
 
--- The overview's counters: one hash per endpoint and per org per hour. The write that creates a
--- minute's field sets the time to live, so a key goes at most ARGV[15] s after its last minute.
-local outcome = failed and 'fail' or 'ok'
-local field = ARGV[14] .. ':' .. outcome
-for k = 17, 18 do
-  if redis.call('HINCRBY', KEYS[k], field, 1) == 1 then redis.call('EXPIRE', KEYS[k], tonumber(ARGV[15])) end
-  if failed then redis.call('HINCRBY', KEYS[k], ARGV[14] .. ':e:' .. ARGV[7], 1) end
-end
 return {'ok', failures, streakStart, finishedCount, paceNow, unpack(woken)}
