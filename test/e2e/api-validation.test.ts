@@ -117,6 +117,17 @@ describe('with the default body limit', () => {
     test('unknown policy field → 400 invalid_policy naming it', async () => {
       expectError(await create({ url: 'https://example.com/h', policy: { maxAtempts: 3 } }), 400, 'invalid_policy', 'policy.maxAtempts');
     });
+    // A misspelt key leaves the key it meant missing too: the answer names the typo, not "maxHops must be…".
+    test.each([
+      [{ redirects: { max: 3 } }, 'policy.redirects.max: unknown field "max"; redirects takes {follow: false} or {follow: true, maxHops}'],
+      [{ redirects: { follow: true, max: 3 } }, 'policy.redirects.max: unknown field "max"; redirects takes {follow: false} or {follow: true, maxHops}'],
+      [{ retention: { day: 3 } }, 'policy.retention.day: unknown field "day"; retention takes {days} or {lastPerEndpoint}'],
+      [{ rateLimit: { persecond: 3 } }, 'policy.rateLimit.persecond: unknown field "persecond"; rateLimit takes perSecond, burst'],
+    ])('unknown key in a nested policy object %j → 400 invalid_policy naming it and the keys taken', async (policy, message) => {
+      const res = await create({ url: 'https://example.com/h', policy });
+      expectError(res, 400, 'invalid_policy');
+      expect(res.body.error.message).toBe(message);
+    });
 
     test('nothing is stored for a refused endpoint', async () => {
       const list = await postern.api('GET', '/v1/endpoints', { key: keyA });
@@ -138,6 +149,7 @@ describe('with the default body limit', () => {
       expectError(await postern.api('PATCH', path, { key: keyA, body: { url: 'http://10.1.2.3/' } }), 400, 'unsafe_url', /^url: /);
       expectError(await postern.api('PATCH', path, { key: keyA, body: { secret: validSecret } }), 400, 'invalid_request', 'secret');
       expectError(await postern.api('PATCH', path, { key: keyA, body: { policy: { maxAttempts: 1000 } } }), 400, 'invalid_policy', 'policy.maxAttempts');
+      expectError(await postern.api('PATCH', path, { key: keyA, body: { policy: { redirects: { follow: true, max: 3 } } } }), 400, 'invalid_policy', /^policy\.redirects\.max: unknown field "max"; redirects takes /);
       // policyName is read-only, and null resets nothing: both say what to send instead.
       expectError(await postern.api('PATCH', path, { key: keyA, body: { policyName: null } }), 400, 'invalid_request', /^policyName: is read-only .*send policy: a preset name such as "standard"/);
       expectError(await postern.api('PATCH', path, { key: keyA, body: { policyName: 'standard' } }), 400, 'invalid_request', /^policyName: is read-only/);
