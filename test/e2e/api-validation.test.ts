@@ -1,4 +1,5 @@
 import { startPostern, TEST_ADMIN_TOKEN, type TestPostern } from '../support/postern.js';
+import { rawHttp } from '../support/raw-http.js';
 
 /**
  * What a client sees when it sends something wrong: the right status, `{error:{code,message}}`
@@ -349,6 +350,24 @@ describe('with the default body limit', () => {
       const onEndpoint = await postern.api('PUT', '/v1/endpoints/ep_00000000000000000000000000', { key: keyA, body: {} });
       expectError(onEndpoint, 405, 'method_not_allowed');
       expect(onEndpoint.headers.get('allow')).toBe('DELETE, GET, HEAD, PATCH');
+    });
+  });
+
+  // Requests fetch would never send, so written byte for byte; each answer closes the connection.
+  describe('HTTP framing', () => {
+    const event = '{"type":"invoice.paid","data":{}}';
+
+    test('HTTP/1.1 without Host → 400 missing_host in the API error shape', async () => {
+      const res = await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.1\r\n\r\n');
+      expect(res.status).toBe(400);
+      expect(res.headers).toMatch(/^content-type: application\/json/im);
+      expect(res.body).toEqual({ error: { code: 'missing_host', message: 'an HTTP/1.1 request must carry a Host header' } });
+      const onApi = await rawHttp(postern.baseUrl, `POST /v1/events HTTP/1.1\r\nAuthorization: Bearer ${keyA}\r\nContent-Type: application/json\r\nContent-Length: ${event.length}\r\n\r\n${event}`);
+      expect(onApi.body.error.code).toBe('missing_host');
+    });
+    test('HTTP/1.0 without Host, and HTTP/1.1 with an empty Host, are served', async () => {
+      expect((await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.0\r\n\r\n')).status).toBe(200);
+      expect((await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n')).status).toBe(200);
     });
   });
 });
