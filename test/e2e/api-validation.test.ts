@@ -356,6 +356,29 @@ describe('with the default body limit', () => {
   // Requests fetch would never send, so written byte for byte; each answer closes the connection.
   describe('HTTP framing', () => {
     const event = '{"type":"invoice.paid","data":{}}';
+    const chunked = `${event.length.toString(16)}\r\n${event}\r\n0\r\n\r\n`;
+
+    test.each(['gzip, chunked', 'deflate, chunked'])('Transfer-Encoding: %s → 501 transfer_encoding_not_supported, nothing stored', async (codings) => {
+      const before = (await postern.api('GET', `/v1/endpoints/${endpointA.id}/deliveries`, { key: keyA })).body.data.length;
+      const res = await rawHttp(postern.baseUrl, `POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${keyA}\r\nContent-Type: application/json\r\nTransfer-Encoding: ${codings}\r\n\r\n${chunked}`);
+      expect(res.status).toBe(501);
+      expect(res.headers).toMatch(/^content-type: application\/json/im);
+      expect(res.body).toEqual({ error: { code: 'transfer_encoding_not_supported', message: expect.stringContaining(`Transfer-Encoding ${codings.split(',')[0]} is not supported`) } });
+      expect((await postern.api('GET', `/v1/endpoints/${endpointA.id}/deliveries`, { key: keyA })).body.data.length).toBe(before);
+    });
+    test('Transfer-Encoding: chunked alone is read as before', async () => {
+      const preview = '{"policy":"standard"}';
+      const res = await rawHttp(
+        postern.baseUrl,
+        `POST /v1/policies/preview HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ${keyA}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${preview.length.toString(16)}\r\n${preview}\r\n0\r\n\r\n`,
+      );
+      expect({ status: res.status, policyName: res.body.policyName }).toEqual({ status: 200, policyName: 'standard' });
+    });
+    test('Transfer-Encoding without chunked last → 400 bad_request (the body has no known length)', async () => {
+      const res = await rawHttp(postern.baseUrl, 'POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\nabc');
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('bad_request');
+    });
 
     test('HTTP/1.1 without Host → 400 missing_host in the API error shape', async () => {
       const res = await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.1\r\n\r\n');

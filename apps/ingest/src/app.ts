@@ -13,7 +13,7 @@ import { ApiError, errorHandler } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 import { requireApiCredential } from './auth.js';
 import { jsonBody } from './json-body.js';
-import { refuseMissingHost } from './http-framing.js';
+import { refuseMissingHost, refuseUnknownTransferCoding } from './http-framing.js';
 import { DEFAULT_LOOKUP_CACHE_MAX_ENTRIES, DEFAULT_LOOKUP_CACHE_TTL_MS, LookupCache } from './lookup-cache.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { auditLogRoutes } from './routes/audit-log.js';
@@ -114,6 +114,7 @@ export function createApp(given: AppDeps): Express {
   app.use(requestLogging(deps.logger, deps.config.logLevels?.request ?? 'info'));
   // Framing HTTP says to refuse, whatever the route: before any route reads a header or the body.
   app.use(refuseMissingHost);
+  app.use(refuseUnknownTransferCoding);
   app.use(operationsRoutes({ redis: deps.redis, registry, dataLossMonitor: deps.dataLossMonitor }));
   app.use(apiReferenceRoutes());
   // Before the JSON body parser: Bull Board reads its own request bodies.
