@@ -351,6 +351,23 @@ describe('with the default body limit', () => {
       expectError(onEndpoint, 405, 'method_not_allowed');
       expect(onEndpoint.headers.get('allow')).toBe('DELETE, GET, HEAD, PATCH');
     });
+    // The route is decided before the body is read: no 415 or invalid_json about a body nothing would read.
+    test.each([
+      ['a form body', 'application/x-www-form-urlencoded', 'a=1'],
+      ['a text body', 'text/plain', 'hello'],
+      ['malformed JSON', 'application/json', '{"type":'],
+    ])('unknown route with %s → 404, on /v1 and outside it', async (_name, type, rawBody) => {
+      expectError(await postern.api('POST', '/v1/nothing-here', { key: keyA, rawBody, headers: { 'content-type': type } }), 404, 'not_found', 'no route POST /v1/nothing-here');
+      expectError(await postern.api('POST', '/nothing-here', { rawBody, headers: { 'content-type': type } }), 404, 'not_found', 'no route POST /nothing-here');
+    });
+    test('wrong method on a known path with a form body → 405, not 415', async () => {
+      const r = await postern.api('PUT', '/v1/events', { key: keyA, rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expectError(r, 405, 'method_not_allowed', 'it takes GET, HEAD, POST');
+      expect(r.headers.get('allow')).toBe('GET, HEAD, POST');
+    });
+    test('a known route with a form body is still 415', async () => {
+      expectError(await postern.api('POST', '/v1/events', { key: keyA, rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
+    });
   });
 
   // Requests fetch would never send, so written byte for byte; each answer closes the connection.
@@ -413,6 +430,9 @@ describe('with MAX_BODY_BYTES = 2048', () => {
     expectError(res, 413, 'payload_too_large', 'MAX_BODY_BYTES');
   });
 
+  test('a body over the limit to an unknown route → 404, not 413', async () => {
+    expectError(await postern.api('POST', '/v1/nothing-here', { key, rawBody: JSON.stringify({ pad: 'x'.repeat(4096) }), headers: { 'content-type': 'application/json' } }), 404, 'not_found');
+  });
   test('a body of exactly the limit is accepted', async () => {
     const body = JSON.stringify({ type: 'big.event', data: { blob: '' } });
     const filler = 'x'.repeat(2048 - Buffer.byteLength(body));
