@@ -1,4 +1,5 @@
 import { startPostern, TEST_ADMIN_TOKEN, type TestPostern } from '../support/postern.js';
+import { rawHttp } from '../support/raw-http.js';
 
 /**
  * What a client sees when it sends something wrong: the right status, `{error:{code,message}}`
@@ -117,6 +118,17 @@ describe('with the default body limit', () => {
     test('unknown policy field → 400 invalid_policy naming it', async () => {
       expectError(await create({ url: 'https://example.com/h', policy: { maxAtempts: 3 } }), 400, 'invalid_policy', 'policy.maxAtempts');
     });
+    // A misspelt key leaves the key it meant missing too: the answer names the typo, not "maxHops must be…".
+    test.each([
+      [{ redirects: { max: 3 } }, 'policy.redirects.max: unknown field "max"; redirects takes {follow: false} or {follow: true, maxHops}'],
+      [{ redirects: { follow: true, max: 3 } }, 'policy.redirects.max: unknown field "max"; redirects takes {follow: false} or {follow: true, maxHops}'],
+      [{ retention: { day: 3 } }, 'policy.retention.day: unknown field "day"; retention takes {days} or {lastPerEndpoint}'],
+      [{ rateLimit: { persecond: 3 } }, 'policy.rateLimit.persecond: unknown field "persecond"; rateLimit takes perSecond, burst'],
+    ])('unknown key in a nested policy object %j → 400 invalid_policy naming it and the keys taken', async (policy, message) => {
+      const res = await create({ url: 'https://example.com/h', policy });
+      expectError(res, 400, 'invalid_policy');
+      expect(res.body.error.message).toBe(message);
+    });
 
     test('nothing is stored for a refused endpoint', async () => {
       const list = await postern.api('GET', '/v1/endpoints', { key: keyA });
@@ -138,6 +150,7 @@ describe('with the default body limit', () => {
       expectError(await postern.api('PATCH', path, { key: keyA, body: { url: 'http://10.1.2.3/' } }), 400, 'unsafe_url', /^url: /);
       expectError(await postern.api('PATCH', path, { key: keyA, body: { secret: validSecret } }), 400, 'invalid_request', 'secret');
       expectError(await postern.api('PATCH', path, { key: keyA, body: { policy: { maxAttempts: 1000 } } }), 400, 'invalid_policy', 'policy.maxAttempts');
+      expectError(await postern.api('PATCH', path, { key: keyA, body: { policy: { redirects: { follow: true, max: 3 } } } }), 400, 'invalid_policy', /^policy\.redirects\.max: unknown field "max"; redirects takes /);
       // policyName is read-only, and null resets nothing: both say what to send instead.
       expectError(await postern.api('PATCH', path, { key: keyA, body: { policyName: null } }), 400, 'invalid_request', /^policyName: is read-only .*send policy: a preset name such as "standard"/);
       expectError(await postern.api('PATCH', path, { key: keyA, body: { policyName: 'standard' } }), 400, 'invalid_request', /^policyName: is read-only/);
@@ -338,6 +351,64 @@ describe('with the default body limit', () => {
       expectError(onEndpoint, 405, 'method_not_allowed');
       expect(onEndpoint.headers.get('allow')).toBe('DELETE, GET, HEAD, PATCH');
     });
+    // The route is decided before the body is read: no 415 or invalid_json about a body nothing would read.
+    test.each([
+      ['a form body', 'application/x-www-form-urlencoded', 'a=1'],
+      ['a text body', 'text/plain', 'hello'],
+      ['malformed JSON', 'application/json', '{"type":'],
+    ])('unknown route with %s → 404, on /v1 and outside it', async (_name, type, rawBody) => {
+      expectError(await postern.api('POST', '/v1/nothing-here', { key: keyA, rawBody, headers: { 'content-type': type } }), 404, 'not_found', 'no route POST /v1/nothing-here');
+      expectError(await postern.api('POST', '/nothing-here', { rawBody, headers: { 'content-type': type } }), 404, 'not_found', 'no route POST /nothing-here');
+    });
+    test('wrong method on a known path with a form body → 405, not 415', async () => {
+      const r = await postern.api('PUT', '/v1/events', { key: keyA, rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expectError(r, 405, 'method_not_allowed', 'it takes GET, HEAD, POST');
+      expect(r.headers.get('allow')).toBe('GET, HEAD, POST');
+    });
+    test('a known route with a form body is still 415', async () => {
+      expectError(await postern.api('POST', '/v1/events', { key: keyA, rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
+    });
+  });
+
+  // Requests fetch would never send, so written byte for byte; each answer closes the connection.
+  describe('HTTP framing', () => {
+    const event = '{"type":"invoice.paid","data":{}}';
+    const chunked = `${event.length.toString(16)}\r\n${event}\r\n0\r\n\r\n`;
+
+    test.each(['gzip, chunked', 'deflate, chunked'])('Transfer-Encoding: %s → 501 transfer_encoding_not_supported, nothing stored', async (codings) => {
+      const before = (await postern.api('GET', `/v1/endpoints/${endpointA.id}/deliveries`, { key: keyA })).body.data.length;
+      const res = await rawHttp(postern.baseUrl, `POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${keyA}\r\nContent-Type: application/json\r\nTransfer-Encoding: ${codings}\r\n\r\n${chunked}`);
+      expect(res.status).toBe(501);
+      expect(res.headers).toMatch(/^content-type: application\/json/im);
+      expect(res.body).toEqual({ error: { code: 'transfer_encoding_not_supported', message: expect.stringContaining(`Transfer-Encoding ${codings.split(',')[0]} is not supported`) } });
+      expect((await postern.api('GET', `/v1/endpoints/${endpointA.id}/deliveries`, { key: keyA })).body.data.length).toBe(before);
+    });
+    test('Transfer-Encoding: chunked alone is read as before', async () => {
+      const preview = '{"policy":"standard"}';
+      const res = await rawHttp(
+        postern.baseUrl,
+        `POST /v1/policies/preview HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer ${keyA}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${preview.length.toString(16)}\r\n${preview}\r\n0\r\n\r\n`,
+      );
+      expect({ status: res.status, policyName: res.body.policyName }).toEqual({ status: 200, policyName: 'standard' });
+    });
+    test('Transfer-Encoding without chunked last → 400 bad_request (the body has no known length)', async () => {
+      const res = await rawHttp(postern.baseUrl, 'POST /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\nabc');
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('bad_request');
+    });
+
+    test('HTTP/1.1 without Host → 400 missing_host in the API error shape', async () => {
+      const res = await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.1\r\n\r\n');
+      expect(res.status).toBe(400);
+      expect(res.headers).toMatch(/^content-type: application\/json/im);
+      expect(res.body).toEqual({ error: { code: 'missing_host', message: 'an HTTP/1.1 request must carry a Host header' } });
+      const onApi = await rawHttp(postern.baseUrl, `POST /v1/events HTTP/1.1\r\nAuthorization: Bearer ${keyA}\r\nContent-Type: application/json\r\nContent-Length: ${event.length}\r\n\r\n${event}`);
+      expect(onApi.body.error.code).toBe('missing_host');
+    });
+    test('HTTP/1.0 without Host, and HTTP/1.1 with an empty Host, are served', async () => {
+      expect((await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.0\r\n\r\n')).status).toBe(200);
+      expect((await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n')).status).toBe(200);
+    });
   });
 });
 
@@ -359,6 +430,9 @@ describe('with MAX_BODY_BYTES = 2048', () => {
     expectError(res, 413, 'payload_too_large', 'MAX_BODY_BYTES');
   });
 
+  test('a body over the limit to an unknown route → 404, not 413', async () => {
+    expectError(await postern.api('POST', '/v1/nothing-here', { key, rawBody: JSON.stringify({ pad: 'x'.repeat(4096) }), headers: { 'content-type': 'application/json' } }), 404, 'not_found');
+  });
   test('a body of exactly the limit is accepted', async () => {
     const body = JSON.stringify({ type: 'big.event', data: { blob: '' } });
     const filler = 'x'.repeat(2048 - Buffer.byteLength(body));

@@ -6,7 +6,7 @@ import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { classifyAddress, createIdFactory, createSecretBox, type SecretKeyring } from '@postern/shared';
 import { connectRedis, createDeliveryQueues, createStore, parseClusterNodes, type DeliveryQueues, type RedisClient, type RedisTarget, type Store } from '@postern/store';
-import { createApp, LiveHub, type LiveStreamSettings } from '@postern/ingest';
+import { createApp, createIngestServer, LiveHub, type LiveStreamSettings } from '@postern/ingest';
 import { createGotTransport, createSender, createSenderMetrics, type LookupAll, type Sender } from '@postern/sender';
 import type { Queue } from 'bullmq';
 import type { Tracer } from '@postern/telemetry';
@@ -212,9 +212,9 @@ export async function startPostern(options: PosternOptions = {}): Promise<TestPo
       durability: options.acceptDurability,
     },
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
+  // The server main.ts runs the app on: Node's parser refusals and a missing Host get the API's error shape.
+  const server: Server = createIngestServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   let sender: Sender | null = null;

@@ -1,6 +1,6 @@
 import { createSandboxPool } from '@postern/sandbox';
 import { transformationRoutes } from './routes/transformations.js';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { dashboardStatic } from '@postern/dashboard';
 import { Registry } from 'prom-client';
 import { mountBullBoard } from './bull-board.js';
@@ -13,6 +13,7 @@ import { ApiError, errorHandler } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 import { requireApiCredential } from './auth.js';
 import { jsonBody } from './json-body.js';
+import { refuseMissingHost, refuseUnknownTransferCoding } from './http-framing.js';
 import { DEFAULT_LOOKUP_CACHE_MAX_ENTRIES, DEFAULT_LOOKUP_CACHE_TTL_MS, LookupCache } from './lookup-cache.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { auditLogRoutes } from './routes/audit-log.js';
@@ -109,8 +110,20 @@ export function createApp(given: AppDeps): Express {
   let routeList: ReturnType<typeof listRoutes> | undefined;
   const routes = () => (routeList ??= listRoutes(app));
   let matchRoute: ReturnType<typeof routeMatcher> | undefined;
+  let methodsAt: ReturnType<typeof allowedMethods> | undefined;
+  const methodsOf = (path: string) => (methodsAt ??= allowedMethods(routes()))(path);
+  // No route takes the request: 404, or for a path the API has, 405 with the methods it does.
+  const noRoute = (req: Request, res: Response): ApiError => {
+    const allow = methodsOf(req.path);
+    if (allow.length === 0) return new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`);
+    res.setHeader('allow', allow.join(', '));
+    return new ApiError(405, 'method_not_allowed', `${req.path} does not take ${req.method}; it takes ${allow.join(', ')}`);
+  };
   app.use(metrics.middleware((method, path) => (matchRoute ??= routeMatcher(routes()))(method, path)));
   app.use(requestLogging(deps.logger, deps.config.logLevels?.request ?? 'info'));
+  // Framing HTTP says to refuse, whatever the route: before any route reads a header or the body.
+  app.use(refuseMissingHost);
+  app.use(refuseUnknownTransferCoding);
   app.use(operationsRoutes({ redis: deps.redis, registry, dataLossMonitor: deps.dataLossMonitor }));
   app.use(apiReferenceRoutes());
   // Before the JSON body parser: Bull Board reads its own request bodies.
@@ -137,6 +150,10 @@ export function createApp(given: AppDeps): Express {
   const credentialCheck = requireApiCredential(deps, lookups);
   app.use('/v1', credentialCheck);
   app.use('/v1', refuseAmbiguousQuery);
+  // Before the body is read: a request no route takes is 404 (or 405) whatever its body and
+  // content type, not 415 or 400 about a body nothing would read. OPTIONS goes on to the routers,
+  // which answer it with the methods of its path.
+  app.use((req, res, next) => (req.method === 'OPTIONS' || methodsOf(req.path).includes(req.method) ? next() : next(noRoute(req, res))));
   app.use(jsonBody(deps.config.maxBodyBytes));
   // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
   // One cache of compiled event-data validators per app: each type version compiles once.
@@ -162,14 +179,7 @@ export function createApp(given: AppDeps): Express {
   app.use(transformationRoutes(deps));
   app.use(auditLog.org);
 
-  // A path the API has, asked with a method it does not take: 405 with the methods it does.
-  let methodsAt: ReturnType<typeof allowedMethods> | undefined;
-  app.use((req, res, next) => {
-    const allow = (methodsAt ??= allowedMethods(routes()))(req.path);
-    if (allow.length === 0) return next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}`));
-    res.setHeader('allow', allow.join(', '));
-    next(new ApiError(405, 'method_not_allowed', `${req.path} does not take ${req.method}; it takes ${allow.join(', ')}`));
-  });
+  app.use((req, res, next) => next(noRoute(req, res)));
   app.use(errorHandler(deps));
   return app;
 }

@@ -1,4 +1,5 @@
 export { createApp } from './app.js';
+export { createIngestServer } from './ingest-server.js';
 export type { AppDeps } from './app-deps.js';
 export { ApiError } from './api-error.js';
 export { hashApiKey } from './auth.js';

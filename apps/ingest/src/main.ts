@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { createIdFactory, describeRedisPlan, supportsWaitAof, createSecretBox, httpServerOptions, loggerOptions, logPlanOf, prettyLogOptions, logProcessOutput } from '@postern/shared';
@@ -8,7 +7,7 @@ import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createApp } from './app.js';
 import { LiveHub } from './live-hub.js';
-import { answerClientError } from './client-error.js';
+import { createIngestServer } from './ingest-server.js';
 import { loadIngestConfig, type IngestConfig } from './config.js';
 
 let config: IngestConfig;
@@ -115,9 +114,7 @@ const app = createApp({
 
 // Not app.listen: express 5 calls its callback on a listen error too, which would log "listening".
 // Header, request and keep-alive timeouts: a stalled client gets 408 and loses its connection.
-const server = createServer(httpServerOptions(config), app);
-// A request Node's parser refuses, or one that times out, is answered in the API's error shape.
-server.on('clientError', answerClientError);
+const server = createIngestServer(app, httpServerOptions(config));
 server.on('error', (err) => {
   // One plain line on stderr, as for a configuration error (console now writes JSON to stdout).
   process.stderr.write(`postern-ingest: cannot listen on ${config.HOST}:${config.PORT}: ${err.message}\n`);

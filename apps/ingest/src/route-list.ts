@@ -80,7 +80,10 @@ export function allowedMethods(routes: readonly RouteEntry[]): (path: string) =>
   };
 }
 
-/** An express path pattern (`/v1/endpoints/:id`) as a regular expression over request paths. */
+/**
+ * An express path pattern (`/v1/endpoints/:id`) as a regular expression over request paths,
+ * matching as express does by default: any case, a trailing slash or not.
+ */
 function pathPattern(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`);
+  return new RegExp(`^${pattern.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`, 'i');
 }

@@ -39,6 +39,15 @@ test('a syntax error names its line; a missing handler is its own code', async (
   expect(await run('function handler(w) {\n\n  null.x;\n}')).toMatchObject({ ok: false, reason: 'error', line: 3 });
 });
 
+// The prelude is its own script (prelude.js) and the wrapper shares the code's first line, so an
+// error on the code's line 1 is reported on line 1, at run time and at compile time alike.
+test("lines are the code's own, from its first line on", async () => {
+  expect(await run('function handler(w) { throw new Error("boom"); }')).toMatchObject({ ok: false, reason: 'error', message: 'Error: boom', line: 1 });
+  expect(await run('function handler(w) { return w.payload.missing.deeper; }')).toMatchObject({ ok: false, reason: 'error', line: 1 });
+  expect(await pool.compile('throw new Error("at the top");\nfunction handler(w) { return w; }')).toMatchObject({ ok: false, code: 'error', line: 1 });
+  expect(await pool.compile('function handler(w) { return w +; }')).toMatchObject({ ok: false, code: 'syntax_error', line: 1 });
+});
+
 describe('escape attempts end in a failure, and the pool keeps working', () => {
   test.each([
     ['while(true){}', 'function handler(w) { while (true) {} }', 'timeout'],

@@ -208,14 +208,37 @@ describe('resolvePolicy', () => {
     expect(ok(resolvePolicy({ schedule: { kind: 'exponential-full-jitter', baseMs: 1, capMs: 1 } })).policy.schedule).toEqual({ kind: 'exponential-full-jitter', baseMs: 1, capMs: 1 });
   });
 
-  it('refuses unknown keys, at any depth, naming each one', () => {
-    expect(issues(resolvePolicy({ maxAtempts: 3 }))).toEqual([{ path: 'policy.maxAtempts', message: 'unknown field "maxAtempts"' }]);
+  it('refuses unknown keys, at any depth, naming each one and what its object takes', () => {
+    expect(issues(resolvePolicy({ maxAtempts: 3 }))).toEqual([
+      { path: 'policy.maxAtempts', message: expect.stringMatching(/^unknown field "maxAtempts"; policy takes preset, maxAttempts, schedule, .*, pacing$/) },
+    ]);
     expect(issues(resolvePolicy({ preset: 'standard', timeout: { ms: 10, unit: 's' } }))).toEqual([
-      { path: 'policy.timeout.unit', message: 'unknown field "unit"' },
+      { path: 'policy.timeout.unit', message: 'unknown field "unit"; timeout takes ms, measures' },
     ]);
     expect(issues(resolvePolicy({ schedule: { kind: 'fixed', waitsMs: [1, 2, 3, 4, 5, 6, 7], floorMs: 1 } }))).toEqual([
-      { path: 'policy.schedule.floorMs', message: 'unknown field "floorMs"' },
+      {
+        path: 'policy.schedule.floorMs',
+        message: 'unknown field "floorMs"; schedule takes {kind: "fixed", waitsMs}, {kind: "random-up-to", capsMs, floorMs} or {kind: "exponential-full-jitter", baseMs, capMs}',
+      },
     ]);
+  });
+
+  // A misspelt key usually leaves the key it meant missing too: the typo is the first issue, not "maxHops must be…".
+  it.each([
+    [{ redirects: { max: 3 } }, 'policy.redirects.max', 'unknown field "max"; redirects takes {follow: false} or {follow: true, maxHops}'],
+    [{ redirects: { follow: true, max: 3 } }, 'policy.redirects.max', 'unknown field "max"; redirects takes {follow: false} or {follow: true, maxHops}'],
+    [{ schedule: { kind: 'exponential-full-jitter', base: 1, capMs: 5 } }, 'policy.schedule.base', expect.stringMatching(/^unknown field "base"; schedule takes .*\{kind: "exponential-full-jitter", baseMs, capMs\}$/)],
+    [{ retention: { day: 3 } }, 'policy.retention.day', 'unknown field "day"; retention takes {days} or {lastPerEndpoint}'],
+    [{ rateLimit: { persecond: 3 } }, 'policy.rateLimit.persecond', 'unknown field "persecond"; rateLimit takes perSecond, burst'],
+    [{ breaker: { treshold: 3 } }, 'policy.breaker.treshold', expect.stringMatching(/^unknown field "treshold"; breaker takes counts, of, threshold, /)],
+    [{ concurrency: { perEndpont: 3 } }, 'policy.concurrency.perEndpont', 'unknown field "perEndpont"; concurrency takes perEndpoint, perOrg'],
+    [{ redelivery: { allow: true } }, 'policy.redelivery.allow', 'unknown field "allow"; redelivery takes allowed, whilePending'],
+  ])('names the unknown key of %j first, with the keys its object takes', (input, path, message) => {
+    expect(issues(resolvePolicy(input))[0]).toEqual({ path, message });
+  });
+
+  it('a retention with the keys of both shapes is neither shape, not an unknown key', () => {
+    expect(issues(resolvePolicy({ retention: { days: 3, lastPerEndpoint: 3 } }))).toEqual([{ path: 'policy.retention', message: 'retention must be {days} or {lastPerEndpoint}' }]);
   });
 
   it('reports every problem at once', () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PRESETS } from './presets.js';
 import type { PreAttemptCheckMode } from './pre-attempt-check.js';
+import { keysTaken } from './schema-keys.js';
 import { plainIssue } from './validation-messages.js';
 
 /**
@@ -348,19 +349,39 @@ function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/**
+ * `unknown field "max"; redirects takes {follow: false} or {follow: true, maxHops}`: the key, and
+ * what the object it was found in takes (`preset` too at the top, which resolvePolicy reads first).
+ */
+function unknownField(objectPath: readonly PropertyKey[], key: string): PolicyIssue {
+  const taken = objectPath.length === 0 ? `preset, ${keysTaken(policyObjectSchema, [])}` : keysTaken(policyObjectSchema, objectPath);
+  const name = objectPath.length === 0 ? 'policy' : String(objectPath.at(-1));
+  return { path: formatPath([...objectPath, key]), message: `unknown field "${key}"${taken === null ? '' : `; ${name} takes ${taken}`}` };
+}
+
+/** Keys every option of a failed union refused: unknown whichever shape was meant (`retention: {day: 3}`). */
+function unknownInEveryOption(issue: z.core.$ZodIssueInvalidUnion): string[] {
+  const [first, ...rest] = issue.errors.map((option) => option.flatMap((i) => (i.code === 'unrecognized_keys' && i.path.length === 0 ? i.keys : [])));
+  return (first ?? []).filter((key) => rest.every((keys) => keys.includes(key)));
+}
+
+/**
+ * The issues of a failed parse, unknown keys first: a misspelt key usually also leaves the key it
+ * meant missing (`redirects: {follow: true, max: 3}`), and "maxHops must be…" would hide the typo.
+ */
 function toIssues(error: z.ZodError): PolicyIssue[] {
-  const issues: PolicyIssue[] = [];
+  const unknown: PolicyIssue[] = [];
+  const others: PolicyIssue[] = [];
   for (const issue of error.issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) {
-        issues.push({ path: formatPath([...issue.path, key]), message: `unknown field "${key}"` });
-      }
+    const unknownKeys = issue.code === 'unrecognized_keys' ? issue.keys : issue.code === 'invalid_union' ? unknownInEveryOption(issue) : [];
+    if (unknownKeys.length > 0) {
+      for (const key of unknownKeys) unknown.push(unknownField(issue.path, key));
     } else {
       const plain = plainIssue(issue);
-      issues.push({ path: formatPath(plain.path), message: plain.message });
+      others.push({ path: formatPath(plain.path), message: plain.message });
     }
   }
-  return issues;
+  return [...unknown, ...others];
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
