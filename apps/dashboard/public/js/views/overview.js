@@ -11,6 +11,12 @@ function overviewHash(endpointId, window) {
   return `#/overview${search ? `?${search}` : ''}`;
 }
 
+// How long after an attempt finishes its counters are surely written (the senders write them
+// about once a second), ms.
+const COUNTERS_LAG_MS = 1500;
+// The reload a live change scheduled, if one is pending: a burst of changes reads the counters once.
+let countersReload = null;
+
 function percent(rate) {
   return rate === null ? '—' : `${(Math.floor(rate * 1000) / 10).toFixed(1)} %`;
 }
@@ -22,8 +28,21 @@ export async function overviewView(ctx) {
   const q = new URLSearchParams({ window });
   if (endpointId) q.set('endpointId', endpointId);
   const [stats, endpoints] = await Promise.all([ctx.api.get(`/v1/stats?${q}`), ctx.api.get('/v1/endpoints?limit=100')]);
-  // The counters move as attempts finish: follow them while the page is open (polling every 3 s if the stream fails).
-  ctx.live(endpointId ? { endpointId } : {}, { fallbackMs: 3000 });
+  // The counters move as attempts finish: follow them while the page is open (polling every 3 s if
+  // the stream fails). The senders write them about once a second, so a change seen on the live
+  // stream is read again a little after that, once for a burst of changes.
+  ctx.live(endpointId ? { endpointId } : {}, {
+    fallbackMs: 3000,
+    onChange: () => {
+      if (countersReload === null) {
+        countersReload = setTimeout(() => {
+          countersReload = null;
+          void ctx.reload();
+        }, COUNTERS_LAG_MS);
+      }
+      return false;
+    },
+  });
 
   const scope = h('select', { id: 'overview-scope', name: 'endpointId', onchange: () => ctx.navigate(overviewHash(scope.value, window)) }, h('option', { value: '' }, 'Whole organisation'), endpoints.data.map((e) => h('option', { value: e.id, selected: e.id === endpointId }, e.url)));
   const windowSelect = h('select', { id: 'overview-window', name: 'window', onchange: () => ctx.navigate(overviewHash(endpointId, windowSelect.value)) }, h('option', { value: 'hour', selected: window === 'hour' }, 'Last hour'), h('option', { value: 'day', selected: window === 'day' }, 'Last 24 hours'));
