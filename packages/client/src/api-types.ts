@@ -225,6 +225,7 @@ export interface Endpoint {
   updatedAt: string;
   consecutiveFailures: number;
   failureStreakStartedAt: string | null;
+  /** the latest successful attempt, to within a second: under a steady stream of successes it is rewritten at most once a second */
   lastSuccessAt: string | null;
   lastFailureAt: string | null;
   failedAttempts: number;
@@ -316,6 +317,7 @@ export interface CreatedEndpoint {
   updatedAt: string;
   consecutiveFailures: number;
   failureStreakStartedAt: string | null;
+  /** the latest successful attempt, to within a second: under a steady stream of successes it is rewritten at most once a second */
   lastSuccessAt: string | null;
   lastFailureAt: string | null;
   failedAttempts: number;
@@ -410,6 +412,7 @@ export interface UpdatedEndpoint {
   updatedAt: string;
   consecutiveFailures: number;
   failureStreakStartedAt: string | null;
+  /** the latest successful attempt, to within a second: under a steady stream of successes it is rewritten at most once a second */
   lastSuccessAt: string | null;
   lastFailureAt: string | null;
   failedAttempts: number;
@@ -502,6 +505,7 @@ export interface ResumedEndpoint {
   updatedAt: string;
   consecutiveFailures: number;
   failureStreakStartedAt: string | null;
+  /** the latest successful attempt, to within a second: under a steady stream of successes it is rewritten at most once a second */
   lastSuccessAt: string | null;
   lastFailureAt: string | null;
   failedAttempts: number;
