@@ -14,8 +14,11 @@ function overviewHash(endpointId, window) {
 // How long after an attempt finishes its counters are surely written (the senders write them
 // about once a second), ms.
 const COUNTERS_LAG_MS = 1500;
-// The reload a live change scheduled, if one is pending: a burst of changes reads the counters once.
+// The reload scheduled to read the counters again, if one is pending ({timer, visit}): a burst of
+// changes reads them once.
 let countersReload = null;
+// The page visit (ctx.visit) whose counters were read again after it opened.
+let countersReadAgainOnVisit = null;
 
 function percent(rate) {
   return rate === null ? '—' : `${(Math.floor(rate * 1000) / 10).toFixed(1)} %`;
@@ -31,15 +34,24 @@ export async function overviewView(ctx) {
   // The counters move as attempts finish: follow them while the page is open (polling every 3 s if
   // the stream fails). The senders write them about once a second, so a change seen on the live
   // stream is read again a little after that, once for a burst of changes.
+  // Attempts that finished just before the page opened are read the same way, once per visit.
+  const readCountersAgain = () => {
+    if (countersReload?.visit === ctx.visit) return;
+    if (countersReload) clearTimeout(countersReload.timer);
+    const timer = setTimeout(() => {
+      countersReload = null;
+      void ctx.reload();
+    }, COUNTERS_LAG_MS);
+    countersReload = { timer, visit: ctx.visit };
+  };
+  if (countersReadAgainOnVisit !== ctx.visit) {
+    countersReadAgainOnVisit = ctx.visit;
+    readCountersAgain();
+  }
   ctx.live(endpointId ? { endpointId } : {}, {
     fallbackMs: 3000,
     onChange: () => {
-      if (countersReload === null) {
-        countersReload = setTimeout(() => {
-          countersReload = null;
-          void ctx.reload();
-        }, COUNTERS_LAG_MS);
-      }
+      readCountersAgain();
       return false;
     },
   });
