@@ -15,6 +15,12 @@ local CALLED_OFFSET = 4e15
 -- it in the claim's waiters set, so a release without waiters never reads that set.
 local WAITED_MARK = '*'
 
+-- The delivery id holding an event claim whose stored value is `value` (its waited mark left off).
+local function claimHolder(value)
+  if value and string.sub(value, -1) == WAITED_MARK then return string.sub(value, 1, -2) end
+  return value
+end
+
 -- One step of the endpoint's rate limit, a GCRA (pace.ts, gcraStep): `rate` is {key, intervalMs,
 -- toleranceMs}, the theoretical arrival time stored at `rate.key`. Takes a turn at `now` and
 -- returns nil, or takes none and returns when the next turn conforms (ms).
@@ -47,11 +53,12 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
   local claim = id
   if not claimedNow then
     claim = redis.call('GET', lk[5])
-    if claim ~= id and claim ~= id .. WAITED_MARK then
+    local holder = claimHolder(claim)
+    if holder ~= id then
       redis.call('SADD', lk[6], id)
       redis.call('PEXPIRE', lk[6], leaseMs)
       -- Marked, so the holder's release knows to wake the waiters without reading their set.
-      if claim and string.sub(claim, -1) ~= WAITED_MARK then redis.call('SET', lk[5], claim .. WAITED_MARK, 'KEEPTTL') end
+      if holder and holder == claim then redis.call('SET', lk[5], claim .. WAITED_MARK, 'KEEPTTL') end
       return -2
     end
   end
@@ -168,9 +175,7 @@ local function giveBackLease(lk, id, now, perEndpoint, perOrg, woken, wasParked)
     end
     redis.call('DEL', lk[6])
   elseif claim and claim ~= id then
-    local holder = claim
-    if string.sub(holder, -1) == WAITED_MARK then holder = string.sub(holder, 1, -2) end
-    local until_ = tonumber(redis.call('ZSCORE', lk[1], holder))
+    local until_ = tonumber(redis.call('ZSCORE', lk[1], claimHolder(claim)))
     if until_ and until_ > now then redis.call('SET', lk[5], claim, 'PXAT', math.ceil(until_)) end
   end
   callParked(lk, now, perEndpoint, perOrg, woken)
