@@ -34,6 +34,16 @@ function fakeRedis(answer: (commands: Command[]) => (Error | null)[] = (c) => c.
   return { redis: redis as unknown as RedisClient, pipelines };
 }
 
+/** A Redis double whose pipelines fail as a whole (the connection lost) until `comeBack()`. */
+function redisThatIsDown() {
+  let down = true;
+  const fake = fakeRedis((commands) => {
+    if (down) throw new Error('connection lost');
+    return commands.map(() => null);
+  });
+  return { ...fake, comeBack: () => void (down = false) };
+}
+
 function manualTimers() {
   const ticks: { tick: () => void; ms: number }[] = [];
   let cleared = 0;
@@ -104,11 +114,7 @@ test('writes on its timer, every second by default; close stops it and writes wh
 });
 
 test('a write that fails keeps its counts: the next one sends them summed with the new, and the failure is logged once', async () => {
-  let down = true;
-  const { redis, pipelines } = fakeRedis((commands) => {
-    if (down) throw new Error('connection lost');
-    return commands.map(() => null);
-  });
+  const { redis, pipelines, comeBack } = redisThatIsDown();
   const { logger, lines } = warnings();
   const flusher = new StatsFlusher({ redis, keys, liveFeed: { maxEntries: 1000, ttlS: 3600 }, intervalMs: 0, logger });
   flusher.countAttempt({ orgId: 'o1', endpointId: 'e1', nextStatus: 'succeeded', error: null, nowMs: at(5) });
@@ -120,7 +126,7 @@ test('a write that fails keeps its counts: the next one sends them summed with t
   expect(flusher.pendingFields).toBe(2);
   expect(lines).toEqual(['attempt counters could not be written; kept for the next flush']);
 
-  down = false;
+  comeBack();
   flusher.countAttempt({ orgId: 'o1', endpointId: 'e1', nextStatus: 'succeeded', error: null, nowMs: at(5) });
   await flusher.flush();
   expect(pipelines).toEqual([
@@ -150,11 +156,7 @@ test('a command Redis refuses is sent again at the next write, and only that one
 });
 
 test('while Redis does not take them, at most maxPendingFields counters are kept: the oldest go, logged once', async () => {
-  let down = true;
-  const { redis, pipelines } = fakeRedis((commands) => {
-    if (down) throw new Error('connection lost');
-    return commands.map(() => null);
-  });
+  const { redis, pipelines, comeBack } = redisThatIsDown();
   const { logger, lines } = warnings();
   const flusher = new StatsFlusher({ redis, keys, liveFeed: { maxEntries: 1000, ttlS: 3600 }, intervalMs: 0, maxPendingFields: 4, logger });
   // Each success is 2 counters (endpoint, org): minutes 1 and 2 fill the cap, 3 and 4 push them out.
@@ -164,7 +166,7 @@ test('while Redis does not take them, at most maxPendingFields counters are kept
   expect(flusher.pendingFields).toBe(4);
   expect(lines.filter((l) => l.startsWith('attempt counters dropped'))).toHaveLength(1);
 
-  down = false;
+  comeBack();
   await flusher.flush();
   expect(pipelines[0]!.filter(([cmd]) => cmd === 'hincrby').map(([, , field]) => field)).toEqual(['3:ok', '3:ok', '4:ok', '4:ok']);
 });

@@ -1,9 +1,7 @@
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { assertExec } from './org-repository.js';
-
-const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
+import { STATS_HOUR_MS, STATS_MINUTE_MS, statsHourStartMs } from './stats-buckets.js';
 
 /** The window of {@link StatsRepository.read}: the last 60 minutes by minute, or the last 24 hours by hour. */
 export type StatsWindow = 'hour' | 'day';
@@ -41,22 +39,22 @@ export class StatsRepository {
 
   /** The counters of one endpoint or org (of org `orgId`) for `window`, as of `nowMs`. */
   async read(orgId: string, scope: 'endpoint' | 'org', id: string, window: StatsWindow, nowMs: number): Promise<StatsSeries> {
-    const hourStart = nowMs - (nowMs % HOUR_MS);
-    const hours = window === 'hour' ? [hourStart - HOUR_MS, hourStart] : Array.from({ length: 24 }, (_, i) => hourStart - (23 - i) * HOUR_MS);
+    const hourStart = statsHourStartMs(nowMs);
+    const hours = window === 'hour' ? [hourStart - STATS_HOUR_MS, hourStart] : Array.from({ length: 24 }, (_, i) => hourStart - (23 - i) * STATS_HOUR_MS);
     const pipeline = this.redis.pipeline();
     for (const h of hours) pipeline.hgetall(this.keys.statsHour(orgId, scope, id, h));
     const hashes = assertExec(await pipeline.exec()).map(([, v]) => v as Record<string, string>);
 
-    const bucketMs = window === 'hour' ? MINUTE_MS : HOUR_MS;
-    const minuteStart = nowMs - (nowMs % MINUTE_MS);
-    const first = window === 'hour' ? minuteStart - 59 * MINUTE_MS : hours[0]!;
+    const bucketMs = window === 'hour' ? STATS_MINUTE_MS : STATS_HOUR_MS;
+    const minuteStart = nowMs - (nowMs % STATS_MINUTE_MS);
+    const first = window === 'hour' ? minuteStart - 59 * STATS_MINUTE_MS : hours[0]!;
     const buckets: StatsBucket[] = Array.from({ length: window === 'hour' ? 60 : 24 }, (_, i) => ({ startMs: first + i * bucketMs, succeeded: 0, failed: 0 }));
     const errors = new Map<string, number>();
     hashes.forEach((hash, h) => {
       for (const [field, raw] of Object.entries(hash)) {
         const m = /^(\d+):(ok|fail|e:(.+))$/.exec(field);
         if (!m) continue;
-        const at = hours[h]! + Number(m[1]) * MINUTE_MS;
+        const at = hours[h]! + Number(m[1]) * STATS_MINUTE_MS;
         if (at < first || at > nowMs) continue;
         const count = Number(raw);
         if (m[3] !== undefined) {
