@@ -79,7 +79,7 @@ local org = redis.call('HMGET', KEYS[10], 'status', 'disabledEventTypes', 'preAt
 local orgStatus = org[1] or ''
 local eventId = ARGV[4]
 if not eventId or eventId == '' then eventId = d.eventId or '' end
-local envelope = hgetEnvelope(KEYS[11], eventId)
+local envelope, event = hgetEnvelope(KEYS[11], eventId)
 local maxPayload = policy and policy.maxPayloadBytes
 if not policy or e.status ~= 'active' or orgStatus == 'suspended' or eventTypeDisabled(org[2], d.eventType)
   or (type(maxPayload) == 'number' and envelope and #envelope > maxPayload) then
@@ -121,9 +121,40 @@ if ratePerSecond then
   rate = {key = KEYS[16], intervalMs = intervalMs, toleranceMs = burst * intervalMs}
 end
 
+-- The event claim (one delivery of an event at a time at an endpoint: includes/lease.lua) matters
+-- only where the event can have a second delivery at this endpoint: a redelivery, or any delivery
+-- of an event one of whose redeliveries has claimed (`redelivered` on the event). Every other
+-- attempt neither takes nor gives back a claim.
+local withClaim = d.redeliveredFromId ~= nil or (event ~= nil and event.redelivered == '1')
+if d.redeliveredFromId and status ~= 'in_flight' then
+  if event and event.redelivered ~= '1' then redis.call('HSET', KEYS[11], 'redelivered', '1') end
+  -- The original (the first of the redelivery chain) took no claim if its attempt began before
+  -- that: while such an attempt runs, the claim is taken on its behalf until its lease runs out,
+  -- and marked on it (`claimHeld`), so its finish gives the claim back and wakes this delivery.
+  local deliveryPrefix = string.sub(KEYS[7], 1, #KEYS[7] - #id)
+  local originalId = d.redeliveredFromId
+  local original = redis.call('HMGET', deliveryPrefix .. originalId, 'redeliveredFromId', 'status')
+  for _ = 1, 100 do
+    if not original[1] then break end
+    originalId = original[1]
+    original = redis.call('HMGET', deliveryPrefix .. originalId, 'redeliveredFromId', 'status')
+  end
+  if original[2] == 'in_flight' and redis.call('EXISTS', KEYS[5]) == 0 then
+    local leaseUntil = tonumber(redis.call('ZSCORE', KEYS[1], originalId))
+    if leaseUntil and leaseUntil > now then
+      redis.call('SET', KEYS[5], originalId .. WAITED_MARK, 'PXAT', math.ceil(leaseUntil))
+      redis.call('HSET', deliveryPrefix .. originalId, 'claimHeld', '1')
+      redis.call('SADD', KEYS[6], id)
+      redis.call('PEXPIREAT', KEYS[6], math.ceil(leaseUntil))
+      if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end
+      return {'parked', -2}
+    end
+  end
+end
+
 local leaseMs = policy.timeout.ms + tonumber(ARGV[3])
 local lease, retryAt = takeLease(KEYS, id, now, now + leaseMs, perEndpointNow, perOrg, parkOrder, leaseMs,
-  status == 'in_flight', d.parked == '1', rate)
+  status == 'in_flight', d.parked == '1', rate, withClaim)
 if lease ~= 1 then
   -- Remembered, so the claim that lets it in later knows to take it off its parked set.
   if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end
@@ -141,7 +172,12 @@ end
 -- as its first piece (`a<n>~0`, read as the whole value while alone), so finish-attempt.lua
 -- replaces it with the finished core's pieces without deleting anything first. A re-run of an
 -- interrupted attempt finds it whole too.
-redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'updatedAt', now, 'a' .. number .. '~0', '[' .. now .. ']')
+-- A delivery that took the event claim says so (`claimHeld`), so its finish gives the claim back.
+if withClaim then
+  redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'updatedAt', now, 'a' .. number .. '~0', '[' .. now .. ']', 'claimHeld', '1')
+else
+  redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'updatedAt', now, 'a' .. number .. '~0', '[' .. now .. ']')
+end
 if d.held == '1' or d.parked == '1' then
   redis.call('HDEL', KEYS[7], 'held', 'parked', 'heldReason')
   redis.call('ZREM', KEYS[14], id)

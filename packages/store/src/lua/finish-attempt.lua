@@ -43,13 +43,15 @@ local LAST_SUCCESS_RESOLUTION_MS = 1000
 local id = ARGV[1]
 local now = ARGV[2]
 local woken = {}
-giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken, false)
 -- Besides what the stale check needs, the fields this finish may have to remove: the attempt's core
 -- as claim-attempt.lua left it (its first piece; whole when an older release claimed it), a retry's
--- nextAttemptAt, and fields records before compact records kept (absent reads as null).
+-- nextAttemptAt, fields records before compact records kept (absent reads as null), and
+-- `claimHeld` (the delivery holds its event's claim at this endpoint: claim-attempt.lua).
 local coreField = 'a' .. ARGV[3]
 local current = redis.call('HMGET', KEYS[7], 'status', 'attempts', 'keyLine', 'eventType', coreField, coreField .. '~0',
-  'nextAttemptAt', 'lastResponseStatus', 'lastError', 'lastDurationMs', 'finishedAt', 'deliveredAt')
+  'nextAttemptAt', 'lastResponseStatus', 'lastError', 'lastDurationMs', 'finishedAt', 'deliveredAt', 'claimHeld')
+-- The event claim is looked at only when the delivery took one (or one was taken on its behalf).
+giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), woken, false, current[13] == '1')
 if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', 0, '', unpack(woken)} end
 
 local nextStatus = ARGV[4]
@@ -79,7 +81,7 @@ if nextStatus == 'pending' and ARGV[9] ~= '' then
 elseif current[7] then
   del[#del + 1] = 'nextAttemptAt'
 end
-for i, field in ipairs({'lastResponseStatus', 'lastError', 'lastDurationMs', 'finishedAt', 'deliveredAt'}) do
+for i, field in ipairs({'lastResponseStatus', 'lastError', 'lastDurationMs', 'finishedAt', 'deliveredAt', 'claimHeld'}) do
   if current[7 + i] then del[#del + 1] = field end
 end
 if nextStatus == 'cancelled' then

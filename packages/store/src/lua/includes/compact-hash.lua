@@ -106,10 +106,11 @@ end
 -- buildEnvelope (packages/shared) built it (records.ts, envelopeOf; the timestamp, when not
 -- stored, is the time in the event's id); false when the event is gone. One HGETALL of the event's
 -- small hash, whatever is stored and however it is split: each field looked up with its own HGET
--- cost the claim three or four commands per attempt.
+-- cost the claim three or four commands per attempt. Second value: the event's fields as read
+-- (field -> value; nil when the event is gone), for what else the caller needs of the event.
 local function hgetEnvelope(eventKey, eventId)
   local all = redis.call('HGETALL', eventKey)
-  if #all == 0 then return false end
+  if #all == 0 then return false, nil end
   local h = {}
   for i = 1, #all, 2 do h[all[i]] = all[i + 1] end
   -- A field whole, or joined from its pieces (as hgetSplit reads it); false when absent.
@@ -121,13 +122,13 @@ local function hgetEnvelope(eventKey, eventId)
     return table.concat(pieces)
   end
   local envelope = joined('envelope')
-  if envelope then return envelope end
+  if envelope then return envelope, h end
   local data = joined('data')
-  if not data then return false end
+  if not data then return false, h end
   local timestamp = h.timestamp
   if not timestamp then
     local ms = ulidTimeMs(eventId)
     timestamp = ms and isoOfMs(ms) or ''
   end
-  return '{"id":"' .. eventId .. '","type":"' .. (h.type or '') .. '","timestamp":"' .. timestamp .. '","data":' .. data .. '}'
+  return '{"id":"' .. eventId .. '","type":"' .. (h.type or '') .. '","timestamp":"' .. timestamp .. '","data":' .. data .. '}', h
 end

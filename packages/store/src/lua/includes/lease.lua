@@ -43,15 +43,18 @@ end
 -- `rate` (optional: {key, intervalMs, toleranceMs}) is the endpoint's rate limit, a GCRA whose
 -- theoretical arrival time is stored at `rate.key` (pace.ts, gcraStep): checked last, so a token is
 -- spent only with a slot; a delivery refused by it keeps its place in line.
+-- `withClaim` false: no event claim is taken or looked at (a delivery whose event has no second
+-- delivery at this endpoint: claim-attempt.lua decides); absent means taken.
 -- Returns 1 when held, 0 refused by the endpoint limit (or others first in line), -1 by the org
 -- limit, -2 by another delivery's claim on the same event at this endpoint (a redelivery racing a
 -- retry), -4 by the rate limit (second value: when to look again, ms: when the next request
 -- conforms, plus one interval per delivery before it in line). With 0, the second value is how
 -- many deliveries stand before it in line.
-local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked, rate)
-  local claimedNow = redis.call('SET', lk[5], id, 'NX', 'PX', leaseMs)
+local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked, rate, withClaim)
+  local claimedNow = false
+  if withClaim ~= false then claimedNow = redis.call('SET', lk[5], id, 'NX', 'PX', leaseMs) end
   local claim = id
-  if not claimedNow then
+  if withClaim ~= false and not claimedNow then
     claim = redis.call('GET', lk[5])
     local holder = claimHolder(claim)
     if holder ~= id then
@@ -108,7 +111,7 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
   end
   redis.call('ZADD', lk[1], expiry, id)
   redis.call('ZADD', lk[2], expiry, id)
-  if not claimedNow then redis.call('SET', lk[5], claim, 'PX', leaseMs) end
+  if withClaim ~= false and not claimedNow then redis.call('SET', lk[5], claim, 'PX', leaseMs) end
   if wasParked or inLine then
     redis.call('ZREM', lk[3], id)
     redis.call('ZREM', lk[4], id)
@@ -156,8 +159,10 @@ end
 -- every waiter of the claim, then those callParked picks.
 -- `wasParked` says whether the delivery itself may still stand in a parked set (one settled while
 -- parked), else that clean-up is skipped.
+-- `releaseClaim` false: the delivery is known to hold no event claim (finish-attempt.lua reads that
+-- from its hash), so the claim is not looked at; absent means it is.
 -- Appends the woken ids to `woken`; returns 1 when a lease was held, else 0.
-local function giveBackLease(lk, id, now, perEndpoint, perOrg, woken, wasParked)
+local function giveBackLease(lk, id, now, perEndpoint, perOrg, woken, wasParked, releaseClaim)
   local released = redis.call('ZREM', lk[1], id) + redis.call('ZREM', lk[2], id)
   if wasParked then
     redis.call('ZREM', lk[3], id)
@@ -167,7 +172,8 @@ local function giveBackLease(lk, id, now, perEndpoint, perOrg, woken, wasParked)
   -- The claim is taken off in one command: it is nearly always this delivery's own. One taken
   -- over by another delivery after this one's lease ran out is put back until that delivery's
   -- lease runs out (its score in the endpoint's leases); waiters are read only when marked there.
-  local claim = redis.call('GETDEL', lk[5])
+  local claim = nil
+  if releaseClaim ~= false then claim = redis.call('GETDEL', lk[5]) end
   if claim == id .. WAITED_MARK then
     local waiters = redis.call('SMEMBERS', lk[6])
     for _, waiter in ipairs(waiters) do
