@@ -9,6 +9,8 @@
 -- compact records leave it out of the delivery hash when it is derived from the delivery's id),
 -- ARGV[5] the rate limit's sending lag (ms, RATE_SEND_LAG_MS).
 -- A delivery hash leaves out createdAt when it is the time in the delivery's id (records.ts).
+-- A redelivery's claim also reads the deliveries of its redelivery chain, whose keys it builds from
+-- KEYS[7] (the same org, so the same hash tag and cluster slot): their ids are known only here.
 -- Returns one of:
 --   {'missing'}                              no such delivery
 --   {'finished', status, woken...}           already ended (a slot it still held is given back)
