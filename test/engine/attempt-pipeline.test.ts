@@ -172,6 +172,49 @@ test('no slot: the delivery is parked without spending an attempt, and the relea
   expect(woken).toEqual([second.deliveryId]);
 });
 
+test('in flight, a delivery stays in its pending index: lists of either status tell them apart, and the finish moves it on', async () => {
+  const endpointId = await endpointWith('standard');
+  const first = await event(endpointId);
+  const queued = await event(endpointId);
+  let answer: ((r: TransportResult) => void) | undefined;
+  const { t } = transport(() => new Promise<TransportResult>((resolve) => (answer = resolve)));
+  const running = runAttempt(deps(t), first);
+  await waitUntil('the attempt in flight', () => answer !== undefined);
+  const pendingIndex = store.keys.endpointDeliveriesByStatus(orgId, endpointId, 'pending');
+  expect(await postern.redis.zrange(pendingIndex, 0, -1)).toEqual([first.deliveryId, queued.deliveryId]);
+  const list = async (status: 'pending' | 'in_flight') => (await store.deliveries.listByEndpoint(orgId, endpointId, { status, limit: 10 })).items.map((d) => d.id);
+  expect(await list('in_flight')).toEqual([first.deliveryId]);
+  expect(await list('pending')).toEqual([queued.deliveryId]);
+  const exported: string[] = [];
+  for await (const page of store.deliveries.pagesOfLog(orgId, [endpointId], { status: 'in_flight', pageSize: 1 })) exported.push(...page.map((x) => x.delivery.id));
+  expect(exported).toEqual([first.deliveryId]);
+  answer!(ok());
+  expect(await running).toEqual({ kind: 'done', status: 'succeeded' });
+  expect(await postern.redis.zrange(pendingIndex, 0, -1)).toEqual([queued.deliveryId]);
+  expect(await list('in_flight')).toEqual([]);
+  expect((await store.deliveries.listByEndpoint(orgId, endpointId, { status: 'succeeded', limit: 10 })).items.map((d) => d.id)).toEqual([first.deliveryId]);
+});
+
+test('a delivery an older release moved to the in_flight index is finished from there', async () => {
+  const endpointId = await endpointWith({ maxAttempts: 3, schedule: { kind: 'fixed', waitsMs: [60_000, 60_000] }, jitterRatio: 0 });
+  const pendingIndex = store.keys.endpointDeliveriesByStatus(orgId, endpointId, 'pending');
+  const inFlightIndex = store.keys.endpointDeliveriesByStatus(orgId, endpointId, 'in_flight');
+  for (const answerWith of [200, 500]) {
+    const ids = await event(endpointId);
+    let answer: ((r: TransportResult) => void) | undefined;
+    const { t } = transport(() => new Promise<TransportResult>((resolve) => (answer = resolve)));
+    const running = runAttempt(deps(t), ids);
+    await waitUntil('the attempt in flight', () => answer !== undefined);
+    // Where a release before this one kept an attempt's delivery while in flight.
+    await postern.redis.multi().zrem(pendingIndex, ids.deliveryId).zadd(inFlightIndex, 0, ids.deliveryId).exec();
+    answer!({ kind: 'response', status: answerWith, retryAfter: undefined, bodyBytesRead: 0 });
+    await running;
+    expect(await postern.redis.zscore(inFlightIndex, ids.deliveryId)).toBeNull();
+    const next = answerWith === 200 ? 'succeeded' : 'pending';
+    expect(await postern.redis.zscore(store.keys.endpointDeliveriesByStatus(orgId, endpointId, next), ids.deliveryId)).toBe('0');
+  }
+});
+
 test.each([
   ['standard', 'pending', null],
   ['jitter-45h', 'cancelled', 'endpoint_inactive'],

@@ -264,7 +264,7 @@ export class AttemptRepository {
         k.deliveryAttempts(ids.orgId, ids.deliveryId),
         k.endpoint(ids.orgId, ids.endpointId),
         k.unfinishedDeliveries(ids.orgId),
-        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, input.nextStatus),
         k.event(ids.orgId, ids.eventId),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'succeeded'),
@@ -272,6 +272,7 @@ export class AttemptRepository {
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'cancelled'),
         k.endpointKeyLines(ids.orgId, ids.endpointId),
         k.orgLiveFeed(ids.orgId),
+        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
       ],
       [
         ids.deliveryId,

@@ -5,7 +5,7 @@ import { LuaScript } from './lua-script.js';
 import { assertExec } from './org-repository.js';
 import { newId, webhookRequestHeaders } from '@postern/shared';
 import { joinSplitValues } from './split-values.js';
-import { endpointLogIds } from './endpoint-log.js';
+import { endpointLogIds, endpointStatusIds } from './endpoint-log.js';
 import { readAttempts } from './attempt-encoding.js';
 import { deliveryHashFields, parseDelivery, type AttemptRecord, type DeliveryRecord, type DeliveryStatus } from './records.js';
 import { eventIdOfDelivery } from './derived-ids.js';
@@ -134,10 +134,13 @@ export class DeliveryRepository {
       let min = floor;
       for (;;) {
         const ids = q.status
-          ? await this.redis.zrangebylex(this.keys.endpointDeliveriesByStatus(orgId, endpointId, q.status), min, ceiling, 'LIMIT', 0, q.pageSize)
+          ? await endpointStatusIds(this.redis, this.keys, orgId, endpointId, q.status, { order: 'asc', min, max: ceiling, limit: q.pageSize })
           : await endpointLogIds(this.redis, this.keys, orgId, endpointId, { order: 'asc', min, max: ceiling, limit: q.pageSize });
         if (ids.length === 0) break;
-        yield await this.getManyWithAttempts(orgId, ids);
+        const page = await this.getManyWithAttempts(orgId, ids);
+        // pending and in_flight share an index: each delivery's own status tells them apart.
+        const kept = q.status ? page.filter((x) => x.delivery.status === q.status) : page;
+        if (kept.length > 0) yield kept;
         if (ids.length < q.pageSize) break;
         min = `(${ids[ids.length - 1]}`;
       }
@@ -156,12 +159,14 @@ export class DeliveryRepository {
   ): Promise<{ items: DeliveryRecord[]; nextCursor: string | null }> {
     const max = opts.cursor ? `(${opts.cursor}` : '+';
     const ids = opts.status
-      ? await this.redis.zrevrangebylex(this.keys.endpointDeliveriesByStatus(orgId, endpointId, opts.status), max, '-', 'LIMIT', 0, opts.limit + 1)
+      ? await endpointStatusIds(this.redis, this.keys, orgId, endpointId, opts.status, { order: 'desc', max, min: '-', limit: opts.limit + 1 })
       : await endpointLogIds(this.redis, this.keys, orgId, endpointId, { order: 'desc', max, min: '-', limit: opts.limit + 1 });
     const page = ids.slice(0, opts.limit);
     const items = await this.getMany(orgId, page);
     if (items.length < page.length) await this.dropMissing(orgId, endpointId, page, items);
-    return { items, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
+    // pending and in_flight share an index: each delivery's own status tells them apart.
+    const kept = opts.status ? items.filter((d) => d.status === opts.status) : items;
+    return { items: kept, nextCursor: ids.length > opts.limit ? (page[page.length - 1] ?? null) : null };
   }
 
   /** Ids of an event's redeliveries (deliveries with `redeliveredFromId`), oldest first. */

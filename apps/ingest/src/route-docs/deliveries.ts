@@ -62,7 +62,7 @@ function minutes(lastMinute: string, count: number, failed: number): { startAt: 
 export const DELIVERY_DOCS: Record<string, RouteReference> = {
   'get /v1/endpoints/:id/deliveries': {
     description:
-      "An endpoint's delivery log, newest first, optionally of one `status` (`pending`: queued, waiting for a retry, or held while the endpoint is inactive; `in_flight`; `succeeded`; `failed`; `cancelled`). Each delivery is one event on its way to this endpoint: its status, attempt count, last answer and error code, and when its next attempt is due.",
+      "An endpoint's delivery log, newest first, optionally of one `status` (`pending`: queued, waiting for a retry, or held while the endpoint is inactive; `in_flight`; `succeeded`; `failed`; `cancelled`). Each delivery is one event on its way to this endpoint: its status, attempt count, last answer and error code, and when its next attempt is due. A page may hold fewer than `limit` deliveries (with `status=pending`, those whose attempt began meanwhile are left out; expired ones are dropped as they are read): follow `nextCursor` until it is null.",
     responses: { 200: { data: [DELIVERY], nextCursor: null } },
   },
   'get /v1/deliveries/:id': {

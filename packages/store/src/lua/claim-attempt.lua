@@ -2,8 +2,9 @@
 -- stands in the way, takes the concurrency lease and begins the attempt, all at once.
 -- KEYS[1..6] lease keys (includes/lease.lua: endpoint leases, org leases, endpoint parked, org
 -- parked, event claim, event claim waiters), KEYS[7] delivery hash, KEYS[8] attempts hash,
--- KEYS[9] endpoint hash, KEYS[10] org hash, KEYS[11] event hash, KEYS[12] endpoint's pending
--- index, KEYS[13] endpoint's in_flight index, KEYS[14] endpoint's held index.
+-- KEYS[9] endpoint hash, KEYS[10] org hash, KEYS[11] event hash, KEYS[12] and KEYS[13] not read
+-- (an attempt's delivery stays in its endpoint's pending index while in flight: its status tells
+-- the two apart), KEYS[14] endpoint's held index.
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] lease grace (ms, added to the policy's timeout:
 -- how long a crashed sender's slot stays taken), ARGV[4] event id (the one KEYS[11] is built from:
 -- compact records leave it out of the delivery hash when it is derived from the delivery's id),
@@ -163,12 +164,10 @@ if lease ~= 1 then
   return {'parked', lease, retryAt}
 end
 
+-- The delivery stays in its endpoint's pending index while in flight (the finish moves it on):
+-- two index writes fewer per attempt; lists of either status read the status from the delivery.
 local number = tonumber(d.attempts or '0')
-if status ~= 'in_flight' then
-  number = number + 1
-  redis.call('ZREM', KEYS[12], id)
-  redis.call('ZADD', KEYS[13], 0, id)
-end
+if status ~= 'in_flight' then number = number + 1 end
 -- The attempt's start time is in its attempt record only (compact records). The attempt's core,
 -- in the delivery's own hash (attempt-encoding.ts), goes with the same write: short, it is stored
 -- as its first piece (`a<n>~0`, read as the whole value while alone), so finish-attempt.lua

@@ -5,10 +5,11 @@
 -- attempt in memory and writes the sums about once a second (stats-flusher.ts), with the live
 -- feed's expiry; neither needs to be atomic with the outcome.
 -- KEYS[1..6] lease keys (includes/lease.lua), KEYS[7] delivery hash, KEYS[8] attempts hash,
--- KEYS[9] endpoint hash, KEYS[10] unfinished zset, KEYS[11] endpoint's in_flight index,
--- KEYS[12] endpoint's index of the next status, KEYS[13] event hash, KEYS[14..16] endpoint's
+-- KEYS[9] endpoint hash, KEYS[10] unfinished zset, KEYS[11] endpoint's pending index (where an
+-- attempt's delivery stays while in flight), KEYS[12] endpoint's index of the next status, KEYS[13] event hash, KEYS[14..16] endpoint's
 -- succeeded, failed and cancelled indexes (for the count a `{lastPerEndpoint}` trim needs),
--- KEYS[17] endpoint's key lines (per-key ordering), KEYS[18] the org's live feed (includes/live-feed.lua).
+-- KEYS[17] endpoint's key lines (per-key ordering), KEYS[18] the org's live feed (includes/live-feed.lua),
+-- KEYS[19] endpoint's in_flight index (where a release before this one put a claimed delivery).
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed' | 'cancelled' (the
 -- org's pre-attempt check said so: nothing was sent; health is left alone),
@@ -90,8 +91,14 @@ if nextStatus == 'cancelled' then
 end
 redis.call('HSET', KEYS[7], unpack(set))
 if #del > 0 then redis.call('HDEL', KEYS[7], unpack(del)) end
-redis.call('ZREM', KEYS[11], id)
-redis.call('ZADD', KEYS[12], 0, id)
+-- From the pending index to the next status's (a retry stays where it is). A delivery claimed by a
+-- release that still moved it to the in_flight index is found there instead.
+if nextStatus == 'pending' then
+  if redis.call('ZADD', KEYS[12], 'NX', 0, id) == 1 then redis.call('ZREM', KEYS[19], id) end
+else
+  if redis.call('ZREM', KEYS[11], id) == 0 then redis.call('ZREM', KEYS[19], id) end
+  redis.call('ZADD', KEYS[12], 0, id)
+end
 if nextStatus ~= 'pending' then
   redis.call('ZREM', KEYS[10], id)
   -- No attempts hash unless a response was kept, now or by an earlier attempt.
