@@ -29,6 +29,7 @@
 -- preAttemptCheckUrl and preAttemptCheckSecret (records.ts: parseOrgAttemptSettings). A delivery
 -- found in_flight was interrupted (its sender died mid-attempt): the same attempt number runs
 -- again rather than spending a new one.
+-- The endpoint's line is looked at only when the endpoint is marked `lined` (includes/lease.lua).
 --- @include "lease"
 --- @include "compact-hash"
 
@@ -98,6 +99,7 @@ end
 -- The limits now: the policy's, narrowed by the endpoint's pace under adaptive pacing (pace.ts,
 -- effectiveLimits). A paused endpoint sends nothing until the pause ends.
 local parkOrder = d.acceptSeq or d.createdAt or ulidTimeMs(id) or 0
+local line = {key = KEYS[9], marked = e[LINED_FIELD] ~= nil}
 local rate = nil
 local perEndpointNow = perEndpoint
 local ratePerSecond = policy.rateLimit and policy.rateLimit ~= cjson.null and policy.rateLimit.perSecond or nil
@@ -108,6 +110,7 @@ if policy.pacing == 'adaptive' and e.pace then
   -- running it again is a request like any other, and the receiver asked for none until then.
   if pace.pausedUntil ~= cjson.null and pace.pausedUntil > now then
     redis.call('ZADD', KEYS[3], 'NX', parkOrder, id)
+    markLine(line)
     if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end
     return {'parked', -4, pace.pausedUntil}
   end
@@ -123,7 +126,7 @@ end
 
 local leaseMs = policy.timeout.ms + tonumber(ARGV[3])
 local lease, retryAt = takeLease(KEYS, id, now, now + leaseMs, perEndpointNow, perOrg, parkOrder, leaseMs,
-  status == 'in_flight', d.parked == '1', rate)
+  status == 'in_flight', d.parked == '1', rate, line)
 if lease ~= 1 then
   -- Remembered, so the claim that lets it in later knows to take it off its parked set.
   if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end
