@@ -26,12 +26,14 @@
 --   {'claimed', attemptNumber, delivery, endpoint, envelope | false, org}
 -- where delivery and endpoint are their hashes as field, value lists (endpoint {} when gone) and
 -- envelopeBytes is -1 when the event is gone; org is the org's status, disabledEventTypes,
--- preAttemptCheckUrl and preAttemptCheckSecret (records.ts: parseOrgAttemptSettings). A delivery
--- found in_flight was interrupted (its sender died mid-attempt): the same attempt number runs
--- again rather than spending a new one.
+-- preAttemptCheckUrl and preAttemptCheckSecret (records.ts: parseOrgAttemptSettings), read only
+-- when the endpoint carries the org's gate (includes/org-gate.lua), else all four absent: an org
+-- without the gate has none of them. A delivery found in_flight was interrupted (its sender died
+-- mid-attempt): the same attempt number runs again rather than spending a new one.
 -- The endpoint's line is looked at only when the endpoint is marked `lined` (includes/lease.lua).
 --- @include "lease"
 --- @include "compact-hash"
+--- @include "org-gate"
 
 -- Whether the org's disabledEventTypes (JSON array) switch the event type off: an equal entry, or
 -- a `prefix.*` entry whose `prefix.` starts the type (pre-attempt-check.ts: isEventTypeDisabled).
@@ -76,7 +78,10 @@ if status == 'pending' and d.nextAttemptAt and d.nextAttemptAt ~= '' and tonumbe
   return {'not_due', d.nextAttemptAt}
 end
 
-local org = redis.call('HMGET', KEYS[10], 'status', 'disabledEventTypes', 'preAttemptCheckUrl', 'preAttemptCheckSecret')
+local org = {false, false, false, false}
+if e[ORG_GATE_FIELD] then
+  org = redis.call('HMGET', KEYS[10], 'status', 'disabledEventTypes', 'preAttemptCheckUrl', 'preAttemptCheckSecret')
+end
 local orgStatus = org[1] or ''
 local eventId = ARGV[4]
 if not eventId or eventId == '' then eventId = d.eventId or '' end
