@@ -4,6 +4,10 @@ import type { KeySchema } from './keys.js';
 import { LuaScript } from './lua-script.js';
 
 const syncOrgGateScript = LuaScript.load('sync-org-gate');
+const markLinesScript = LuaScript.load('mark-lines');
+
+/** Orgs whose endpoints {@link markEndpointsForClaim} marks at once (one round trip each). */
+const ORGS_AT_ONCE = 16;
 
 /**
  * The keys of sync-org-gate.lua for these endpoints of the org: the org hash, its endpoints index,
@@ -37,4 +41,42 @@ export async function syncOrgGate(redis: RedisClient, keys: KeySchema, orgId: st
   const again = await redis.zrange(keys.orgEndpoints(orgId), 0, -1);
   await syncOrgGateScript.run(redis, orgGateKeys(keys, orgId, again), []);
   return again;
+}
+
+/** What {@link markEndpointsForClaim} did. */
+export interface ClaimMarks {
+  orgs: number;
+  endpoints: number;
+  /** Endpoints whose line had members but no `lined` mark (filled by an older Postern). */
+  linesMarked: number;
+}
+
+/**
+ * Brings the two marks the claim reads on each endpoint hash (claim-attempt.lua) onto data written
+ * by a Postern before them: the org's gate (`orgGate`, {@link syncOrgGate}) and `lined` on an
+ * endpoint whose line has members (lua/includes/lease.lua). Without them the claim would neither
+ * read the settings of a suspended org nor look at a line an older sender filled. Idempotent, and
+ * writes only what differs; the sender runs it at every start, before its workers take a job (one
+ * listing and two scripts per org, {@link ORGS_AT_ONCE} orgs at a time). Every change made by this
+ * version keeps the marks itself: run ingest's new version before the sender's, so no org setting
+ * is changed without its gate once the sender has marked (docs/architecture.md, "Org settings
+ * before an attempt").
+ */
+export async function markEndpointsForClaim(redis: RedisClient, keys: KeySchema): Promise<ClaimMarks> {
+  const marks: ClaimMarks = { orgs: 0, endpoints: 0, linesMarked: 0 };
+  const markOrg = async (orgId: string) => {
+    const ids = await syncOrgGate(redis, keys, orgId);
+    const lineKeys = ids.flatMap((id) => [keys.endpoint(orgId, id), keys.endpointParked(orgId, id)]);
+    const marked = lineKeys.length > 0 ? Number(await markLinesScript.run(redis, lineKeys, [])) : 0;
+    marks.orgs += 1;
+    marks.endpoints += ids.length;
+    marks.linesMarked += marked;
+  };
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await redis.zrangebylex(keys.orgs(), cursor ? `(${cursor}` : '-', '+', 'LIMIT', 0, ORGS_AT_ONCE);
+    if (page.length === 0) return marks;
+    await Promise.all(page.map(markOrg));
+    cursor = page[page.length - 1];
+  }
 }
