@@ -1,5 +1,5 @@
 import { classifyAddress, describeRedisPlan, createSecretBox, httpServerOptions, loggerOptions, logPlanOf, prettyLogOptions, logProcessOutput } from '@postern/shared';
-import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOfPlan, checkSecretsKeyAtStart } from '@postern/store';
+import { connectRedis, createDeliveryQueues, createStore, DATA_CHECK_INTERVAL_MS, DATA_LOSS_MESSAGE, DataLossMonitor, redisTargetOfPlan, checkSecretsKeyAtStart, markEndpointsForClaim } from '@postern/store';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadSenderConfig, proxyBypassList, type SenderConfig } from './config.js';
@@ -52,6 +52,10 @@ const secretBox = createSecretBox(config.secretKeyring);
 const store = createStore({ redis, prefix: config.REDIS_PREFIX, queuePartitions: config.QUEUE_PARTITIONS, secretBox, liveFeed: { maxEntries: config.LIVE_FEED_MAX_ENTRIES } });
 // The keys must open what is stored: a wrong SECRETS_KEY stops start-up with one line naming the key id.
 await checkSecretsKeyAtStart({ redis, keys: store.keys, box: secretBox, appName: 'postern-sender', logger });
+// Before any job is taken: the marks the claim reads on each endpoint (the org's gate, a non-empty
+// line), for data an older Postern wrote without them.
+const claimMarks = await markEndpointsForClaim(redis, store.keys);
+logger.info(claimMarks, 'endpoints marked for the claim');
 const queues = createDeliveryQueues(redis, store.keys);
 // Without a listener BullMQ prints the error itself, as a multi-line stack trace.
 queues.onError((err: Error) => logger.warn({ err: err.message }, 'queue error'));

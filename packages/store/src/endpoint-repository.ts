@@ -7,6 +7,7 @@ import { parseEndpoint, parsePace, toHashFields, type EndpointRecord } from './r
 import { openSealedField, replaceFieldIfUnchanged, sealField } from './sealed-fields.js';
 import { endpointLogSize } from './endpoint-log.js';
 import { encodeRequestSecrets } from './request-secrets.js';
+import { queueOrgGate } from './claim-marks.js';
 
 /** An endpoint's fields as stored: its request secrets through the sealing seam (`request-secrets.ts`). */
 function endpointHashFields(fields: Partial<EndpointRecord>, box: SecretBox, orgId: string, endpointId: string): string[] {
@@ -46,15 +47,19 @@ export class EndpointRepository {
     return r === '-' ? null : parsePace(r);
   }
 
-  /** Stores a new endpoint and indexes it under its org. */
+  /**
+   * Stores a new endpoint and indexes it under its org; in the same transaction it takes the org's
+   * gate (`orgGate`, claim-marks.ts) when the org is suspended or has attempt settings, so the
+   * claim of its first delivery reads them.
+   */
   async create(endpoint: EndpointRecord): Promise<void> {
-    await this.redis
+    const multi = this.redis
       .multi()
       .hset(this.keys.endpoint(endpoint.orgId, endpoint.id), ...endpointHashFields(endpoint, this.box, endpoint.orgId, endpoint.id))
       .zadd(this.keys.orgEndpoints(endpoint.orgId), 0, endpoint.id)
-      .incr(this.keys.orgVersion(endpoint.orgId))
-      .exec()
-      .then(assertExec);
+      .incr(this.keys.orgVersion(endpoint.orgId));
+    queueOrgGate(multi, this.keys, endpoint.orgId, [endpoint.id]);
+    await multi.exec().then(assertExec);
   }
 
   /** The org's endpoint, or null when there is none (or it was deleted). */

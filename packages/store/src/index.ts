@@ -8,6 +8,7 @@ export { queuePartitionOf } from './queue-partition.js';
 export { connectRedis, createRedisConnection, parseClusterNodes, redisAnswers, redisReady, redisTargetOf, redisTargetOfPlan, type RedisClient, type RedisNodeOptions, type RedisTarget } from './redis-connection.js';
 export { createDeliveryQueues, DeliveryQueues, type DeliveryJobEntry, type WakeResult } from './delivery-queues.js';
 export { migrateKeyLayout, type KeyLayoutMigration } from './migrate-key-layout.js';
+export { markEndpointsForClaim, type ClaimMarks } from './claim-marks.js';
 export {
   DATA_CHECK_INTERVAL_MS,
   DATA_LOSS_MESSAGE,

@@ -95,6 +95,8 @@ export interface KeySchema {
    * a key, which every start opens to prove its keys open what is stored (README, "Secrets at rest").
    */
   secretsCheck(): string;
+  /** String: set once every endpoint carries the marks the claim reads (claim-marks.ts, markEndpointsForClaim). */
+  claimMarksDone(): string;
   /** Hash: one delivery. */
   delivery(orgId: string, deliveryId: string): string;
   /** Hash: attempt number → JSON attempt record. */
@@ -243,6 +245,7 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     actionIdempotency: (orgId, route, hash) => `${o(orgId)}:action-idem:${route}:${hash}`,
     instanceMarker: () => `${p}:instance`,
     secretsCheck: () => `${p}:secrets-check`,
+    claimMarksDone: () => `${p}:claim-marks-done`,
     delivery: (orgId, id) => `${o(orgId)}:delivery:${id}`,
     deliveryAttempts: (orgId, id) => `${o(orgId)}:delivery:${id}:attempts`,
     unfinishedDeliveries: (orgId) => `${o(orgId)}:deliveries:unfinished`,

@@ -58,7 +58,7 @@ export class LeaseRepository {
    * createdAt) to be woken by {@link release}.
    */
   async acquire(input: LeaseKey & { perEndpoint: number; perOrg: number; nowMs: number; leaseMs: number; parkOrder: number }): Promise<AcquireResult> {
-    const r = await acquireScript.run(this.redis, this.scriptKeys(input), [
+    const r = await acquireScript.run(this.redis, [...this.scriptKeys(input), this.keys.endpoint(input.orgId, input.endpointId)], [
       input.deliveryId,
       input.nowMs,
       input.nowMs + input.leaseMs,

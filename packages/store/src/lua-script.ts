@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './redis-connection.js';
 
 /**
@@ -36,6 +37,15 @@ export class LuaScript {
       }
       throw err;
     }
+  }
+
+  /**
+   * Queues the script in a transaction (`redis.multi()`) as EVAL with its text: a transaction
+   * cannot fall back from EVALSHA when the script is not loaded, and the commands queued with it
+   * would run without it. On a Redis Cluster its keys must be in the transaction's slot.
+   */
+  queueIn(multi: ChainableCommander, keys: readonly string[], args: readonly (string | number)[]): void {
+    multi.eval(this.lua, keys.length, ...keys, ...args);
   }
 
   /**

@@ -1,8 +1,10 @@
 import type { EventValidationMode, PortalBranding, PortalPolicies, SecretBox } from '@postern/shared';
+import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from './redis-connection.js';
 import type { KeySchema } from './keys.js';
 import { parseOrg, toHashFields, type OrgRecord } from './records.js';
 import { sealField } from './sealed-fields.js';
+import { queueOrgGate, syncOrgGate } from './claim-marks.js';
 
 /**
  * A change of an org's settings: undefined leaves a field as it is. `disabledEventTypes` [] and
@@ -52,34 +54,52 @@ export class OrgRepository {
   /**
    * Changes an org's settings (issue 16) and bumps the org's version in the same transaction, so
    * ingest's next request of the org fans out with them; the sender's claim reads them with the
-   * org's status before every attempt. `disabledEventTypes` [] and `preAttemptCheckUrl` null clear
+   * org's status before every attempt of an org that has any (the org's gate on its endpoints,
+   * written in the same transaction). `disabledEventTypes` [] and `preAttemptCheckUrl` null clear
    * the field; undefined leaves it. A check secret is kept once made: `checkSecret` is written only
    * when the org has none (HSETNX), so a racing second PATCH does not replace it.
    */
   async updateSettings(orgId: string, patch: OrgSettingsPatch): Promise<void> {
     const key = this.keys.org(orgId);
-    const multi = this.redis.multi();
-    if (patch.disabledEventTypes !== undefined) {
-      if (patch.disabledEventTypes.length === 0) multi.hdel(key, 'disabledEventTypes');
-      else multi.hset(key, 'disabledEventTypes', JSON.stringify(patch.disabledEventTypes));
-    }
-    if (patch.preAttemptCheckUrl === null) multi.hdel(key, 'preAttemptCheckUrl');
-    else if (patch.preAttemptCheckUrl !== undefined) multi.hset(key, 'preAttemptCheckUrl', patch.preAttemptCheckUrl);
-    if (patch.eventValidation !== undefined) multi.hset(key, 'eventValidation', patch.eventValidation);
-    if (patch.requireKnownEventTypes !== undefined) multi.hset(key, 'requireKnownEventTypes', patch.requireKnownEventTypes ? '1' : '0');
-    if (patch.portal !== undefined) multi.hset(key, 'portal', JSON.stringify(patch.portal));
-    if (patch.portalPolicies === null) multi.hdel(key, 'portalPolicies');
-    else if (patch.portalPolicies !== undefined) multi.hset(key, 'portalPolicies', JSON.stringify(patch.portalPolicies));
-    if (patch.checkSecret !== undefined) multi.hsetnx(key, 'preAttemptCheckSecret', sealField(this.box, patch.checkSecret, orgId, orgId, 'preAttemptCheckSecret'));
-    await multi.incr(this.keys.orgVersion(orgId)).exec().then(assertExec);
+    await this.changeAttemptSettings(orgId, (multi) => {
+      if (patch.disabledEventTypes !== undefined) {
+        if (patch.disabledEventTypes.length === 0) multi.hdel(key, 'disabledEventTypes');
+        else multi.hset(key, 'disabledEventTypes', JSON.stringify(patch.disabledEventTypes));
+      }
+      if (patch.preAttemptCheckUrl === null) multi.hdel(key, 'preAttemptCheckUrl');
+      else if (patch.preAttemptCheckUrl !== undefined) multi.hset(key, 'preAttemptCheckUrl', patch.preAttemptCheckUrl);
+      if (patch.eventValidation !== undefined) multi.hset(key, 'eventValidation', patch.eventValidation);
+      if (patch.requireKnownEventTypes !== undefined) multi.hset(key, 'requireKnownEventTypes', patch.requireKnownEventTypes ? '1' : '0');
+      if (patch.portal !== undefined) multi.hset(key, 'portal', JSON.stringify(patch.portal));
+      if (patch.portalPolicies === null) multi.hdel(key, 'portalPolicies');
+      else if (patch.portalPolicies !== undefined) multi.hset(key, 'portalPolicies', JSON.stringify(patch.portalPolicies));
+      if (patch.checkSecret !== undefined) multi.hsetnx(key, 'preAttemptCheckSecret', sealField(this.box, patch.checkSecret, orgId, orgId, 'preAttemptCheckSecret'));
+    });
   }
 
   /**
    * Sets an org's status (`suspended` stops every delivery of the org before its next attempt) and
-   * bumps the org's version in the same transaction, so ingest's next request of the org sees it.
+   * bumps the org's version in the same transaction, so ingest's next request of the org sees it;
+   * the org's gate on its endpoints goes with them, so the claim reads the status.
    */
   async setStatus(orgId: string, status: OrgRecord['status']): Promise<void> {
-    await this.redis.multi().hset(this.keys.org(orgId), 'status', status).incr(this.keys.orgVersion(orgId)).exec().then(assertExec);
+    await this.changeAttemptSettings(orgId, (multi) => multi.hset(this.keys.org(orgId), 'status', status));
+  }
+
+  /**
+   * Runs `change` (of the org hash) in one transaction with the bump of the org's version and the
+   * copy of the org's gate onto every endpoint of the org (`orgGate`, claim-marks.ts): the claim
+   * reads the org's status and attempt settings only from an endpoint that carries it. An endpoint
+   * created between listing them and the transaction is covered by {@link syncOrgGate} after it.
+   */
+  private async changeAttemptSettings(orgId: string, change: (multi: ChainableCommander) => void): Promise<void> {
+    const endpointIds = await this.redis.zrange(this.keys.orgEndpoints(orgId), 0, -1);
+    const multi = this.redis.multi();
+    change(multi);
+    multi.incr(this.keys.orgVersion(orgId));
+    queueOrgGate(multi, this.keys, orgId, endpointIds);
+    const results = assertExec(await multi.exec());
+    if (Number(results[results.length - 1]?.[1]) > 0) await syncOrgGate(this.redis, this.keys, orgId);
   }
 }
 

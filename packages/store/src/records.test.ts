@@ -1,5 +1,5 @@
-import { buildEnvelope } from '@postern/shared';
-import { deliveryHashFields, eventHashFields, newPendingDelivery, parseDelivery, parseEvent, type DeliveryRecord } from './records.js';
+import { buildEnvelope, createSecretBox } from '@postern/shared';
+import { deliveryHashFields, eventHashFields, newPendingDelivery, parseDelivery, parseEndpoint, parseEvent, type DeliveryRecord } from './records.js';
 
 const hashOf = (fields: string[]) => Object.fromEntries(fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i]!, fields[i + 1]!]] : [])));
 const pending = newPendingDelivery({ id: 'dlv_01M8QW8806MT2VMJ0WCK7E8998', orgId: 'org_01M8QW87YK9HTYMFYACTEH7FBX', eventId: 'evt_01M8QW8806MT2VMJ0WCK7E8997', eventType: 'invoice.paid', endpointId: 'ep_01M8QW87ZQBFTS143ESMMPAZGH', nowMs: 1_796_000_000_000 });
@@ -87,4 +87,12 @@ test('the last outcome is read from the latest finished attempt core, split or w
   // A reason stored by a settle wins; so does '' of a record written before compact records.
   expect(parseDelivery({ ...h, status: 'failed', lastError: 'endpoint_inactive' }, pending.orgId, pending.id)).toMatchObject({ lastError: 'endpoint_inactive', lastResponseStatus: 503 });
   expect(parseDelivery({ ...h, lastError: '', lastResponseStatus: '' }, pending.orgId, pending.id)).toMatchObject({ lastError: null, lastResponseStatus: null, lastDurationMs: 7 });
+});
+
+test('an endpoint reads the same with the marks the claim keeps on its hash (lined, orgGate)', () => {
+  const box = createSecretBox({ current: null, previous: [] });
+  const hash = { id: 'ep_01M8QW87ZQBFTS143ESMMPAZGH', orgId: pending.orgId, url: 'https://example.com/hook', policy: '{"maxAttempts":3}', status: 'active', createdAt: '1796000000000' };
+  const plain = parseEndpoint(hash, box);
+  expect(plain).toMatchObject({ id: hash.id, url: hash.url, status: 'active' });
+  expect(parseEndpoint({ ...hash, lined: '1', orgGate: '1' }, box)).toEqual(plain);
 });

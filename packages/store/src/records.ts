@@ -446,7 +446,11 @@ export function parsePace(raw: string | undefined): Pace | null {
   }
 }
 
-/** Parses an endpoint hash, opening its sealed secrets with `box`; returns null for an empty hash. */
+/**
+ * Parses an endpoint hash, opening its sealed secrets with `box`; returns null for an empty hash.
+ * The marks the claim reads on the hash (`lined`, `orgGate`: claim-marks.ts) are not part of the
+ * record.
+ */
 export function parseEndpoint(h: Record<string, string>, box: SecretBox): EndpointRecord | null {
   if (!h.id) return null;
   return {

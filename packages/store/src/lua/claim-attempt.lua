@@ -29,11 +29,14 @@
 --   {'claimed', attemptNumber, delivery, endpoint, envelope | false, org}
 -- where delivery and endpoint are their hashes as field, value lists (endpoint {} when gone) and
 -- envelopeBytes is -1 when the event is gone; org is the org's status, disabledEventTypes,
--- preAttemptCheckUrl and preAttemptCheckSecret (records.ts: parseOrgAttemptSettings). A delivery
--- found in_flight was interrupted (its sender died mid-attempt): the same attempt number runs
--- again rather than spending a new one.
+-- preAttemptCheckUrl and preAttemptCheckSecret (records.ts: parseOrgAttemptSettings), read only
+-- when the endpoint carries the org's gate (includes/org-gate.lua), else all four absent: an org
+-- without the gate has none of them. A delivery found in_flight was interrupted (its sender died
+-- mid-attempt): the same attempt number runs again rather than spending a new one.
+-- The endpoint's line is looked at only when the endpoint is marked `lined` (includes/lease.lua).
 --- @include "lease"
 --- @include "compact-hash"
+--- @include "org-gate"
 
 -- Whether the org's disabledEventTypes (JSON array) switch the event type off: an equal entry, or
 -- a `prefix.*` entry whose `prefix.` starts the type (pre-attempt-check.ts: isEventTypeDisabled).
@@ -78,7 +81,10 @@ if status == 'pending' and d.nextAttemptAt and d.nextAttemptAt ~= '' and tonumbe
   return {'not_due', d.nextAttemptAt}
 end
 
-local org = redis.call('HMGET', KEYS[10], 'status', 'disabledEventTypes', 'preAttemptCheckUrl', 'preAttemptCheckSecret')
+local org = {false, false, false, false}
+if e[ORG_GATE_FIELD] then
+  org = redis.call('HMGET', KEYS[10], 'status', 'disabledEventTypes', 'preAttemptCheckUrl', 'preAttemptCheckSecret')
+end
 local orgStatus = org[1] or ''
 local eventId = ARGV[4]
 if not eventId or eventId == '' then eventId = d.eventId or '' end
@@ -101,6 +107,7 @@ end
 -- The limits now: the policy's, narrowed by the endpoint's pace under adaptive pacing (pace.ts,
 -- effectiveLimits). A paused endpoint sends nothing until the pause ends.
 local parkOrder = d.acceptSeq or d.createdAt or ulidTimeMs(id) or 0
+local line = {key = KEYS[9], marked = e[LINED_FIELD] ~= nil}
 local rate = nil
 local perEndpointNow = perEndpoint
 local ratePerSecond = policy.rateLimit and policy.rateLimit ~= cjson.null and policy.rateLimit.perSecond or nil
@@ -111,6 +118,7 @@ if policy.pacing == 'adaptive' and e.pace then
   -- running it again is a request like any other, and the receiver asked for none until then.
   if pace.pausedUntil ~= cjson.null and pace.pausedUntil > now then
     redis.call('ZADD', KEYS[3], 'NX', parkOrder, id)
+    markLine(line)
     if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end
     return {'parked', -4, pace.pausedUntil}
   end
@@ -157,7 +165,7 @@ end
 
 local leaseMs = policy.timeout.ms + tonumber(ARGV[3])
 local lease, retryAt = takeLease(KEYS, id, now, now + leaseMs, perEndpointNow, perOrg, parkOrder, leaseMs,
-  status == 'in_flight', d.parked == '1', rate, withClaim)
+  status == 'in_flight', d.parked == '1', rate, line, withClaim)
 if lease ~= 1 then
   -- Remembered, so the claim that lets it in later knows to take it off its parked set.
   if d.parked ~= '1' then redis.call('HSET', KEYS[7], 'parked', '1') end

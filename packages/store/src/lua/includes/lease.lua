@@ -9,8 +9,15 @@
 -- it never overtakes a parked one. Parked deliveries that a release calls stay in line, marked
 -- called (score lowered by CALLED_OFFSET, which keeps their order and puts them first), until
 -- their claim takes the slot; a called one whose wake-up got lost is called again by the next release.
+--
+-- The endpoint's hash carries the field `lined` ('1') whenever its line may have members: set by
+-- whatever adds a delivery to the line (markLine), so a claim that finds the field absent knows the
+-- line empty without looking at it. The field is dropped by the first claim that finds the line
+-- empty (whatever emptied it); one left over meanwhile costs that claim the look it took before.
 
 local CALLED_OFFSET = 4e15
+-- The endpoint hash's field that says its line may have members.
+local LINED_FIELD = 'lined'
 -- Appended to the event claim's value (the holder's delivery id) once another delivery waits for
 -- it in the claim's waiters set, so a release without waiters never reads that set.
 local WAITED_MARK = '*'
@@ -33,6 +40,14 @@ local function takeRateTurn(rate, now)
   return nil
 end
 
+-- Marks the endpoint's hash (`line`: as takeLease's) as having someone in its line, unless it is.
+local function markLine(line)
+  if not line.marked then
+    redis.call('HSET', line.key, LINED_FIELD, '1')
+    line.marked = true
+  end
+end
+
 -- Takes one slot of both limits and the event's claim at once, or none. Expired leases (a crashed
 -- sender's) are dropped only when a limit looks full, so their slots come back. Taking a lease
 -- already held by the same id renews it (a re-run of the same attempt; `mayHold` says whether the
@@ -43,6 +58,9 @@ end
 -- `rate` (optional: {key, intervalMs, toleranceMs}) is the endpoint's rate limit, a GCRA whose
 -- theoretical arrival time is stored at `rate.key` (pace.ts, gcraStep): checked last, so a token is
 -- spent only with a slot; a delivery refused by it keeps its place in line.
+-- `line` is {key, marked}: the endpoint's hash (nil when there is no endpoint record to mark) and
+-- whether it carries LINED_FIELD. Unmarked, the line is known empty and not looked at; parking in
+-- it marks the hash; a marked line found empty is unmarked. Without a key, `marked` must be true.
 -- `withClaim` false: no event claim is taken or looked at (a delivery whose event has no second
 -- delivery at this endpoint: claim-attempt.lua decides); absent means taken.
 -- Returns 1 when held, 0 refused by the endpoint limit (or others first in line), -1 by the org
@@ -50,7 +68,7 @@ end
 -- retry), -4 by the rate limit (second value: when to look again, ms: when the next request
 -- conforms, plus one interval per delivery before it in line). With 0, the second value is how
 -- many deliveries stand before it in line.
-local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked, rate, withClaim)
+local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, leaseMs, mayHold, wasParked, rate, line, withClaim)
   local claimedNow = false
   if withClaim ~= false then claimedNow = redis.call('SET', lk[5], id, 'NX', 'PX', leaseMs) end
   local claim = id
@@ -75,10 +93,15 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
       if taken >= perEndpoint then refusal = 0 end
     end
     -- Oldest first: with others in line, only the first (free slots) of the line may start.
-    if not refusal and redis.call('ZCARD', lk[3]) > 0 then
-      redis.call('ZADD', lk[3], 'NX', parkOrder, id)
-      inLine = true
-      if redis.call('ZRANK', lk[3], id) >= perEndpoint - taken then refusal = 0 end
+    if not refusal and line.marked then
+      if redis.call('ZCARD', lk[3]) > 0 then
+        redis.call('ZADD', lk[3], 'NX', parkOrder, id)
+        inLine = true
+        if redis.call('ZRANK', lk[3], id) >= perEndpoint - taken then refusal = 0 end
+      elseif line.key then
+        redis.call('HDEL', line.key, LINED_FIELD)
+        line.marked = false
+      end
     end
     if not refusal and redis.call('ZCARD', lk[2]) >= perOrg then
       redis.call('ZREMRANGEBYSCORE', lk[2], '-inf', now)
@@ -96,6 +119,7 @@ local function takeLease(lk, id, now, expiry, perEndpoint, perOrg, parkOrder, le
       local score = redis.call('ZSCORE', lk[3], id)
       if not score then
         redis.call('ZADD', lk[3], parkOrder, id)
+        markLine(line)
       elseif refusal == 0 and tonumber(score) < -CALLED_OFFSET / 2 then
         -- Called, yet no room after all (an expired lease came back late, a narrower pace): it
         -- waits for the next release again, in its place.
