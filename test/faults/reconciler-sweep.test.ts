@@ -125,3 +125,23 @@ test('a queued delivery of a deleted endpoint whose job was removed is re-queued
   expect([cancelled.status, cancelled.cancelReason, cancelled.attempts]).toEqual(['cancelled', 'endpoint_deleted', 0]);
   expect(receiver.requests.length).toBe(requestsBefore);
 });
+
+test("the org's own index of unfinished deliveries that earlier releases kept is deleted as the sweep passes the org", async () => {
+  const postern = await freshPostern();
+  const orgs = [await postern.createOrg(), await postern.createOrg()];
+  const legacyKeys = orgs.map(({ id }) => postern.store.keys.legacyUnfinishedDeliveries(id));
+  for (const { apiKey, id: orgId } of orgs) {
+    await postern.createEndpoint(apiKey, { url: receiver.url, policy: fastPolicy(3, 20) });
+    const [event] = await postEvents(postern.api, apiKey, 1);
+    // What an earlier release wrote at ingest; nothing writes it now.
+    await postern.redis.zadd(postern.store.keys.legacyUnfinishedDeliveries(orgId), Date.now(), event!.deliveryIds[0]!);
+  }
+  expect(await postern.redis.exists(...legacyKeys)).toBe(2);
+
+  // The step that reaches the second org (one delivery per step) deletes its index only then.
+  const reconciler = reconcilerOf(postern);
+  expect(await reconciler.runOnce(1)).toEqual({ checked: 1, requeued: 0 });
+  expect([await postern.redis.exists(legacyKeys[0]!), await postern.redis.exists(legacyKeys[1]!)]).toEqual([0, 1]);
+  expect(await reconciler.runOnce(1)).toEqual({ checked: 1, requeued: 0 });
+  expect(await postern.redis.exists(...legacyKeys)).toBe(0);
+});

@@ -85,7 +85,13 @@ export function createReconciler(deps: {
             current = null;
             continue;
           }
-          const endpointIds = await deps.store.unfinished.listEndpoints(sweep.orgId, { limit: RECONCILE_ENDPOINTS_PER_PAGE, cursor: sweep.endpointCursor });
+          const firstPage = sweep.endpointCursor === undefined;
+          // Data written before this release also has the org's own index of unfinished
+          // deliveries: nothing reads it, so it goes as the sweep enters the org (sent with the read).
+          const [endpointIds] = await Promise.all([
+            deps.store.unfinished.listEndpoints(sweep.orgId, { limit: RECONCILE_ENDPOINTS_PER_PAGE, cursor: sweep.endpointCursor }),
+            firstPage ? deps.store.unfinished.dropLegacyIndex(sweep.orgId) : undefined,
+          ]);
           reads += 2;
           sweep.lastPage = endpointIds.length < RECONCILE_ENDPOINTS_PER_PAGE;
           sweep.endpointCursor = endpointIds[endpointIds.length - 1] ?? sweep.endpointCursor;
