@@ -20,7 +20,7 @@
 import { cpus, loadavg } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
-import { createKeySchema, parseClusterNodes } from '@postern/store';
+import { createKeySchema, createStore, parseClusterNodes } from '@postern/store';
 import { pollUntil, startPosternProcesses, startReceiverProcess, type ReceiverProcess } from './bench-support.js';
 import { commandCalls } from './resource-cost.js';
 import { createOrgs, posternThroughput, warmUp, type BenchOrg } from './scenarios.js';
@@ -121,7 +121,8 @@ export async function retentionAtSpeed(target: BenchTarget, receiver: ReceiverPr
       }
     })();
     const run = await posternThroughput(p, receiver, [org!], { durationS: opts.durationS, producers: 16, maxBacklog: 4 * opts.concurrency });
-    await pollUntil(async () => (await redis.zcard(keys.unfinishedDeliveries(orgId))) === 0, 60_000, 100);
+    const store = createStore({ redis, prefix });
+    await pollUntil(async () => (await store.unfinished.count(orgId)) === 0, 60_000, 100);
     // The last finishes' trims run right after them: give them up to 15 s.
     await pollUntil(async () => (await finished()) <= keep, 15_000, 100);
     sampling = false;
@@ -171,8 +172,9 @@ export async function clusterThroughput(clusterNodes: string, receiver: Receiver
       const before = await Promise.all(nodes.map((n) => commandCalls(n)));
       const run = await posternThroughput(p, receiver, orgs, { durationS: opts.durationS, producers: 16, maxBacklog: 4 * opts.concurrency });
       // Let the sender finish its last jobs' completion before reading the counters.
+      const store = createStore({ redis, prefix });
       await pollUntil(async () => {
-        for (const o of orgs) if ((await redis.zcard(createKeySchema(prefix).unfinishedDeliveries(o.orgId))) > 0) return false;
+        for (const o of orgs) if ((await store.unfinished.count(o.orgId)) > 0) return false;
         return true;
       }, 30_000, 100);
       const after = await Promise.all(nodes.map((n) => commandCalls(n)));

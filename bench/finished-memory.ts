@@ -77,7 +77,7 @@ async function run(status: 200 | 500 | null): Promise<DeliveryMemory> {
     }
     if (status === null) return await measure(postern, orgId, before, ids, envelopeBytes, 'pending');
     await postern.startSender();
-    await waitUntil('every delivery finished', async () => (await postern.redis.zcard(postern.store.keys.unfinishedDeliveries(orgId))) === 0 || undefined, 120_000, 100);
+    await waitUntil('every delivery finished', async () => (await postern.store.unfinished.count(orgId)) === 0 || undefined, 120_000, 100);
     // The queue's own bookkeeping (its stalled-check marker, the events stream) is not per delivery.
     return await measure(postern, orgId, before, ids, envelopeBytes, status === 200 ? 'finished (answered 200)' : 'finished (answered 500, response kept)');
   } finally {

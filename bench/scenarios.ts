@@ -414,7 +414,6 @@ async function memoryBreakdown(redis: BenchRedis, k: KeySchema, orgId: string, e
     'BullMQ delayed set, per member': await perMember(`${q}:delayed`, c.zcard(`${q}:delayed`)),
     "endpoint's delivery log index, per member": await perMember(k.endpointDeliveries(orgId, endpointId), c.zcard(k.endpointDeliveries(orgId, endpointId))),
     "endpoint's pending index, per member": await perMember(k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'), c.zcard(k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'))),
-    'unfinished-deliveries index, per member': await perMember(k.unfinishedDeliveries(orgId), c.zcard(k.unfinishedDeliveries(orgId))),
     'BullMQ events stream, per delivery (capped stream)': Math.round((await usage(`${q}:events`)) / pending),
   };
   return Object.fromEntries(Object.entries(parts).sort((a, b) => b[1] - a[1]));

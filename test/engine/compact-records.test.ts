@@ -70,7 +70,7 @@ test('a pending delivery with its job costs at most 1,400 B; its delivery, event
 
 test('a finished delivery with its attempt and index entries costs at most 800 B, and reads back whole', async () => {
   await postern.startSender();
-  await waitUntil('every delivery finished', async () => (await postern.redis.zcard(postern.store.keys.unfinishedDeliveries(orgId))) === 0 || undefined, 60_000, 100);
+  await waitUntil('every delivery finished', async () => (await postern.store.unfinished.count(orgId)) === 0 || undefined, 60_000, 100);
   const bytes = await perDelivery();
   expect(bytes).toBeLessThanOrEqual(FINISHED_BOUND_BYTES);
   expect(bytes).toBeGreaterThan(300);

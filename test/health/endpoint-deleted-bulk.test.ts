@@ -62,5 +62,5 @@ test(`deleting an endpoint with ${BACKLOG} queued deliveries cancels all of them
     failed: 0,
     prioritized: 0,
   });
-  expect(await postern.store.deliveries.listUnfinished(orgId, Date.now() + 1000, 0, 10)).toEqual([]);
+  expect(await postern.store.unfinished.count(orgId)).toBe(0);
 });

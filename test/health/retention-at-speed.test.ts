@@ -46,7 +46,7 @@ async function postMany(postern: TestPostern, apiKey: string, type: string, coun
 }
 
 async function allFinished(postern: TestPostern, orgId: string): Promise<void> {
-  await waitUntil('every delivery finished', async () => ((await postern.redis.zcard(postern.store.keys.unfinishedDeliveries(orgId))) === 0 ? true : undefined), 120_000, 50);
+  await waitUntil('every delivery finished', async () => ((await postern.store.unfinished.count(orgId)) === 0 ? true : undefined), 120_000, 50);
 }
 
 function retentionSuite(options: PosternOptions): void {
@@ -90,7 +90,7 @@ function retentionSuite(options: PosternOptions): void {
     await sampler;
 
     expect(eventIds).toHaveLength(total);
-    // The last finishes' trims run right after them (the unfinished index is empty already).
+    // The last finishes' trims run right after them (no delivery is unfinished any more).
     await waitUntil('the last trims', async () => ((await finishedCount(postern, orgId, endpoint.id)) <= 100 ? true : undefined)).catch(async (err: Error) => {
       throw new Error(`${err.message}: ${await finishedCount(postern, orgId, endpoint.id)} finished deliveries kept`);
     });

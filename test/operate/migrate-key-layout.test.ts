@@ -27,16 +27,11 @@ afterAll(async () => {
  * Rewrites the org's keys to their names in the older layout (the fixture: what the older release
  * wrote, e.g. `<p>:delivery:<id>`, one global `<p>:deliveries:unfinished`, the queue under `<p>:q`).
  */
-async function toOldLayout(redis: Redis, p: string, orgId: string, keyHash: string): Promise<void> {
+async function toOldLayout(redis: Redis, p: string, orgId: string, keyHash: string, unfinishedIds: readonly string[]): Promise<void> {
   const stem = `${p}:{o:${orgId}}:`;
   const keys = await redis.keys(`${stem}*`);
   for (const key of keys) {
     const rest = key.slice(stem.length);
-    if (rest === 'deliveries:unfinished') {
-      await redis.zunionstore(`${p}:deliveries:unfinished`, 2, `${p}:deliveries:unfinished`, key);
-      await redis.del(key);
-      continue;
-    }
     let old: string;
     if (rest === 'org') old = `${p}:org:${orgId}`;
     else if (['version', 'apikeys', 'endpoints', 'notifications', 'leases', 'parked'].includes(rest)) old = `${p}:org:${orgId}:${rest}`;
@@ -50,6 +45,8 @@ async function toOldLayout(redis: Redis, p: string, orgId: string, keyHash: stri
   await redis.rename(`${p}:{k:${keyHash}}:apikey`, `${p}:apikey:${keyHash}`);
   if (await redis.exists(`${p}:{k:${keyHash}}:apikey-id`)) await redis.rename(`${p}:{k:${keyHash}}:apikey-id`, `${p}:apikey-id:${keyHash}`);
   await redis.del(`${p}:orgs`);
+  // That release also kept one index of every unfinished delivery (score: createdAt).
+  for (const id of unfinishedIds) await redis.zadd(`${p}:deliveries:unfinished`, Date.now(), id);
 }
 
 test('an older layout is migrated: records found again, pending deliveries queued and delivered, old queue removed; idempotent', async () => {
@@ -65,7 +62,7 @@ test('an older layout is migrated: records found again, pending deliveries queue
   for (const q of postern.queues.partitions) await q.obliterate({ force: true });
   // What releases before compact records also kept: an index of every delivery of the endpoint.
   await redis.zadd(postern.store.keys.endpointDeliveries(orgId, endpoint.id), 0, deliveryIds[0]!, 0, deliveryIds[1]!);
-  await toOldLayout(redis, postern.prefix, orgId, keyHash);
+  await toOldLayout(redis, postern.prefix, orgId, keyHash, deliveryIds);
   const oldQueue = new Queue('deliveries', { connection: redis, prefix: `${postern.prefix}:q` });
   await oldQueue.add('deliver', { v: 1, deliveryId: deliveryIds[0]! }, { jobId: deliveryIds[0]! });
   await oldQueue.close();
@@ -78,6 +75,7 @@ test('an older layout is migrated: records found again, pending deliveries queue
   expect(result.legacyLogIndexesRemoved).toBe(1);
   expect(await redis.exists(postern.store.keys.endpointDeliveries(orgId, endpoint.id))).toBe(0);
   expect(await redis.keys(`${postern.prefix}:q:*`)).toEqual([]);
+  expect(await redis.exists(`${postern.prefix}:deliveries:unfinished`, postern.store.keys.legacyUnfinishedDeliveries(orgId))).toBe(0);
   expect((await postern.api('GET', `/v1/endpoints/${endpoint.id}`, { key: apiKey })).status).toBe(200);
   const replay = await postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'order.created', data: { n: 0 } }, headers: { 'idempotency-key': 'k0' } });
   expect(replay.headers.get('idempotent-replayed')).toBe('true');

@@ -1,17 +1,39 @@
-import { deliveryJobData, deliveryJobOptions, type DeliveryJobEntry, type DeliveryQueues, type EndpointRecord, type Store } from '@postern/store';
+import { deliveryJobData, deliveryJobOptions, type DeliveryJobEntry, type DeliveryQueues, type EndpointRecord, type Store, type UnfinishedIndex } from '@postern/store';
 import type { Logger } from 'pino';
 
-/** Most orgs one reconciler step reads (the rest of the index is swept by the next steps). */
-export const RECONCILE_ORGS_PER_RUN = 1000;
+/**
+ * Most index reads one reconciler step makes (the rest is swept by the next steps): each read of
+ * the index of orgs, each read of a page of an org's endpoints (its live and its deleted ones: 2)
+ * and each endpoint status index read. An org with one endpoint costs 5.
+ */
+export const RECONCILE_READS_PER_RUN = 5000;
+
+/** Endpoints read per page of an org's endpoints; their status indexes are then read by one script call (2 per endpoint). */
+export const RECONCILE_ENDPOINTS_PER_PAGE = 100;
 
 /** Finds unfinished deliveries whose queue job is gone and queues them again. */
 export interface Reconciler {
   /**
    * One bounded step of a sweep over every org's unfinished deliveries (at most `batchSize`
-   * checked, default 500; an org's index is read from where the last step left off). Returns how many
+   * checked, default 500, and {@link RECONCILE_READS_PER_RUN} index reads; the next step goes on
+   * from where this one stopped: org, endpoint, status and last delivery id). Returns how many
    * were checked and how many jobs were re-created.
    */
   runOnce(batchSize?: number): Promise<{ checked: number; requeued: number }>;
+}
+
+/**
+ * Where a sweep is in one org: the endpoint status indexes of the page of endpoints read last that
+ * are still to read (each endpoint's `pending`, then its `in_flight`), the last id read from the
+ * first of them, and the last endpoint of the pages read so far.
+ */
+interface OrgSweep {
+  orgId: string;
+  indexes: UnfinishedIndex[];
+  afterId: string | undefined;
+  endpointCursor: string | undefined;
+  /** The page read last was the org's last page of endpoints. */
+  lastPage: boolean;
 }
 
 /**
@@ -19,6 +41,12 @@ export interface Reconciler {
  * an older snapshot, or an ingest that died between writing a delivery and queueing it. It never
  * creates a second job for a delivery that has one (the job id is the delivery id), skips held
  * deliveries while their endpoint is paused or disabled, and leaves deliveries younger than `graceMs` alone.
+ *
+ * It walks the index of orgs, and in each org its endpoints (deleted ones too, whose queued
+ * deliveries the sender then cancels) and their `pending` and `in_flight` indexes, where every
+ * unfinished delivery is (store.unfinished). Those are ordered by id, so creation time: an index is
+ * read up to the deliveries younger than the grace. A delivery that changes status while the sweep
+ * is in its endpoint may be seen twice or not at all in that sweep; the next one finds it.
  */
 export function createReconciler(deps: {
   store: Store;
@@ -27,11 +55,10 @@ export function createReconciler(deps: {
   logger: Logger;
   graceMs: number;
 }): Reconciler {
-  // Where the sweep goes on from: the org it is in (null = start over from the first), and how
-  // far into that org's unfinished deliveries. Unfinished deliveries are indexed per org (one slot
-  // each on Redis Cluster), so the sweep walks the index of orgs.
+  // Where the sweep goes on from: the org it is in (none = start over from the first org) and
+  // where in that org (see OrgSweep). Every index of an org is in its one slot on Redis Cluster.
   let orgCursor: string | undefined;
-  let current: { orgId: string; offset: number } | null = null;
+  let current: OrgSweep | null = null;
   /** The next org to sweep, or null at the end of the index (the next run starts over). */
   const nextOrg = async (): Promise<string | null> => {
     const [id] = await deps.store.orgs.listIds({ limit: 1, cursor: orgCursor });
@@ -41,20 +68,46 @@ export function createReconciler(deps: {
   return {
     async runOnce(batchSize = 500) {
       const now = deps.clock.now();
+      const createdUpToMs = now - deps.graceMs;
       let checked = 0;
       let requeued = 0;
-      // Bounded either way: at most `batchSize` deliveries and RECONCILE_ORGS_PER_RUN org reads.
-      for (let steps = 0; checked < batchSize && steps < RECONCILE_ORGS_PER_RUN; steps += 1) {
+      // Bounded either way: at most `batchSize` deliveries and RECONCILE_READS_PER_RUN index reads.
+      for (let reads = 0; checked < batchSize && reads < RECONCILE_READS_PER_RUN; ) {
         if (!current) {
           const orgId = await nextOrg();
+          reads += 1;
           if (!orgId) break;
-          current = { orgId, offset: 0 };
+          current = { orgId, indexes: [], afterId: undefined, endpointCursor: undefined, lastPage: false };
         }
-        const { orgId, offset } = current;
-        const limit = batchSize - checked;
-        const ids = await deps.store.deliveries.listUnfinished(orgId, now - deps.graceMs, offset, limit);
-        current = ids.length < limit ? null : { orgId, offset: offset + ids.length };
-        const step = await requeueWithoutJob(deps, orgId, ids, now);
+        const sweep = current;
+        if (sweep.indexes.length === 0) {
+          if (sweep.lastPage) {
+            current = null;
+            continue;
+          }
+          const firstPage = sweep.endpointCursor === undefined;
+          // Data written before this release also has the org's own index of unfinished
+          // deliveries: nothing reads it, so it goes as the sweep enters the org (sent with the read).
+          const [endpointIds] = await Promise.all([
+            deps.store.unfinished.listEndpoints(sweep.orgId, { limit: RECONCILE_ENDPOINTS_PER_PAGE, cursor: sweep.endpointCursor }),
+            firstPage ? deps.store.unfinished.dropLegacyIndex(sweep.orgId) : undefined,
+          ]);
+          reads += 2;
+          sweep.lastPage = endpointIds.length < RECONCILE_ENDPOINTS_PER_PAGE;
+          sweep.endpointCursor = endpointIds[endpointIds.length - 1] ?? sweep.endpointCursor;
+          sweep.indexes = endpointIds.flatMap((endpointId): UnfinishedIndex[] => [
+            { endpointId, status: 'pending' },
+            { endpointId, status: 'in_flight' },
+          ]);
+          continue;
+        }
+        const indexes = sweep.indexes.slice(0, RECONCILE_READS_PER_RUN - reads);
+        const { ids, indexesDone } = await deps.store.unfinished.list(sweep.orgId, indexes, { afterId: sweep.afterId, createdUpToMs, limit: batchSize - checked });
+        // Fewer done than given: the limit was reached in the next one, which goes on after its last id.
+        reads += Math.min(indexes.length, indexesDone + 1);
+        sweep.indexes.splice(0, indexesDone);
+        sweep.afterId = indexesDone < indexes.length ? ids[ids.length - 1] : undefined;
+        const step = await requeueWithoutJob(deps, sweep.orgId, ids, now, { createdBeforeMs: createdUpToMs });
         checked += step.checked;
         requeued += step.requeued;
       }

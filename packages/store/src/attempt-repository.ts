@@ -263,7 +263,6 @@ export class AttemptRepository {
         k.delivery(ids.orgId, ids.deliveryId),
         k.deliveryAttempts(ids.orgId, ids.deliveryId),
         k.endpoint(ids.orgId, ids.endpointId),
-        k.unfinishedDeliveries(ids.orgId),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, input.nextStatus),
         k.event(ids.orgId, ids.eventId),
@@ -331,7 +330,6 @@ export class AttemptRepository {
       this.redis,
       [
         k.delivery(ids.orgId, ids.deliveryId),
-        k.unfinishedDeliveries(ids.orgId),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
         k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, target),

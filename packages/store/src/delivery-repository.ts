@@ -213,8 +213,7 @@ export class DeliveryRepository {
     for (const [i, d] of deliveries.entries()) {
       multi
         .hset(this.keys.delivery(d.orgId, d.id), ...deliveryHashFields({ ...d, acceptSeq: lastSeq - deliveries.length + 1 + i }))
-        .zadd(this.keys.endpointDeliveriesByStatus(d.orgId, d.endpointId, d.status), 0, d.id)
-        .zadd(this.keys.unfinishedDeliveries(d.orgId), d.createdAt, d.id);
+        .zadd(this.keys.endpointDeliveriesByStatus(d.orgId, d.endpointId, d.status), 0, d.id);
       // One more delivery of the event to wait for: it must not expire before this one finishes.
       multi.hincrby(this.keys.event(d.orgId, d.eventId), 'liveDeliveries', 1).hincrby(this.keys.event(d.orgId, d.eventId), 'unfinishedDeliveries', 1).persist(this.keys.event(d.orgId, d.eventId));
       // Every delivery of an event is listed with it: the first ones are the event's own
@@ -386,13 +385,5 @@ export class DeliveryRepository {
     for (const id of ids) pipeline.exists(this.keys.deliveryJob(orgId, id));
     const results = assertExec(await pipeline.exec());
     return ids.filter((_, i) => results[i]![1] === 0);
-  }
-
-  /**
-   * Ids of the org's unfinished deliveries created before `beforeMs`, oldest first, skipping
-   * `offset` (for the reconciler's sweep).
-   */
-  async listUnfinished(orgId: string, beforeMs: number, offset: number, limit: number): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.unfinishedDeliveries(orgId), 0, beforeMs, 'LIMIT', offset, limit);
   }
 }

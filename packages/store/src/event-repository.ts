@@ -99,7 +99,6 @@ export class EventRepository {
     const keys = [
       input.idempotencyKeyHash ? this.keys.idempotency(event.orgId, input.idempotencyKeyHash) : this.keys.event(event.orgId, event.id),
       this.keys.event(event.orgId, event.id),
-      this.keys.unfinishedDeliveries(event.orgId),
       this.keys.orgAcceptSeq(event.orgId),
     ];
     const fields: string[] = [];
@@ -153,8 +152,7 @@ export class EventRepository {
       for (const d of deliveries) {
         multi
           .del(this.keys.delivery(event.orgId, d.id), this.keys.deliveryAttempts(event.orgId, d.id))
-          .zrem(this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'), d.id)
-          .zrem(this.keys.unfinishedDeliveries(event.orgId), d.id);
+          .zrem(this.keys.endpointDeliveriesByStatus(event.orgId, d.endpointId, 'pending'), d.id);
       }
     }
     keyed.forEach(({ orgId, d }, i) => {
@@ -185,7 +183,7 @@ export class EventRepository {
         .map(([, h], i) => parseDelivery(h as Record<string, string>, orgId, ids[i]))
         .filter((d): d is DeliveryRecord => d !== null);
       const k = this.keys;
-      const keys = [k.event(orgId, eventId), k.eventRedeliveries(orgId, eventId), k.unfinishedDeliveries(orgId)];
+      const keys = [k.event(orgId, eventId), k.eventRedeliveries(orgId, eventId)];
       const args: (string | number)[] = [nowMs, redeliveries.length];
       for (const d of deliveries) {
         keys.push(

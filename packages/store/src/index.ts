@@ -64,6 +64,7 @@ export { OauthTokenRepository, type CachedToken, type CachedTokenRead } from './
 export { decodeRequestSecrets, decodeSecretValue, encodeRequestSecrets, encodeSecretValue } from './request-secrets.js';
 export { EventRepository, IDEMPOTENCY_TTL_S, orderingKeyHash, type CreateEventResult, type NewEvent, type EraseDataResult } from './event-repository.js';
 export { DeliveryRepository, TRIM_BATCH, TRIM_WORK_MS } from './delivery-repository.js';
+export { UnfinishedDeliveries, type UnfinishedIndex, type UnfinishedStatus } from './unfinished-deliveries.js';
 export { LiveFeedRepository, parseLiveFeedEntry, type LiveFeedEntry, type LiveFeedSettings } from './live-feed-repository.js';
 export { AttemptRepository, LEASE_GRACE_MS, type AttemptIds, type ClaimResult, type FinishInput, type FinishResult } from './attempt-repository.js';
 export { LeaseRepository, type AcquireResult, type LeaseKey } from './lease-repository.js';

@@ -30,7 +30,7 @@ function orgKeys(k: KeySchema, org: string): string[] {
     k.actionIdempotency(org, 'redeliver', 'abc'),
     k.delivery(org, 'dlv_1'),
     k.deliveryAttempts(org, 'dlv_1'),
-    k.unfinishedDeliveries(org),
+    k.legacyUnfinishedDeliveries(org),
     k.orgNotifications(org),
     k.notification(org, 'ntf_1'),
     k.orgAuditLog(org),

@@ -101,8 +101,13 @@ export interface KeySchema {
   delivery(orgId: string, deliveryId: string): string;
   /** Hash: attempt number → JSON attempt record. */
   deliveryAttempts(orgId: string, deliveryId: string): string;
-  /** Sorted set (score = createdAt ms): the org's deliveries not yet finished, for the reconciler. */
-  unfinishedDeliveries(orgId: string): string;
+  /**
+   * Sorted set (score = createdAt ms): the org's unfinished deliveries, as releases before this one
+   * kept them for the reconciler. No longer written or read (the reconciler reads the endpoints'
+   * `pending` and `in_flight` indexes: unfinished-deliveries.ts); named here so the reconciler can
+   * delete what is left of it as its sweep passes the org.
+   */
+  legacyUnfinishedDeliveries(orgId: string): string;
   /** Sorted set (lex): the org's notifications (endpoint paused or disabled by its breaker). */
   orgNotifications(orgId: string): string;
   /** Hash: one notification. */
@@ -248,7 +253,7 @@ export function createKeySchema(prefix: string, opts: KeySchemaOptions = {}): Ke
     claimMarksDone: () => `${p}:claim-marks-done`,
     delivery: (orgId, id) => `${o(orgId)}:delivery:${id}`,
     deliveryAttempts: (orgId, id) => `${o(orgId)}:delivery:${id}:attempts`,
-    unfinishedDeliveries: (orgId) => `${o(orgId)}:deliveries:unfinished`,
+    legacyUnfinishedDeliveries: (orgId) => `${o(orgId)}:deliveries:unfinished`,
     orgNotifications: (id) => `${o(id)}:notifications`,
     notification: (orgId, id) => `${o(orgId)}:notification:${id}`,
     orgAuditLog: (id) => `${o(id)}:audit`,

@@ -36,9 +36,10 @@ async function scanAll(redis: Redis, pattern: string): Promise<string[]> {
  * One-shot migration of data written by a Postern before the org-tagged key layout (README,
  * "Migrating data written by an older Postern"), on the standalone Redis that release used, with
  * every Postern process stopped. Renames each record to its key in `keys` (RENAME keeps expiries),
- * rebuilds the per-org indexes of unfinished deliveries and deleted endpoints and the index of
- * orgs, queues a job for every unfinished delivery on its org's partition (held ones of an
- * inactive endpoint excepted, as the reconciler does), and removes the old single queue; also
+ * rebuilds the per-org index of deleted endpoints and the index of orgs, queues a job for every
+ * unfinished delivery (as the old release's one index of them names) on its org's partition (held
+ * ones of an inactive endpoint excepted, as the reconciler does), and removes the old single queue
+ * and that index (the reconciler now finds unfinished deliveries in their endpoints' indexes); also
  * removes the endpoints' indexes of every delivery that compact records no longer use. Safe to
  * run twice: the second run finds no key of the old layout.
  *
@@ -102,14 +103,14 @@ export async function migrateKeyLayout(redis: Redis, keys: KeySchema, queues: De
     await move('delivery', key, keys.delivery(orgId, m[1]!));
     if (await redis.exists(`${key}:attempts`)) await move('delivery', `${key}:attempts`, keys.deliveryAttempts(orgId, m[1]!));
   }
+  // The old release's one index of unfinished deliveries names those that get a job below; it is
+  // removed once they have one (nothing of this release reads it).
   const unfinishedKey = `${p}:deliveries:unfinished`;
-  const unfinished = await redis.zrange(unfinishedKey, 0, -1, 'WITHSCORES');
-  for (let i = 0; i + 1 < unfinished.length; i += 2) {
-    const id = unfinished[i]!;
+  const unfinishedOf = new Map<string, string[]>();
+  for (const id of await redis.zrange(unfinishedKey, 0, -1)) {
     const orgId = orgOfDelivery.get(id);
-    if (orgId) await redis.zadd(keys.unfinishedDeliveries(orgId), unfinished[i + 1]!, id);
+    if (orgId) unfinishedOf.set(orgId, [...(unfinishedOf.get(orgId) ?? []), id]);
   }
-  await redis.del(unfinishedKey);
 
   // Endpoints and everything under them (delivery log, leases, parked, claims).
   for (const key of await scanAll(redis, `${p}:endpoint:*`)) {
@@ -159,7 +160,7 @@ export async function migrateKeyLayout(redis: Redis, keys: KeySchema, queues: De
   for (const key of await scanAll(redis, `${p}:q:*`)) oldQueueKeysRemoved += await redis.unlink(key);
   let queued = 0;
   for (const orgId of orgs) {
-    const ids = await redis.zrange(keys.unfinishedDeliveries(orgId), 0, -1);
+    const ids = unfinishedOf.get(orgId) ?? [];
     const jobs: DeliveryJobEntry[] = [];
     const endpointActive = new Map<string, boolean>();
     const now = Date.now();
@@ -177,6 +178,7 @@ export async function migrateKeyLayout(redis: Redis, keys: KeySchema, queues: De
     if (jobs.length > 0) await queues.forOrg(orgId).addBulk(jobs);
     queued += jobs.length;
   }
+  await redis.del(unfinishedKey);
   // Compact records: the index of every delivery of an endpoint duplicates its status indexes.
   let legacyLogIndexesRemoved = 0;
   for (const key of await scanAll(redis, `${p}:{o:*}:endpoint:*:deliveries`)) {

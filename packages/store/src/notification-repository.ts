@@ -87,7 +87,6 @@ export class NotificationRepository {
         await settleOnTripScript.run(
           this.redis,
           [
-            k.unfinishedDeliveries(orgId),
             k.endpointDeliveriesByStatus(orgId, endpointId, 'pending'),
             k.endpointDeliveriesByStatus(orgId, endpointId, target),
             k.endpointHeld(orgId, endpointId),

@@ -19,6 +19,7 @@ import { PortalSessionRepository } from './portal-session-repository.js';
 import { PlatformKeyRepository } from './platform-key-repository.js';
 import { SenderRegistry } from './sender-registry.js';
 import { StatsRepository } from './stats-repository.js';
+import { UnfinishedDeliveries } from './unfinished-deliveries.js';
 import { LiveFeedRepository, type LiveFeedSettings } from './live-feed-repository.js';
 
 /** Every repository over one Redis connection and key prefix. */
@@ -41,6 +42,8 @@ export interface Store {
   /** The overview's per-minute attempt counters. */
   readonly stats: StatsRepository;
   readonly deliveries: DeliveryRepository;
+  /** Where the reconciler finds the unfinished deliveries: each endpoint's `pending` and `in_flight` indexes. */
+  readonly unfinished: UnfinishedDeliveries;
   /** The two calls of each attempt (claim, finish) and settling without one. */
   readonly attempts: AttemptRepository;
   readonly notifications: NotificationRepository;
@@ -86,6 +89,7 @@ export function createStore(deps: { redis: RedisClient; prefix: string; queuePar
     eventTypes: new EventTypeRepository(deps.redis, keys),
     stats: new StatsRepository(deps.redis, keys),
     deliveries,
+    unfinished: new UnfinishedDeliveries(deps.redis, keys),
     attempts: new AttemptRepository(deps.redis, keys, deliveries, box, liveFeed),
     liveFeed: new LiveFeedRepository(deps.redis, keys, liveFeed),
     notifications: new NotificationRepository(deps.redis, keys),

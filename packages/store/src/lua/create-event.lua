@@ -1,8 +1,9 @@
 -- Writes one event, its deliveries and their indexes in one step, or returns the first answer
 -- stored under the producer's idempotency key.
--- KEYS[1] idempotency key, KEYS[2] event hash, KEYS[3] unfinished-deliveries zset, KEYS[4] the
--- org's acceptance sequence, then per delivery: delivery hash, endpoint pending zset (its delivery
--- log is the union of its status indexes: compact records keep no index of all); then the org's
+-- KEYS[1] idempotency key, KEYS[2] event hash, KEYS[3] the org's acceptance sequence, then per
+-- delivery: delivery hash, endpoint pending zset (its delivery log is the union of its status
+-- indexes: compact records keep no index of all; the reconciler finds unfinished deliveries in
+-- the pending and in_flight ones, so the org keeps no index of them either); then the org's
 -- events index (GET /v1/events) and its index of events that reached no endpoint; last, per
 -- delivery in an ordering key's line: the key's sequence counter at its endpoint and the
 -- endpoint's key lines.
@@ -22,7 +23,7 @@ if ARGV[1] == '1' then
   if existing then return {0, existing} end
 end
 local count = tonumber(ARGV[5])
-local eventsIndex, undeliveredIndex = 5 + count * 2, 6 + count * 2
+local eventsIndex, undeliveredIndex = 4 + count * 2, 5 + count * 2
 -- The janitor removes the event when its last delivery is removed; an event that reached no
 -- endpoint expires after the default retention instead.
 local eventFields = cjson.decode(ARGV[4])
@@ -43,26 +44,23 @@ for f = 1, #eventFields, 2 do
 end
 redis.call('HSET', KEYS[2], unpack(short))
 local acceptSeq = 0
-if count > 0 then acceptSeq = redis.call('INCR', KEYS[4]) end
+if count > 0 then acceptSeq = redis.call('INCR', KEYS[3]) end
 local ids = {}
 for i = 0, count - 1 do
   local fields = cjson.decode(ARGV[8 + i])
-  -- Its id (in the key, so not stored) and createdAt, from the fields given.
-  local id, createdAt
+  -- Its id, from the fields given: in the key, so not stored.
+  local id
   local stored = {'acceptSeq', acceptSeq}
   for f = 1, #fields, 2 do
     if fields[f] == 'id' then id = fields[f + 1]
     else
-      if fields[f] == 'createdAt' then createdAt = fields[f + 1] end
       stored[#stored + 1] = fields[f]
       stored[#stored + 1] = fields[f + 1]
     end
   end
   ids[i] = id
-  redis.call('HSET', KEYS[5 + i * 2], unpack(stored))
-  redis.call('ZADD', KEYS[6 + i * 2], 0, id)
-  -- createdAt is left out of the fields when it is the time in the id (records.ts).
-  redis.call('ZADD', KEYS[3], createdAt or ulidTimeMs(id) or 0, id)
+  redis.call('HSET', KEYS[4 + i * 2], unpack(stored))
+  redis.call('ZADD', KEYS[5 + i * 2], 0, id)
 end
 for n, keyed in ipairs(cjson.decode(ARGV[6])) do
   local i, keyHash = keyed[1], keyed[2]
@@ -71,7 +69,7 @@ for n, keyed in ipairs(cjson.decode(ARGV[6])) do
   redis.call('EXPIRE', counterKey, tonumber(ARGV[2]) * 30)
   local entry = keyLineEntry(keyHash, sequence, ids[i])
   redis.call('ZADD', linesKey, 0, entry)
-  redis.call('HSET', KEYS[5 + i * 2], 'sequence', sequence, 'keyLine', entry)
+  redis.call('HSET', KEYS[4 + i * 2], 'sequence', sequence, 'keyLine', entry)
 end
 -- The event in the org's index (lex by id, which is creation order).
 redis.call('ZADD', KEYS[eventsIndex], 0, eventId)

@@ -5,9 +5,8 @@
 -- delivery (queued, waiting for a retry, parked or held) is cancelled with `data_erased`: it has
 -- nothing left to send. Refused while any delivery is in flight (its request holds the body now):
 -- nothing is changed then.
--- KEYS[1] event hash, KEYS[2] the event's redeliveries, KEYS[3] the org's unfinished zset, then per
--- delivery: its hash, its attempts hash, its endpoint's pending, cancelled and held indexes and its
--- endpoint's key lines (6 keys).
+-- KEYS[1] event hash, KEYS[2] the event's redeliveries, then per delivery: its hash, its attempts
+-- hash, its endpoint's pending, cancelled and held indexes and its endpoint's key lines (6 keys).
 -- ARGV[1] now (ms), ARGV[2] how many redeliveries the caller saw (a new one since: 'changed', the
 -- caller reads again), then per delivery its id and when it expires if cancelled here (epoch ms,
 -- '' = kept until trimmed by count).
@@ -18,7 +17,7 @@
 --- @include "compact-hash"
 local now = ARGV[1]
 if redis.call('ZCARD', KEYS[2]) ~= tonumber(ARGV[2]) then return {'changed'} end
-local FIRST = 4
+local FIRST = 3
 local PER = 6
 for i = FIRST, #KEYS, PER do
   if redis.call('HGET', KEYS[i], 'status') == 'in_flight' then
@@ -93,7 +92,6 @@ for i = FIRST, #KEYS, PER do
     if d[1] == 'pending' then
       redis.call('ZREM', KEYS[i + 2], id)
       redis.call('ZADD', KEYS[i + 3], 0, id)
-      redis.call('ZREM', KEYS[3], id)
       if d[2] == '1' then redis.call('ZREM', KEYS[i + 4], id) end
       -- `parked` stays: the claim that its job runs next finds it finished and leaves the parked set.
       hsetOrDel(KEYS[i], {'status', 'cancelled', 'held', '', 'heldReason', '', 'nextAttemptAt', '', 'finishedAt', '', 'updatedAt', now, 'cancelReason', 'data_erased'})

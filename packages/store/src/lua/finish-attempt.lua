@@ -5,11 +5,12 @@
 -- attempt in memory and writes the sums about once a second (stats-flusher.ts), with the live
 -- feed's expiry; neither needs to be atomic with the outcome.
 -- KEYS[1..6] lease keys (includes/lease.lua), KEYS[7] delivery hash, KEYS[8] attempts hash,
--- KEYS[9] endpoint hash, KEYS[10] unfinished zset, KEYS[11] endpoint's pending index (where an
--- attempt's delivery stays while in flight), KEYS[12] endpoint's index of the next status, KEYS[13] event hash, KEYS[14..16] endpoint's
--- succeeded, failed and cancelled indexes (for the count a `{lastPerEndpoint}` trim needs),
--- KEYS[17] endpoint's key lines (per-key ordering), KEYS[18] the org's live feed (includes/live-feed.lua),
--- KEYS[19] endpoint's in_flight index (where a release before this one put a claimed delivery).
+-- KEYS[9] endpoint hash, KEYS[10] endpoint's pending index (where an attempt's delivery stays
+-- while in flight), KEYS[11] endpoint's index of the next status, KEYS[12] event hash,
+-- KEYS[13..15] endpoint's succeeded, failed and cancelled indexes (for the count a
+-- `{lastPerEndpoint}` trim needs), KEYS[16] endpoint's key lines (per-key ordering), KEYS[17] the
+-- org's live feed (includes/live-feed.lua), KEYS[18] endpoint's in_flight index (where a release
+-- before this one put a claimed delivery).
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] attempt number,
 -- ARGV[4] next status: 'succeeded' | 'pending' (retry scheduled) | 'failed' | 'cancelled' (the
 -- org's pre-attempt check said so: nothing was sent; health is left alone),
@@ -56,7 +57,7 @@ giveBackLease(KEYS, id, tonumber(now), tonumber(ARGV[11]), tonumber(ARGV[12]), w
 if current[1] ~= 'in_flight' or current[2] ~= ARGV[3] then return {'stale', 0, '', 0, '', unpack(woken)} end
 
 local nextStatus = ARGV[4]
-appendLiveChange(KEYS[18], ARGV[21], ARGV[22], {'d', id, 'p', ARGV[19], 'v', ARGV[20], 't', current[4], 's', nextStatus,
+appendLiveChange(KEYS[17], ARGV[21], ARGV[22], {'d', id, 'p', ARGV[19], 'v', ARGV[20], 't', current[4], 's', nextStatus,
   'n', ARGV[3], 'r', ARGV[6], 'x', nextStatus == 'cancelled' and ARGV[18] or ARGV[7], 'ms', ARGV[8], 'a', ARGV[9], 'at', now}, true)
 local finishedCount = 0
 -- The attempt's core in the delivery's hash; its response, when kept, in the attempts hash.
@@ -94,19 +95,18 @@ if #del > 0 then redis.call('HDEL', KEYS[7], unpack(del)) end
 -- From the pending index to the next status's (a retry stays where it is). A delivery claimed by a
 -- release that still moved it to the in_flight index is found there instead.
 if nextStatus == 'pending' then
-  if redis.call('ZADD', KEYS[12], 'NX', 0, id) == 1 then redis.call('ZREM', KEYS[19], id) end
+  if redis.call('ZADD', KEYS[11], 'NX', 0, id) == 1 then redis.call('ZREM', KEYS[18], id) end
 else
-  if redis.call('ZREM', KEYS[11], id) == 0 then redis.call('ZREM', KEYS[19], id) end
-  redis.call('ZADD', KEYS[12], 0, id)
+  if redis.call('ZREM', KEYS[10], id) == 0 then redis.call('ZREM', KEYS[18], id) end
+  redis.call('ZADD', KEYS[11], 0, id)
 end
 if nextStatus ~= 'pending' then
-  redis.call('ZREM', KEYS[10], id)
   -- No attempts hash unless a response was kept, now or by an earlier attempt.
-  keepFinishedUntil(KEYS[7], KEYS[8], KEYS[13], ARGV[13], now, response ~= '' or ARGV[3] ~= '1')
-  if current[3] then leaveKeyLine(KEYS[17], current[3], woken) end
+  keepFinishedUntil(KEYS[7], KEYS[8], KEYS[12], ARGV[13], now, response ~= '' or ARGV[3] ~= '1')
+  if current[3] then leaveKeyLine(KEYS[16], current[3], woken) end
   -- Only a `{lastPerEndpoint}` policy (no expiry given) trims by count; `{days}` needs no count.
   if ARGV[13] == '' then
-    finishedCount = redis.call('ZCARD', KEYS[14]) + redis.call('ZCARD', KEYS[15]) + redis.call('ZCARD', KEYS[16])
+    finishedCount = redis.call('ZCARD', KEYS[13]) + redis.call('ZCARD', KEYS[14]) + redis.call('ZCARD', KEYS[15])
   end
 end
 if nextStatus == 'cancelled' then
