@@ -90,7 +90,7 @@ test('a finished delivery with its attempt and index entries costs at most 800 B
   // What the ids say is not stored again (derived-ids.ts), yet the body sent has them right: the
   // event's id, and its creation time as the timestamp.
   expect(await postern.redis.hmget(k.delivery(orgId, ids[7]!), 'eventId', 'createdAt')).toEqual([null, null]);
-  expect(await postern.redis.hmget(k.event(orgId, eventIds[7]!), 'timestamp', 'deliveryIds', 'unfinishedDeliveries')).toEqual([null, '1', null]);
+  expect(await postern.redis.hmget(k.event(orgId, eventIds[7]!), 'timestamp', 'deliveryIds', 'unfinishedDeliveries', 'keepUntil')).toEqual([null, '1', '0', null]);
   const event = (await postern.store.events.get(orgId, eventIds[7]!))!;
   expect(event.deliveryIds).toEqual([ids[7]]);
   expect(JSON.parse(received.body)).toMatchObject({ id: eventIds[7], timestamp: new Date(d.createdAt).toISOString() });

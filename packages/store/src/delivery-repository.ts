@@ -12,6 +12,7 @@ import { eventIdOfDelivery } from './derived-ids.js';
 
 const purgeDeliveryScript = LuaScript.load('purge-delivery');
 const trimFinishedScript = LuaScript.load('trim-finished');
+const reopenEventScript = LuaScript.load('reopen-event');
 
 /** Finished deliveries one round of a `{lastPerEndpoint}` trim removes at most: one Redis script never pauses long. */
 export const TRIM_BATCH = 50;
@@ -214,8 +215,9 @@ export class DeliveryRepository {
       multi
         .hset(this.keys.delivery(d.orgId, d.id), ...deliveryHashFields({ ...d, acceptSeq: lastSeq - deliveries.length + 1 + i }))
         .zadd(this.keys.endpointDeliveriesByStatus(d.orgId, d.endpointId, d.status), 0, d.id);
-      // One more delivery of the event to wait for: it must not expire before this one finishes.
-      multi.hincrby(this.keys.event(d.orgId, d.eventId), 'liveDeliveries', 1).hincrby(this.keys.event(d.orgId, d.eventId), 'unfinishedDeliveries', 1).persist(this.keys.event(d.orgId, d.eventId));
+      // One more delivery of the event to wait for: it must not expire before this one finishes
+      // (its keep time, when only its expiry held it, is kept: reopen-event.lua).
+      reopenEventScript.queueIn(multi, [this.keys.event(d.orgId, d.eventId)], [d.createdAt]);
       // Every delivery of an event is listed with it: the first ones are the event's own
       // `deliveryIds`, redeliveries are indexed here (issue 14).
       if (d.redeliveredFromId) multi.zadd(this.keys.eventRedeliveries(d.orgId, d.eventId), 0, d.id);

@@ -12,11 +12,25 @@
 -- fields were counted (none of `unfinishedDeliveries`, `keptByCount`, `keepUntil`) go by
 -- `liveDeliveries` alone. Compact records: `unfinishedDeliveries` is removed when it reaches 0
 -- (absent reads as 0); by then the event has `keptByCount` or `keepUntil`, which mark it counted.
+-- Except where the last delivery to finish leaves nothing kept by count: the event then expires by
+-- itself, so that finish writes `unfinishedDeliveries` 0 (its mark of being counted) in its one
+-- `HSET` and no `keepUntil`: the event's own expiry is the latest keep time from then on, and
+-- whatever reads `keepUntil` after it takes that expiry into account (eventKeptUntil; a redelivery
+-- folds it back into `keepUntil` before it clears the expiry, reopen-event.lua).
 
 -- Whether the event counts its deliveries (see above): any of its three counting fields is there.
 local function eventCounted(eventKey)
   return redis.call('HEXISTS', eventKey, 'unfinishedDeliveries') == 1 or redis.call('HEXISTS', eventKey, 'keptByCount') == 1
     or redis.call('HEXISTS', eventKey, 'keepUntil') == 1
+end
+
+-- The latest keep time of an event's deliveries kept by days: its stored `keepUntil` (nil when
+-- absent), or its expiry when later (see above: a last finish leaves it only there). epoch ms.
+local function eventKeptUntil(eventKey, stored, nowMs)
+  local untilMs = tonumber(stored)
+  local ttl = redis.call('PTTL', eventKey)
+  if ttl > 0 and (not untilMs or untilMs < tonumber(nowMs) + ttl) then untilMs = tonumber(nowMs) + ttl end
+  return untilMs
 end
 
 -- What becomes of an event now that none of its deliveries may be unfinished or kept by count:
@@ -25,7 +39,7 @@ end
 local function eventAfterRelease(eventKey, nowMs)
   local state = redis.call('HMGET', eventKey, 'unfinishedDeliveries', 'keptByCount', 'keepUntil')
   if (tonumber(state[1]) or 0) > 0 or (tonumber(state[2]) or 0) > 0 then return 'keep' end
-  local untilMs = tonumber(state[3])
+  local untilMs = eventKeptUntil(eventKey, state[3], nowMs)
   if untilMs and untilMs > tonumber(nowMs) then
     redis.call('PEXPIREAT', eventKey, untilMs)
     return 'expire'
@@ -37,7 +51,7 @@ end
 -- caller); expiresAt: epoch ms, or '' when the policy keeps the newest N instead; nowMs: epoch ms.
 -- hasAttempts: false when the delivery is known to have no attempts hash (no response kept), so
 -- it needs no expiry. The event's three counting fields are read at once and written back in one
--- HSET (and one HDEL when unfinishedDeliveries reaches 0).
+-- HSET (and one HDEL when unfinishedDeliveries reaches 0 with a delivery kept by count).
 local function keepFinishedUntil(deliveryKey, attemptsKey, eventKey, expiresAt, nowMs, hasAttempts)
   if expiresAt ~= '' then
     redis.call('PEXPIREAT', deliveryKey, expiresAt)
@@ -48,6 +62,15 @@ local function keepFinishedUntil(deliveryKey, attemptsKey, eventKey, expiresAt, 
   if not (state[1] or state[2] or state[3]) then return end
   local unfinished = (tonumber(state[1]) or 0) - 1
   local keptByCount = tonumber(state[2]) or 0
+  -- The last to finish, kept by days, nothing kept by count: the event expires with the latest of
+  -- its deliveries, and that expiry is where the keep time stays (see above).
+  if unfinished <= 0 and keptByCount <= 0 and expiresAt ~= '' then
+    local kept = tonumber(state[3])
+    if not kept or kept < tonumber(expiresAt) then kept = tonumber(expiresAt) end
+    redis.call('HSET', eventKey, 'unfinishedDeliveries', 0)
+    redis.call('PEXPIREAT', eventKey, kept)
+    return
+  end
   local set = {}
   -- Left out at 0 (compact records); the count or expiry set below keeps the event marked counted.
   if unfinished > 0 then
