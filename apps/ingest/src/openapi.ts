@@ -323,6 +323,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
     add(400, '`invalid_request` naming the field, or `invalid_json`');
     add(413, '`payload_too_large`: body over `MAX_BODY_BYTES`');
     add(415, '`unsupported_media_type`: not UTF-8 `application/json`');
+    add(501, '`transfer_encoding_not_supported`: a transfer coding other than `chunked` (send a compressed body with `Content-Encoding: gzip`); the connection is closed');
   }
   if (route.query) add(400, '`invalid_request` naming the parameter');
   const idempotent = route.path === '/v1/events' || IDEMPOTENT_ACTIONS.has(routeKey(route));
@@ -341,6 +342,8 @@ function operation(route: RouteDoc): Record<string, unknown> {
   if (pathParams.length > 0) add(404, route.auth === 'apiKey' ? '`not_found`: no such resource in your org' : '`not_found`: no such resource');
   if (route.auth === 'apiKey') add(404, '`org_not_found`: the org named in `Postern-Org` does not exist (platform key)');
   if (route.auth === 'apiKey' || route.auth === 'admin') add(503, '`service_unavailable`: Redis unreachable; nothing was stored');
+  // Refused before routing, like what the HTTP parser refuses (the 4XX below where nothing else is).
+  if (errors.size > 0) add(400, '`missing_host`: an HTTP/1.1 request without a `Host` header; the connection is closed');
 
   const responses: Record<string, unknown> = { ...successes };
   for (const [status, { descriptions, codes }] of [...errors].sort(([a], [b]) => a.localeCompare(b))) {
@@ -348,7 +351,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
   }
   // Whatever the route, a request the HTTP parser refuses never reaches it.
   if (!Object.keys(responses).some((s) => s.startsWith('4'))) {
-    responses['4XX'] = errorResponse('4XX', { description: 'the request is not valid HTTP (`bad_request`) or its headers are too large (`headers_too_large`)', codes: [] });
+    responses['4XX'] = errorResponse('4XX', { description: 'the request is not valid HTTP (`bad_request`), its headers are too large (`headers_too_large`) or, in HTTP/1.1, it has no `Host` header (`missing_host`)', codes: [] });
   }
 
   const op: Record<string, unknown> = {
