@@ -1,10 +1,9 @@
-import { pino } from 'pino';
 import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
-import { createIdFactory, createSecretBox, createSigningKeyCache, type SigningKeyCache } from '@postern/shared';
-import { createRedisConnection, createStore, StatsFlusher, type AttemptIds, type Store } from '@postern/store';
+import { createSigningKeyCache, type SigningKeyCache } from '@postern/shared';
+import type { AttemptIds, StatsFlusher, Store } from '@postern/store';
 import { runAttempt, type DeliverDeps, type DeliveryTransport, type OutboundRequest, type TransportResult } from '@postern/sender';
-import type { Redis } from 'ioredis';
-import { startPostern, TEST_REDIS_URL, testSecretKeyring, type TestPostern } from '../support/postern.js';
+import { startAttemptHarness, type AttemptHarness } from '../support/attempt-harness.js';
+import type { TestPostern } from '../support/postern.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
@@ -13,10 +12,10 @@ import { waitUntil } from '../support/wait-until.js';
  * calls of its own around the request.
  */
 
+let harness: AttemptHarness;
 let postern: TestPostern;
 let apiKey: string;
 let orgId: string;
-let redis: Redis;
 let store: Store;
 /** The overview's counters of these attempts: written only when a test says (no timer). */
 let stats: StatsFlusher;
@@ -24,22 +23,16 @@ let stats: StatsFlusher;
 let commands: string[] = [];
 
 beforeAll(async () => {
-  postern = await startPostern({ sender: false });
-  ({ apiKey, id: orgId } = await postern.createOrg());
-  redis = createRedisConnection(TEST_REDIS_URL, 'worker');
-  store = createStore({ redis, prefix: postern.prefix, secretBox: createSecretBox(testSecretKeyring()) });
-  stats = new StatsFlusher({ redis, keys: store.keys, liveFeed: store.liveFeed.settings, intervalMs: 0 });
+  harness = await startAttemptHarness();
+  ({ postern, apiKey, orgId, store, stats } = harness);
+  const { redis } = harness;
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = ((command: { name: string }, ...rest: unknown[]) => {
     commands.push(command.name);
     return (send as (...args: unknown[]) => unknown)(command, ...rest);
   }) as typeof redis.sendCommand;
 });
-afterAll(async () => {
-  await stats.close();
-  await postern.close();
-  await redis.quit();
-});
+afterAll(() => harness.close());
 
 /** A transport that answers `answer` and records each request with what the store held while it was in flight. */
 function transport(answer: (req: OutboundRequest) => TransportResult | Promise<TransportResult>) {
@@ -56,21 +49,7 @@ function transport(answer: (req: OutboundRequest) => TransportResult | Promise<T
   return { t, sent };
 }
 
-function deps(t: DeliveryTransport, woken: string[] = []): DeliverDeps {
-  return {
-    store,
-    transport: t,
-    clock: { now: () => Date.now() },
-    random: () => 0.5,
-    logger: pino({ level: 'silent' }),
-    classifyAddress: () => null,
-    userAgent: 'Postern/test',
-    signingKeys: createSigningKeyCache(),
-    ids: createIdFactory(),
-    wake: async (_orgId, ids) => void woken.push(...ids),
-    stats,
-  };
-}
+const deps = (t: DeliveryTransport, woken: string[] = []): DeliverDeps => harness.deps(t, woken);
 
 async function endpointWith(policy: unknown): Promise<string> {
   const ep = await postern.createEndpoint(apiKey, { url: 'http://127.0.0.1:9/hook', policy });

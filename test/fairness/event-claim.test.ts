@@ -1,9 +1,8 @@
-import { pino } from 'pino';
-import { createIdFactory, createSecretBox, createSigningKeyCache } from '@postern/shared';
-import { createRedisConnection, createStore, newPendingDelivery, StatsFlusher, type AttemptIds, type Store } from '@postern/store';
-import { runAttempt, type DeliverDeps, type DeliveryTransport, type TransportResult } from '@postern/sender';
-import type { Redis } from 'ioredis';
-import { startPostern, TEST_REDIS_URL, testSecretKeyring, type TestPostern } from '../support/postern.js';
+import { createIdFactory } from '@postern/shared';
+import { newPendingDelivery, type AttemptIds, type Store } from '@postern/store';
+import { runAttempt, type DeliveryTransport, type TransportResult } from '@postern/sender';
+import { startAttemptHarness, type AttemptHarness } from '../support/attempt-harness.js';
+import type { TestPostern } from '../support/postern.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
@@ -13,26 +12,18 @@ import { waitUntil } from '../support/wait-until.js';
  * redelivery meets an original whose attempt began before any redelivery existed.
  */
 
+let harness: AttemptHarness;
 let postern: TestPostern;
 let apiKey: string;
 let orgId: string;
-let redis: Redis;
 let store: Store;
-let stats: StatsFlusher;
 const ids = createIdFactory();
 
 beforeAll(async () => {
-  postern = await startPostern({ sender: false });
-  ({ apiKey, id: orgId } = await postern.createOrg());
-  redis = createRedisConnection(TEST_REDIS_URL, 'worker');
-  store = createStore({ redis, prefix: postern.prefix, secretBox: createSecretBox(testSecretKeyring()) });
-  stats = new StatsFlusher({ redis, keys: store.keys, liveFeed: store.liveFeed.settings, intervalMs: 0 });
+  harness = await startAttemptHarness();
+  ({ postern, apiKey, orgId, store } = harness);
 });
-afterAll(async () => {
-  await stats.close();
-  await postern.close();
-  await redis.quit();
-});
+afterAll(() => harness.close());
 
 /** A transport whose answers the test gives, one request at a time, by delivery id. */
 function heldTransport() {
@@ -53,21 +44,7 @@ function heldTransport() {
   return { t, sent, answer, inFlight: (id: string) => waiting.has(id) };
 }
 
-function deps(t: DeliveryTransport, woken: string[]): DeliverDeps {
-  return {
-    store,
-    transport: t,
-    clock: { now: () => Date.now() },
-    random: () => 0.5,
-    logger: pino({ level: 'silent' }),
-    classifyAddress: () => null,
-    userAgent: 'Postern/test',
-    signingKeys: createSigningKeyCache(),
-    ids,
-    wake: async (_orgId, woke) => void woken.push(...woke),
-    stats,
-  };
-}
+const deps = (t: DeliveryTransport, woken: string[]) => harness.deps(t, woken);
 
 async function endpoint(): Promise<string> {
   return (await postern.createEndpoint(apiKey, { url: 'http://127.0.0.1:9/hook', policy: 'standard' })).id as string;

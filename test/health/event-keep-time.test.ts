@@ -1,9 +1,9 @@
 import { pino } from 'pino';
-import { createIdFactory, createSecretBox, createSigningKeyCache } from '@postern/shared';
-import { createRedisConnection, createStore, newPendingDelivery, StatsFlusher, type AttemptIds, type Store } from '@postern/store';
-import { createJanitor, runAttempt, type DeliverDeps, type DeliveryTransport } from '@postern/sender';
-import type { Redis } from 'ioredis';
-import { startPostern, TEST_REDIS_URL, testSecretKeyring, type TestPostern } from '../support/postern.js';
+import { createIdFactory } from '@postern/shared';
+import { newPendingDelivery, type AttemptIds, type Store } from '@postern/store';
+import { createJanitor, runAttempt, type DeliveryTransport } from '@postern/sender';
+import { startAttemptHarness, type AttemptHarness } from '../support/attempt-harness.js';
+import type { TestPostern } from '../support/postern.js';
 
 /**
  * An event is kept as long as the longest-kept of its deliveries (docs/architecture.md,
@@ -14,44 +14,22 @@ import { startPostern, TEST_REDIS_URL, testSecretKeyring, type TestPostern } fro
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+let harness: AttemptHarness;
 let postern: TestPostern;
 let apiKey: string;
 let orgId: string;
-let redis: Redis;
 let store: Store;
-let stats: StatsFlusher;
 const ids = createIdFactory();
 
 beforeAll(async () => {
-  postern = await startPostern({ sender: false });
-  ({ apiKey, id: orgId } = await postern.createOrg());
-  redis = createRedisConnection(TEST_REDIS_URL, 'worker');
-  store = createStore({ redis, prefix: postern.prefix, secretBox: createSecretBox(testSecretKeyring()) });
-  stats = new StatsFlusher({ redis, keys: store.keys, liveFeed: store.liveFeed.settings, intervalMs: 0 });
+  harness = await startAttemptHarness();
+  ({ postern, apiKey, orgId, store } = harness);
 });
-afterAll(async () => {
-  await stats.close();
-  await postern.close();
-  await redis.quit();
-});
+afterAll(() => harness.close());
 
 const answered200: DeliveryTransport = { send: async () => ({ kind: 'response', status: 200, retryAfter: undefined, bodyBytesRead: 0 }), close() {} };
 
-function deps(): DeliverDeps {
-  return {
-    store,
-    transport: answered200,
-    clock: { now: () => Date.now() },
-    random: () => 0.5,
-    logger: pino({ level: 'silent' }),
-    classifyAddress: () => null,
-    userAgent: 'Postern/test',
-    signingKeys: createSigningKeyCache(),
-    ids,
-    wake: async () => undefined,
-    stats,
-  };
-}
+const deps = () => harness.deps(answered200);
 
 /** An event of its own type to an endpoint kept `longDays` and one kept `shortDays`. */
 async function eventToTwo(longDays: number, shortDays: number): Promise<{ eventId: string; long: AttemptIds; short: AttemptIds; shortEndpointId: string }> {
