@@ -78,6 +78,18 @@ test('send-now still brings a waiting retry forward: the attempt runs now', asyn
   expect(attemptsAt('/hook?send-now', deliveryId)).toEqual([1, 2]);
 });
 
+test('send-now of a waiting retry whose endpoint was deleted is 409 endpoint_inactive, and sends nothing', async () => {
+  const { apiKey, id: orgId } = await postern.createOrg();
+  const endpoint = await postern.createEndpoint(apiKey, { url: `${receiver.url}?send-now-deleted`, policy: WAIT_POLICY });
+  const [event] = await postEvents(postern.api, apiKey, 1);
+  const deliveryId = event!.deliveryIds[0]!;
+  await waitUntil('the retry is scheduled', async () => (await postern.store.deliveries.get(orgId, deliveryId))?.attempts === 1);
+  expect((await postern.api('DELETE', `/v1/endpoints/${endpoint.id}`, { key: apiKey })).status).toBe(204);
+  const r = await postern.api('POST', `/v1/deliveries/${deliveryId}/send-now`, { key: apiKey });
+  expect(r).toMatchObject({ status: 409, body: { error: { code: 'endpoint_inactive' } } });
+  expect(attemptsAt('/hook?send-now-deleted', deliveryId)).toEqual([1]);
+});
+
 test('two sender processes, 4 slots, 8 events at once to each of 6 endpoints: every retry waits its minute', async () => {
   await postern.stopSender();
   const { apiKey, id: orgId } = await postern.createOrg();

@@ -195,3 +195,22 @@ test('recover {since} redelivers only the failures since that time; a bad since 
   expect(log[0]).toMatchObject({ eventId: after.eventId, redeliveredFromId: after.deliveryId });
   expect(hook.requests.map((r) => header(r, 'webhook-id'))).toEqual([before.eventId, after.eventId, after.eventId]);
 });
+
+test('bulk redelivery calls racing each other redeliver each failed delivery once between them', async () => {
+  const hook = await receiver(() => 500);
+  const endpoint = await endpointFor(hook, fastPolicy(1, 20));
+  const posted = await Promise.all(Array.from({ length: 12 }, (_, n) => endpoint.post({ n })));
+  for (const p of posted) await waitForDelivery(p.deliveryId, 'failed', (d) => d.status === 'failed');
+  hook.setBehaviour(() => 200);
+  // Eight calls at once, each reading the same failed deliveries before any has taken one.
+  const calls = await Promise.all(Array.from({ length: 8 }, () => postern.api('POST', `/v1/endpoints/${endpoint.id}/redeliver-failed`, { key: apiKey })));
+  expect(calls.map((c) => c.status)).toEqual(Array(8).fill(202));
+  expect(calls.reduce((n, c) => n + (c.body.count as number), 0)).toBe(12);
+  const redeliveries = await waitUntil('every redelivery succeeded', async () => {
+    const r = await postern.api('GET', `/v1/endpoints/${endpoint.id}/deliveries?status=succeeded&limit=100`, { key: apiKey });
+    return r.body.data.length >= 12 ? (r.body.data as { redeliveredFromId: string }[]) : undefined;
+  });
+  expect(redeliveries.map((d) => d.redeliveredFromId).sort()).toEqual(posted.map((p) => p.deliveryId).sort());
+  const again = await postern.api('POST', `/v1/endpoints/${endpoint.id}/redeliver-failed`, { key: apiKey });
+  expect(again.body).toEqual({ count: 0, remaining: 0 });
+});

@@ -227,6 +227,23 @@ export class DeliveryRepository {
   }
 
   /**
+   * Takes deliveries of `ids` (an endpoint's, from {@link listRedeliverable}) for one bulk
+   * redelivery: each is marked taken by one `SADD`, so of bulk calls racing for the same delivery
+   * exactly one gets it. Returns the ids this call took; those another call took first are left out.
+   */
+  async takeForBulkRedelivery(orgId: string, endpointId: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const key = this.keys.endpointBulkRedelivered(orgId, endpointId);
+    const results = assertExec(await this.redis.pipeline(ids.map((id) => ['sadd', key, id])).exec());
+    return new Set(ids.filter((_, i) => results[i]![1] === 1));
+  }
+
+  /** Gives back deliveries {@link takeForBulkRedelivery} took when their redeliveries could not be written, so a later call takes them. */
+  async releaseBulkRedelivery(orgId: string, endpointId: string, ids: readonly string[]): Promise<void> {
+    if (ids.length > 0) await this.redis.srem(this.keys.endpointBulkRedelivered(orgId, endpointId), ...ids);
+  }
+
+  /**
    * Deliveries of an endpoint that a bulk redelivery would take, oldest first: every `failed` one
    * and every one `cancelled` by the breaker, whose event's payload was not erased, not yet taken by an earlier bulk call, finished at or
    * after `sinceMs`. Returns up to `limit` of them and how many there are in all.

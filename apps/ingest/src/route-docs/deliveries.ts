@@ -109,7 +109,7 @@ export const DELIVERY_DOCS: Record<string, RouteReference> = {
   },
   'post /v1/deliveries/:id/send-now': {
     description:
-      'Makes the next attempt of a delivery that is waiting for a retry (`waitingForNextAttempt: true`) now; the attempts after it keep the policy\'s schedule, counted from their numbers. 409 when it is not waiting: `in_flight`, `delivery_finished` (redeliver it instead), `delivery_held` (its endpoint is inactive: resume it) or `not_waiting` (its first attempt is still queued, or it waits for a concurrency slot, a rate-limit turn or the end of a `Retry-After` pause). Takes no body.',
+      'Makes the next attempt of a delivery that is waiting for a retry (`waitingForNextAttempt: true`) now; the attempts after it keep the policy\'s schedule, counted from their numbers. 409 when it is not waiting: `in_flight`, `delivery_finished` (redeliver it instead), `delivery_held` (its endpoint is inactive: resume it), `endpoint_inactive` (its endpoint was deleted) or `not_waiting` (its first attempt is still queued, or it waits for a concurrency slot, a rate-limit turn or the end of a `Retry-After` pause). Takes no body.',
     responses: { 202: { delivery: { ...WAITING_DELIVERY, nextAttemptAt: '2026-12-02T03:57:30.678Z' } } },
   },
   'post /v1/deliveries/:id/redeliver': {

@@ -86,13 +86,22 @@ export async function ownEndpoint(deps: AppDeps, res: Response, id: string): Pro
  */
 async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<number> {
   const held = await deps.store.deliveries.listHeld(endpoint.orgId, endpoint.id, 10_000);
-  const queue = deps.queues.forOrg(endpoint.orgId);
+  await requeueDeliveries(deps, endpoint.orgId, held);
+  return held.length;
+}
+
+/**
+ * Puts deliveries `held` (ids of one org, oldest first) on their way now, in that order: a job
+ * waiting out a delay is promoted, a delivery without a job gets one.
+ */
+async function requeueDeliveries(deps: AppDeps, orgId: string, held: readonly string[]): Promise<void> {
+  const queue = deps.queues.forOrg(orgId);
   // Promoted and new jobs join the same FIFO wait list, so each goes in in held order: a run of
   // job-less deliveries is added before the next delayed job is promoted.
   let missing: string[] = [];
   const addMissing = async () => {
     if (missing.length === 0) return;
-    await queue.addBulk(deliveryJobs(await deps.store.deliveries.getMany(endpoint.orgId, missing)));
+    await queue.addBulk(deliveryJobs(await deps.store.deliveries.getMany(orgId, missing)));
     missing = [];
   };
   for (const id of held) {
@@ -111,7 +120,6 @@ async function requeueHeld(deps: AppDeps, endpoint: EndpointRecord): Promise<num
     }
   }
   await addMissing();
-  return held.length;
 }
 
 /**
@@ -265,7 +273,11 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
 
   router.delete('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
+    // Deliveries held while it was paused or disabled have no attempt coming: once it is gone,
+    // their jobs run now, so each ends `cancelled` with `endpoint_deleted` (planBeforeAttempt).
+    const held = await deps.store.deliveries.listHeld(endpoint.orgId, endpoint.id, 10_000);
     await deps.store.endpoints.delete(endpoint);
+    await requeueDeliveries(deps, endpoint.orgId, held);
     await recordAudit(deps, req, res, { action: 'endpoint.deleted', target: { type: 'endpoint', id: endpoint.id } });
     res.status(204).end();
   });

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { deliveryJobs, type DeliveryRecord, type EndpointRecord } from '@postern/store';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { assertRedeliverable, BULK_REDELIVERY_LIMIT, newRedelivery, queueRedeliveries } from '../redeliver.js';
@@ -15,6 +16,27 @@ import { bulkRedeliveryResponse, deliveryActionResponse, type Json } from '../re
 export const recoverBody = z.strictObject({
   since: z.iso.datetime({ offset: true, error: 'since must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z' }),
 });
+
+/**
+ * Redelivers those of a bulk call's `candidates` that this call takes (a racing call takes each
+ * at most once between them: `takeForBulkRedelivery`); gives them back when their redeliveries
+ * could not be written, so the call can be made again. Returns how many it redelivered.
+ */
+async function redeliverTaken(deps: AppDeps, endpoint: EndpointRecord, candidates: readonly DeliveryRecord[]): Promise<number> {
+  const taken = await deps.store.deliveries.takeForBulkRedelivery(endpoint.orgId, endpoint.id, candidates.map((d) => d.id));
+  const mine = candidates.filter((d) => taken.has(d.id));
+  const now = deps.clock.now();
+  const redeliveries = mine.map((d) => newRedelivery(deps, d, now));
+  try {
+    await deps.store.deliveries.createMany(redeliveries);
+  } catch (err) {
+    await deps.store.deliveries.releaseBulkRedelivery(endpoint.orgId, endpoint.id, [...taken]).catch(() => undefined);
+    throw err;
+  }
+  // Written: from here a failure leaves them to the reconciler, never to a second bulk call.
+  await deps.queues.forOrg(endpoint.orgId).addBulk(deliveryJobs(redeliveries));
+  return mine.length;
+}
 
 /** Redeliver one, redeliver every failed, recover since a time; each takes `Idempotency-Key`. Behind API-key auth. */
 export function redeliveryRoutes(deps: AppDeps): Router {
@@ -40,10 +62,9 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     assertRedeliverable(endpoint);
     const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.orgId, endpoint.id, { limit: BULK_REDELIVERY_LIMIT });
-    const now = deps.clock.now();
-    await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
+    const count = await redeliverTaken(deps, endpoint, items);
     await recordAudit(deps, req, res, { action: 'endpoint.failed_redelivered', target: { type: 'endpoint', id: endpoint.id } });
-    res.status(202).json({ count: items.length, remaining: total - items.length } satisfies Json<typeof bulkRedeliveryResponse>);
+    res.status(202).json({ count, remaining: total - items.length } satisfies Json<typeof bulkRedeliveryResponse>);
   });
 
   router.post('/v1/endpoints/:id/recover', requireScope('webhooks:write'), actionIdempotency(deps, 'recover'), async (req, res) => {
@@ -53,10 +74,9 @@ export function redeliveryRoutes(deps: AppDeps): Router {
     assertRedeliverable(endpoint);
     const sinceMs = Date.parse(body.data.since);
     const { items, total } = await deps.store.deliveries.listRedeliverable(endpoint.orgId, endpoint.id, { limit: BULK_REDELIVERY_LIMIT, sinceMs });
-    const now = deps.clock.now();
-    await queueRedeliveries(deps, endpoint, items.map((d) => newRedelivery(deps, d, now)), true);
+    const count = await redeliverTaken(deps, endpoint, items);
     await recordAudit(deps, req, res, { action: 'endpoint.recovered', target: { type: 'endpoint', id: endpoint.id } });
-    res.status(202).json({ count: items.length, remaining: total - items.length } satisfies Json<typeof bulkRedeliveryResponse>);
+    res.status(202).json({ count, remaining: total - items.length } satisfies Json<typeof bulkRedeliveryResponse>);
   });
 
   return router;

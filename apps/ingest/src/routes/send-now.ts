@@ -15,7 +15,7 @@ const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
  * that attempt now. Its queue job (job id = delivery id) is promoted from `delayed`; the attempt is
  * the next one by number, so the schedule after it is the policy's as if it had come on time.
  * 409 for a delivery that is not waiting: `in_flight`, `delivery_finished`, `delivery_held`
- * (endpoint inactive), `not_waiting` (first attempt still queued, or waiting for a concurrency slot,
+ * (endpoint inactive), `endpoint_inactive` (endpoint deleted), `not_waiting` (first attempt still queued, or waiting for a concurrency slot,
  * a rate-limit turn or the end of an adaptive Retry-After pause).
  */
 export function sendNowRoutes(deps: AppDeps): Router {
@@ -26,6 +26,8 @@ export function sendNowRoutes(deps: AppDeps): Router {
     if (delivery.status === 'in_flight') throw new ApiError(409, 'in_flight', 'the delivery is being attempted right now');
     if (FINAL.has(delivery.status)) throw new ApiError(409, 'delivery_finished', `the delivery has ${delivery.status}; redeliver it instead`);
     if (delivery.held) throw new ApiError(409, 'delivery_held', 'the delivery is held while its endpoint is inactive; resume the endpoint instead');
+    // A deleted endpoint's deliveries end at their next claim (`endpoint_deleted`): nothing to send now.
+    if (!(await deps.store.endpoints.get(delivery.orgId, delivery.endpointId))) throw new ApiError(409, 'endpoint_inactive', 'the endpoint was deleted; its deliveries end cancelled (endpoint_deleted)');
     const notWaiting = () => new ApiError(409, 'not_waiting', 'the delivery is not waiting for a retry (its first attempt is queued, or it waits for a concurrency slot, its turn under the rate limit or the end of its endpoint\'s Retry-After pause)');
     if (!isWaitingForNextAttempt(delivery)) throw notWaiting();
     const job = await deps.queues.forOrg(delivery.orgId).getJob(delivery.id);

@@ -35,7 +35,9 @@ if outcome == 'held' then
 end
 local reasonField = 'lastError'
 if outcome == 'cancelled' then reasonField = 'cancelReason' end
-hsetOrDel(KEYS[1], {'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', '', reasonField, ARGV[3]})
+-- An ended delivery is no longer held (a held one ends when its endpoint is deleted).
+hsetOrDel(KEYS[1], {'status', outcome, 'updatedAt', ARGV[1], 'nextAttemptAt', '', 'finishedAt', '', reasonField, ARGV[3], 'held', '', 'heldReason', ''})
+redis.call('ZREM', KEYS[5], id)
 keepFinishedUntil(KEYS[1], KEYS[6], KEYS[7], ARGV[4], ARGV[1])
 local woken = {}
 if current[2] then leaveKeyLine(KEYS[8], current[2], woken) end
