@@ -44,6 +44,8 @@ test("a cursor of another list's kind is refused, on every list", async () => {
     [`/v1/endpoints/${endpointId}/deliveries?cursor=${endpointId}`, 'dlv_'],
     ['/v1/api-keys?cursor=ep_0000000000000000', 'key_'],
     ['/v1/notifications?cursor=key_0000000000000000', 'ntf_'],
+    ['/v1/events?cursor=dlv_0000000000000000', 'evt_'],
+    [`/v1/events?endpointId=${endpointId}&cursor=evt_0000000000000000`, 'dlv_'],
   ] as const;
   for (const [path, kind] of cases) {
     const res = await postern.api('GET', path, { key });

@@ -156,6 +156,12 @@ export function eventRoutes(deps: AppDeps, validators: EventValidators): Router 
     const q = eventListQuery.safeParse(req.query);
     if (!q.success) throw invalidRequest(q.error, '', 'query');
     const { endpointId, since, until, ...rest } = q.data;
+    // Pages of one endpoint's events go by delivery id, the org's by event id: a cursor of the
+    // other list would read as the end of this one.
+    const cursorKind = endpointId !== undefined ? 'dlv' : 'evt';
+    if (rest.cursor !== undefined && !rest.cursor.startsWith(`${cursorKind}_`)) {
+      throw new ApiError(400, 'invalid_request', `cursor: cursor must be an id from a previous page of this list (${cursorKind}_…${endpointId !== undefined ? ', with the same endpointId' : ''})`);
+    }
     if (endpointId !== undefined) await ownEndpoint(deps, res, endpointId);
     const page = await deps.store.eventIndex.list(res.locals.orgId as string, {
       ...rest,
