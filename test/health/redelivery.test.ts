@@ -181,6 +181,7 @@ test('recover {since} redelivers only the failures since that time; a bad since 
     const r = await postern.api('POST', `/v1/endpoints/${endpoint.id}/recover`, { key: apiKey, body: bad });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('invalid_request');
+    expect(r.body.error.message).toMatch('since' in bad ? /^since: since must be an ISO 8601 date-time/ : /^since: since is required$/);
   }
 
   hook.setBehaviour(() => 200);

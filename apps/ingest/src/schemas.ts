@@ -6,7 +6,7 @@ import { authField, headersField, proxyField } from './request-settings-input.js
 import { transformationField } from './transformation-input.js';
 
 /** A zod error message that says `<field> is required` when the field is absent, else `otherwise`. */
-function requiredOr(field: string, otherwise: string) {
+export function requiredOr(field: string, otherwise: string) {
   return (issue: { input?: unknown }) => (issue.input === undefined ? `${field} is required` : otherwise);
 }
 

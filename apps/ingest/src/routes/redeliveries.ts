@@ -5,6 +5,7 @@ import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { assertRedeliverable, BULK_REDELIVERY_LIMIT, newRedelivery, queueRedeliveries } from '../redeliver.js';
 import { deliveryJson } from '../serializers.js';
+import { requiredOr } from '../schemas.js';
 import { ownEndpoint } from './endpoints.js';
 import { requireScope } from '../auth.js';
 import { requireEmptyBody } from '../empty-body.js';
@@ -14,7 +15,7 @@ import { bulkRedeliveryResponse, deliveryActionResponse, type Json } from '../re
 
 /** `POST /v1/endpoints/:id/recover` body. */
 export const recoverBody = z.strictObject({
-  since: z.iso.datetime({ offset: true, error: 'since must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z' }),
+  since: z.iso.datetime({ offset: true, error: requiredOr('since', 'since must be an ISO 8601 date-time, e.g. 2026-11-29T12:00:00Z') }),
 });
 
 /**
