@@ -127,7 +127,9 @@ export async function runPaceRecovery(postern: TestPostern, o: PaceRecoveryOptio
       const dueAt = postStart + (i * 1000) / o.postedPerSecond;
       if (dueAt > Date.now()) await new Promise((r) => setTimeout(r, dueAt - Date.now()));
       while (inFlight.size >= PRODUCER_IN_FLIGHT) await Promise.race(inFlight);
-      const post: Promise<void> = postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'pace.recovery', data: { i } } }).then((r) => {
+      // As a producer should: each event with an idempotency key, sent again when the connection
+      // broke before an answer (a loaded machine can reset a keep-alive socket), never twice.
+      const post: Promise<void> = postOnce(() => postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'pace.recovery', data: { i }, idempotencyKey: `pace-${i}` } })).then((r) => {
         if (r.status !== 202) throw new Error(`event ${i}: ${r.status} ${JSON.stringify(r.body)}`);
         ids.push(r.body.deliveries[0].id as string);
       }).finally(() => inFlight.delete(post));
@@ -166,4 +168,15 @@ export async function runPaceRecovery(postern: TestPostern, o: PaceRecoveryOptio
     `429 share ${(100 * share429).toFixed(1)} % (${(100 * share429After3s).toFixed(1)} % from 3 s on), back at 95 % of the receiver's rate after ${s(backAt95)}, at 60 % after ${s(backAt60)} (stored pace at 60 % after ${s(paceBackAt60)}), ` +
     `max ${maxPerSecond} requests in a second, then ${total429Later} 429s in all; lowest stored pace once back ${lowestPaceAfterBack ?? 'unbounded'}/s`;
   return { answers, paces, recoveredAt, share429, share429After3s, lowestPaceAfterBack, backAt95, backAt60, maxPerSecond, total429Later, lowestPaceAfter, paceBackAt60, line };
+}
+
+/** Calls `send` again (up to 5 times) while it fails without an answer: a reset connection, not an HTTP error. */
+async function postOnce<T>(send: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (tries >= 5 || !(err instanceof TypeError)) throw err;
+    }
+  }
 }
