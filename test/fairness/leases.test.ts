@@ -108,13 +108,17 @@ test("a holder whose lease ran out releases late: the claim another delivery too
 test("a crashed holder's lease expires: its slot and its claim come back without a release", async () => {
   const crashed = delivery('ep_8', 'org_d');
   const sameEvent = delivery('ep_8', 'org_d', crashed.eventId);
+  const leaseMs = 1_000;
   const startedAt = Date.now();
-  expect(await acquire(crashed, startedAt, 300)).toBe('acquired');
-  expect(await acquire(delivery('ep_8', 'org_d'), startedAt, 300)).toBe('acquired');
-  expect(await acquire(sameEvent, startedAt)).toBe('event_claimed');
+  expect(await acquire(crashed, startedAt, leaseMs)).toBe('acquired');
+  expect(await acquire(delivery('ep_8', 'org_d'), startedAt, leaseMs)).toBe('acquired');
+  // The claim runs out in Redis's own time (PX): seen taken by a look made before then. A machine
+  // too busy to look that soon skips this check rather than failing it.
+  const look = await acquire(sameEvent, startedAt);
+  if (Date.now() - startedAt < leaseMs) expect(look).toBe('event_claimed');
   expect(await acquire(delivery('ep_8', 'org_d'), startedAt)).toBe('endpoint_full');
   // Nobody releases: the leases (scored by expiry) and the claim (PX) run out by themselves.
-  await waitUntil('the crashed lease and claim expired', async () => (await acquire(sameEvent, Date.now())) === 'acquired', 5_000);
-  expect(Date.now() - startedAt).toBeGreaterThanOrEqual(300);
+  await waitUntil('the crashed lease and claim expired', async () => (await acquire(sameEvent, Date.now())) === 'acquired', 15_000);
+  expect(Date.now() - startedAt).toBeGreaterThanOrEqual(leaseMs);
   expect(await store.leases.inFlight('org_d', 'ep_8', Date.now())).toBe(1);
 });
