@@ -27,8 +27,17 @@ export function assertRedeliverable(endpoint: EndpointRecord | null): asserts en
   }
 }
 
-/** Writes redeliveries, then queues them; resolves once both are in Redis. */
-export async function queueRedeliveries(deps: AppDeps, endpoint: EndpointRecord, deliveries: DeliveryRecord[], bulk: boolean): Promise<void> {
-  await deps.store.deliveries.createMany(deliveries, bulk);
+/**
+ * Writes redeliveries, then queues them; resolves once both are in Redis. `unwritten` runs when the
+ * write failed (nothing was written) before the error is passed on; a failure to queue them after
+ * the write leaves them to the reconciler.
+ */
+export async function queueRedeliveries(deps: AppDeps, endpoint: EndpointRecord, deliveries: DeliveryRecord[], unwritten?: () => Promise<void>): Promise<void> {
+  try {
+    await deps.store.deliveries.createMany(deliveries);
+  } catch (err) {
+    await unwritten?.();
+    throw err;
+  }
   await deps.queues.forOrg(endpoint.orgId).addBulk(deliveryJobs(deliveries));
 }

@@ -175,8 +175,6 @@ export class AttemptRepository {
         k.endpoint(ids.orgId, ids.endpointId),
         k.org(ids.orgId),
         k.event(ids.orgId, ids.eventId),
-        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'pending'),
-        k.endpointDeliveriesByStatus(ids.orgId, ids.endpointId, 'in_flight'),
         k.endpointHeld(ids.orgId, ids.endpointId),
         k.endpointKeyLines(ids.orgId, ids.endpointId),
         k.endpointRate(ids.orgId, ids.endpointId),

@@ -201,11 +201,11 @@ export class DeliveryRepository {
   }
 
   /**
-   * Writes new deliveries (redeliveries) with their indexes in one transaction. With
-   * `markBulkRedelivered`, the originals are remembered so the next bulk call skips them; the
-   * original rows themselves are never changed. All deliveries must be of one org (one slot).
+   * Writes new deliveries (redeliveries) with their indexes in one transaction; the original rows
+   * are never changed (a bulk call marks the originals it took beforehand:
+   * {@link takeForBulkRedelivery}). All deliveries must be of one org (one slot).
    */
-  async createMany(deliveries: readonly DeliveryRecord[], markBulkRedelivered = false): Promise<void> {
+  async createMany(deliveries: readonly DeliveryRecord[]): Promise<void> {
     if (deliveries.length === 0) return;
     // Their places in their endpoints' lines: after everything accepted so far (README, "Ordering").
     const [first] = deliveries;
@@ -221,7 +221,6 @@ export class DeliveryRepository {
       // Every delivery of an event is listed with it: the first ones are the event's own
       // `deliveryIds`, redeliveries are indexed here (issue 14).
       if (d.redeliveredFromId) multi.zadd(this.keys.eventRedeliveries(d.orgId, d.eventId), 0, d.id);
-      if (markBulkRedelivered && d.redeliveredFromId) multi.sadd(this.keys.endpointBulkRedelivered(d.orgId, d.endpointId), d.redeliveredFromId);
     }
     assertExec(await multi.exec());
   }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { z } from 'zod';
-import { deliveryJobs, type DeliveryRecord, type EndpointRecord } from '@postern/store';
+import type { DeliveryRecord, EndpointRecord } from '@postern/store';
 import { ApiError, invalidRequest, notFound } from '../api-error.js';
 import type { AppDeps } from '../app-deps.js';
 import { assertRedeliverable, BULK_REDELIVERY_LIMIT, newRedelivery, queueRedeliveries } from '../redeliver.js';
@@ -27,15 +27,13 @@ async function redeliverTaken(deps: AppDeps, endpoint: EndpointRecord, candidate
   const taken = await deps.store.deliveries.takeForBulkRedelivery(endpoint.orgId, endpoint.id, candidates.map((d) => d.id));
   const mine = candidates.filter((d) => taken.has(d.id));
   const now = deps.clock.now();
-  const redeliveries = mine.map((d) => newRedelivery(deps, d, now));
-  try {
-    await deps.store.deliveries.createMany(redeliveries);
-  } catch (err) {
-    await deps.store.deliveries.releaseBulkRedelivery(endpoint.orgId, endpoint.id, [...taken]).catch(() => undefined);
-    throw err;
-  }
-  // Written: from here a failure leaves them to the reconciler, never to a second bulk call.
-  await deps.queues.forOrg(endpoint.orgId).addBulk(deliveryJobs(redeliveries));
+  // Once written, a failure to queue them leaves them to the reconciler, never to a second bulk call.
+  await queueRedeliveries(
+    deps,
+    endpoint,
+    mine.map((d) => newRedelivery(deps, d, now)),
+    () => deps.store.deliveries.releaseBulkRedelivery(endpoint.orgId, endpoint.id, [...taken]).catch(() => undefined),
+  );
   return mine.length;
 }
 
@@ -54,7 +52,7 @@ export function redeliveryRoutes(deps: AppDeps): Router {
       throw new ApiError(409, 'delivery_pending', 'the delivery is still queued; its own attempts are not over');
     }
     const redelivery = newRedelivery(deps, original, deps.clock.now());
-    await queueRedeliveries(deps, endpoint, [redelivery], false);
+    await queueRedeliveries(deps, endpoint, [redelivery]);
     await recordAudit(deps, req, res, { action: 'delivery.redelivered', target: { type: 'delivery', id: original.id } });
     res.status(202).json({ delivery: deliveryJson(redelivery) } satisfies Json<typeof deliveryActionResponse>);
   });

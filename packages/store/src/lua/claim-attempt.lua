@@ -2,9 +2,9 @@
 -- stands in the way, takes the concurrency lease and begins the attempt, all at once.
 -- KEYS[1..6] lease keys (includes/lease.lua: endpoint leases, org leases, endpoint parked, org
 -- parked, event claim, event claim waiters), KEYS[7] delivery hash, KEYS[8] attempts hash,
--- KEYS[9] endpoint hash, KEYS[10] org hash, KEYS[11] event hash, KEYS[12] and KEYS[13] not read
--- (an attempt's delivery stays in its endpoint's pending index while in flight: its status tells
--- the two apart), KEYS[14] endpoint's held index.
+-- KEYS[9] endpoint hash, KEYS[10] org hash, KEYS[11] event hash, KEYS[12] endpoint's held index,
+-- KEYS[13] endpoint's key lines, KEYS[14] endpoint's rate limit state. The delivery's status
+-- indexes are not among them: it stays in its endpoint's pending index while in flight.
 -- ARGV[1] delivery id, ARGV[2] now (ms), ARGV[3] lease grace (ms, added to the policy's timeout:
 -- how long a crashed sender's slot stays taken), ARGV[4] event id (the one KEYS[11] is built from:
 -- compact records leave it out of the delivery hash when it is derived from the delivery's id),
@@ -100,7 +100,7 @@ end
 -- Per-key order (policy ordering 'per-key'): only the first unfinished delivery of a key may go.
 if d.keyLine and policy.ordering == 'per-key' and status ~= 'in_flight' then
   local keyHash = string.sub(d.keyLine, 1, 32)
-  local first = redis.call('ZRANGEBYLEX', KEYS[15], '[' .. keyHash .. '|', '(' .. keyHash .. '}', 'LIMIT', 0, 1)[1]
+  local first = redis.call('ZRANGEBYLEX', KEYS[13], '[' .. keyHash .. '|', '(' .. keyHash .. '}', 'LIMIT', 0, 1)[1]
   if first and first ~= d.keyLine then return {'parked', -3, d.keyLine} end
 end
 
@@ -129,7 +129,7 @@ end
 -- so a request sent up to that long after its turn still keeps the bound at the receiver.
 if ratePerSecond then
   local intervalMs = (1000 + tonumber(ARGV[5])) / ratePerSecond
-  rate = {key = KEYS[16], intervalMs = intervalMs, toleranceMs = burst * intervalMs}
+  rate = {key = KEYS[14], intervalMs = intervalMs, toleranceMs = burst * intervalMs}
 end
 
 -- The event claim (one delivery of an event at a time at an endpoint: includes/lease.lua) matters
@@ -181,14 +181,15 @@ if status ~= 'in_flight' then number = number + 1 end
 -- as its first piece (`a<n>~0`, read as the whole value while alone), so finish-attempt.lua
 -- replaces it with the finished core's pieces without deleting anything first. A re-run of an
 -- interrupted attempt finds it whole too.
+local begun = {'status', 'in_flight', 'attempts', number, 'updatedAt', now, 'a' .. number .. '~0', '[' .. now .. ']'}
 -- A delivery that took the event claim says so (`claimHeld`), so its finish gives the claim back.
 if withClaim then
-  redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'updatedAt', now, 'a' .. number .. '~0', '[' .. now .. ']', 'claimHeld', '1')
-else
-  redis.call('HSET', KEYS[7], 'status', 'in_flight', 'attempts', number, 'updatedAt', now, 'a' .. number .. '~0', '[' .. now .. ']')
+  begun[#begun + 1] = 'claimHeld'
+  begun[#begun + 1] = '1'
 end
+redis.call('HSET', KEYS[7], unpack(begun))
 if d.held == '1' or d.parked == '1' then
   redis.call('HDEL', KEYS[7], 'held', 'parked', 'heldReason')
-  redis.call('ZREM', KEYS[14], id)
+  redis.call('ZREM', KEYS[12], id)
 end
 return {'claimed', number, delivery, endpoint, envelope or false, org}
