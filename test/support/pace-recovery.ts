@@ -129,7 +129,7 @@ export async function runPaceRecovery(postern: TestPostern, o: PaceRecoveryOptio
       while (inFlight.size >= PRODUCER_IN_FLIGHT) await Promise.race(inFlight);
       // As a producer should: each event with an idempotency key, sent again when the connection
       // broke before an answer (a loaded machine can reset a keep-alive socket), never twice.
-      const post: Promise<void> = postOnce(() => postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'pace.recovery', data: { i }, idempotencyKey: `pace-${i}` } })).then((r) => {
+      const post: Promise<void> = postOnce(() => postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'pace.recovery', data: { i }, idempotencyKey: `pace-${i}` } }), postern.baseUrl).then((r) => {
         if (r.status !== 202) throw new Error(`event ${i}: ${r.status} ${JSON.stringify(r.body)}`);
         ids.push(r.body.deliveries[0].id as string);
       }).finally(() => inFlight.delete(post));
@@ -170,13 +170,17 @@ export async function runPaceRecovery(postern: TestPostern, o: PaceRecoveryOptio
   return { answers, paces, recoveredAt, share429, share429After3s, lowestPaceAfterBack, backAt95, backAt60, maxPerSecond, total429Later, lowestPaceAfter, paceBackAt60, line };
 }
 
-/** Calls `send` again (up to 5 times) while it fails without an answer: a reset connection, not an HTTP error. */
-async function postOnce<T>(send: () => Promise<T>): Promise<T> {
+/**
+ * Calls `send` again (up to 10 times) while it fails without an answer (a reset connection, not an
+ * HTTP error), each time once ingest answers its readiness check again on a new connection.
+ */
+async function postOnce<T>(send: () => Promise<T>, baseUrl: string): Promise<T> {
   for (let tries = 1; ; tries++) {
     try {
       return await send();
     } catch (err) {
-      if (tries >= 5 || !(err instanceof TypeError)) throw err;
+      if (tries >= 10 || !(err instanceof TypeError)) throw err;
+      await waitUntil('ingest ready again', () => fetch(`${baseUrl}/readyz`, { headers: { connection: 'close' } }).then((r) => r.ok, () => false), 10_000);
     }
   }
 }
