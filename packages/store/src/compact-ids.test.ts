@@ -21,3 +21,32 @@ test('ids of another shape, or another prefix, have no compact form; a malformed
   expect(expandId('"'.repeat(20), 'evt')).toBeNull();
   expect(expandId('#'.repeat(20), 'evt')).toBeNull(); // 85^20 - 1 is over 128 bits
 });
+
+test('the compact form is the 128-bit number in base 85, as BigInt arithmetic gives it, for random bodies and edge values', () => {
+  const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  const z85 = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#';
+  const reference = (body: string) => {
+    let n = 0n;
+    for (const c of body) n = (n << 5n) | BigInt(crockford.indexOf(c));
+    let out = '';
+    for (let i = 0; i < COMPACT_ID_CHARS; i++) {
+      out = z85.charAt(Number(n % 85n)) + out;
+      n /= 85n;
+    }
+    return out;
+  };
+  // A fixed-seed generator, so a failure names the same bodies every run.
+  let seed = 20261203;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  const bodies = ['0'.repeat(26), `7${'Z'.repeat(25)}`, `0${'Z'.repeat(25)}`, `7${'0'.repeat(25)}`, `1${'0'.repeat(25)}`];
+  for (let k = 0; k < 2000; k++) bodies.push(Array.from({ length: 26 }, (_, i) => crockford.charAt(next() % (i === 0 ? 8 : 32))).join(''));
+  for (const body of bodies) {
+    const short = compactId(`dlv_${body}`, 'dlv');
+    expect(short).toBe(reference(body));
+    expect(expandId(short!, 'dlv')).toBe(`dlv_${body}`);
+  }
+  // The largest 20 characters that still fit 128 bits expand; one more does not.
+  const max = reference(`7${'Z'.repeat(25)}`);
+  expect(expandId(max, 'evt')).toBe(`evt_7${'Z'.repeat(25)}`);
+  expect(expandId(`${max.slice(0, 19)}${z85.charAt(z85.indexOf(max.charAt(19)) + 1)}`, 'evt')).toBeNull();
+});
