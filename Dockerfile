@@ -53,4 +53,4 @@ USER node
 # ingest API on 3000; the sender's /healthz, /readyz and /metrics on 3001 (SENDER_PORT).
 EXPOSE 3000 3001
 # The apps' heap settings (scripts/node-flags.mjs; docs/operations.md, "Memory").
-CMD ["node", "--max-old-space-size=384", "--max-semi-space-size=4", "apps/ingest/dist/main.js"]
+CMD ["node", "--max-old-space-size=384", "--max-semi-space-size=4", "--single-threaded-gc", "apps/ingest/dist/main.js"]

@@ -8,8 +8,9 @@
  * median over the rounds.
  *
  * Settings (environment): BENCH_HEAP_SETTINGS (`;`-separated flag sets, `none` = Node's own
- * defaults; default: none, `--max-semi-space-size=2`, and `--max-old-space-size=384` with
- * `--max-semi-space-size=` 1, 2, 4 and 8), BENCH_HEAP_ROUNDS (2),
+ * defaults; default: none, `--max-old-space-size=384` with `--max-semi-space-size=` 2, 4 and 8,
+ * the apps' defaults (scripts/node-flags.mjs: the 4 MB one with `--single-threaded-gc`), and those
+ * with `--initial-old-space-size=64`), BENCH_HEAP_ROUNDS (2),
  * BENCH_DURATION_S (10), BENCH_CONCURRENCY (50), BENCH_APP_MODE (compiled | source).
  * Writes bench-results/heap-settings.json.
  */
@@ -27,7 +28,7 @@ import { createOrgs, posternThroughput, warmUp } from './scenarios.js';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const ROUNDS = Number(process.env.BENCH_HEAP_ROUNDS ?? 2);
-const SETTINGS = (process.env.BENCH_HEAP_SETTINGS ?? ['none', '--max-semi-space-size=2', ...[1, 2, 4, 8].map((mb) => `--max-old-space-size=384 --max-semi-space-size=${mb}`)].join(';'))
+const SETTINGS = (process.env.BENCH_HEAP_SETTINGS ?? ['none', ...[2, 4, 8].map((mb) => `--max-old-space-size=384 --max-semi-space-size=${mb}`), APP_NODE_FLAGS.join(' '), `${APP_NODE_FLAGS.join(' ')} --initial-old-space-size=64`].join(';'))
   .split(';')
   .map((s) => s.trim())
   .filter(Boolean);

@@ -13,8 +13,8 @@ import { REPO_ROOT } from '../support/spawn-app.js';
 
 const read = (file: string) => readFileSync(path.join(REPO_ROOT, file), 'utf8');
 
-test('the flags set the old generation and the semi-space sizes', () => {
-  expect(APP_NODE_FLAGS).toEqual([expect.stringMatching(/^--max-old-space-size=\d+$/), expect.stringMatching(/^--max-semi-space-size=\d+$/)]);
+test('the flags set the old generation and the semi-space sizes, and collect on the main thread', () => {
+  expect(APP_NODE_FLAGS).toEqual([expect.stringMatching(/^--max-old-space-size=\d+$/), expect.stringMatching(/^--max-semi-space-size=\d+$/), '--single-threaded-gc']);
 });
 
 test('the Docker image and docker-compose.yml start both apps with them', () => {
