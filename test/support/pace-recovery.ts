@@ -171,6 +171,15 @@ export async function runPaceRecovery(postern: TestPostern, o: PaceRecoveryOptio
 }
 
 /**
+ * Whether `fetch` failed without an answer (`TypeError: fetch failed`, e.g. a kept-alive socket
+ * the server closed as it was reused). By name, not `instanceof`: fetch throws the TypeError of
+ * Node's own realm, which is not the TypeError of a Jest test's realm.
+ */
+function noAnswer(err: unknown): boolean {
+  return err instanceof Object && (err as Error).name === 'TypeError' && (err as Error).message === 'fetch failed';
+}
+
+/**
  * Calls `send` again (up to 10 times) while it fails without an answer (a reset connection, not an
  * HTTP error), each time once ingest answers its readiness check again on a new connection.
  */
@@ -179,7 +188,7 @@ async function postOnce<T>(send: () => Promise<T>, baseUrl: string): Promise<T> 
     try {
       return await send();
     } catch (err) {
-      if (tries >= 10 || !(err instanceof TypeError)) throw err;
+      if (tries >= 10 || !noAnswer(err)) throw err;
       await waitUntil('ingest ready again', () => fetch(`${baseUrl}/readyz`, { headers: { connection: 'close' } }).then((r) => r.ok, () => false), 10_000);
     }
   }
