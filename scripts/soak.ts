@@ -3,7 +3,8 @@
  *
  * Starts its own Redis (standalone with AOF, or a cluster with replicas), ingest and N senders as
  * processes, a receiver per endpoint on 127.0.0.1 (500s, stalls past the timeout, 429 +
- * Retry-After, dropped connections — seeded), a steady producer, and seeded faults (sender SIGKILL
+ * Retry-After, dropped connections — seeded), a steady producer, redeliveries of what it sent to
+ * three endpoints (some still waiting for a retry, some of earlier redeliveries), and seeded faults (sender SIGKILL
  * and SIGTERM with restart, CLIENT KILL, Redis restart from its AOF, cluster failover and primary
  * stop). Then it stops producing, waits for every accepted event to be terminal, reads the
  * delivery log back through the API and checks the invariants (`scripts/soak/check.ts`).
@@ -17,6 +18,8 @@
  *   SOAK_SENDERS   sender processes, ≥ 3 (default 3)
  *   SOAK_TARGET    standalone | cluster | both (default standalone)
  *   SOAK_RATE      steady events/s (default 25; bursts come on top)
+ *   SOAK_REDELIVERY_RATE  redeliveries asked for per second, at the endpoints that offer them
+ *                  while pending (default SOAK_RATE / 10, at least 1; 0: none)
  *   SOAK_LONG_WAIT_MS  the burst-retry endpoint's wait before attempt 2 (default 60000)
  *   SOAK_DRAIN_DEADLINE_MS  how long the drain may take (default 600000)
  *   SOAK_FAST_LOCKS=1  senders with a 5-s job lock and 1-s stalled check instead of production's 30 s
@@ -62,6 +65,7 @@ async function main(): Promise<number> {
     seed,
     senders: intSetting('SOAK_SENDERS', 'senders', 3),
     ratePerSecond: intSetting('SOAK_RATE', 'rate', 25),
+    ...(setting('SOAK_REDELIVERY_RATE', 'redelivery-rate') ? { redeliveriesPerSecond: intSetting('SOAK_REDELIVERY_RATE', 'redelivery-rate', 0) } : {}),
     longWaitMs: intSetting('SOAK_LONG_WAIT_MS', 'long-wait-ms', 60_000),
     drainDeadlineMs: intSetting('SOAK_DRAIN_DEADLINE_MS', 'drain-deadline-ms', 600_000),
     senderEnv: process.env.SOAK_FAST_LOCKS === '1' ? { JOB_LOCK_DURATION_MS: '5000', STALLED_CHECK_INTERVAL_MS: '1000' } : {},

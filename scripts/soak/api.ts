@@ -7,15 +7,15 @@ export interface ApiAnswer {
 }
 
 /** Calls `method path` on `baseUrl` with `key` as bearer (API key or admin token); never throws. */
-export type SoakApi = (method: string, path: string, key: string, body?: unknown) => Promise<ApiAnswer>;
+export type SoakApi = (method: string, path: string, key: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiAnswer>;
 
 /** An API client of `baseUrl`; each request gives up after `timeoutMs` (default 10 s). */
 export function soakApi(baseUrl: string, timeoutMs = 10_000): SoakApi {
-  return async (method, path, key, body) => {
+  return async (method, path, key, body, headers) => {
     try {
       const res = await fetch(`${baseUrl}${path}`, {
         method,
-        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });

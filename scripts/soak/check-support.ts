@@ -27,6 +27,7 @@ export const VIOLATION_KINDS = [
   'early-attempt',
   'attempt-reused',
   'delivery-overlap',
+  'event-overlap',
   'endpoint-concurrency',
   'org-concurrency',
   'rate-limit-arrivals',

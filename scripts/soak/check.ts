@@ -36,6 +36,8 @@ export interface ResumeMeasure {
 /** Measurements beside the violations. */
 export interface CheckMetrics extends PacingMetrics {
   deliveries: number;
+  /** Redeliveries the soak made (each also counted in `deliveries` once the log returned it). */
+  redeliveries: number;
   attempts: number;
   requests: number;
   acceptedEvents: number;
@@ -111,8 +113,9 @@ function earliestStart(endpoint: EndpointSpec, attempts: readonly AttemptLog[], 
 /**
  * Checks every invariant of the soak over `records` (see the brief in `scripts/soak.ts`): the
  * retry schedule, attempt numbers, per-delivery, per-endpoint, per-org and per-key concurrency,
- * rate limits, Retry-After pauses, ordering sequences, terminal states with reasons, duplicates
- * and resume times after SIGKILLs. Pure.
+ * rate limits, Retry-After pauses, ordering sequences, terminal states with reasons, duplicates,
+ * one request at a time per event and endpoint across its redeliveries, and resume times after
+ * SIGKILLs. Pure.
  */
 export function checkSoak(given: SoakRecords): CheckResult {
   const records = { ...given, receiver: withAbandonedTimes(given) };
@@ -122,6 +125,9 @@ export function checkSoak(given: SoakRecords): CheckResult {
   // The earliest a first attempt may start: when its event was posted.
   const acceptedAt = new Map<string, number>();
   for (const ev of records.accepted) for (const id of ev.deliveryIds) acceptedAt.set(id, ev.postedAtMs);
+  // A redelivery's first attempt may start once it was asked for.
+  const redelivered = new Map((records.redeliveries ?? []).map((r) => [r.deliveryId, r]));
+  for (const r of redelivered.values()) acceptedAt.set(r.deliveryId, r.requestedAtMs);
   const deliveries = [...records.deliveries.values()];
   const byEndpoint = groupBy(records.receiver, (r) => r.endpointKey);
 
@@ -163,6 +169,21 @@ export function checkSoak(given: SoakRecords): CheckResult {
     }
   }
 
+  // 2b. One request at a time per event and endpoint, across the event's deliveries there (an
+  // original and its redeliveries): a redelivery waits for any attempt of the event in flight.
+  for (const requests of byEndpoint.values()) {
+    for (const [webhookId, same] of groupBy(requests, (r) => r.webhookId)) {
+      if (new Set(same.map((r) => r.deliveryId)).size < 2) continue;
+      let latestEnd: ReceiverRecord | null = null;
+      for (const r of [...same].sort((a, b) => a.arrivalMs - b.arrivalMs)) {
+        if (latestEnd && latestEnd.deliveryId !== r.deliveryId && r.arrivalMs < effectiveEnd(latestEnd)) {
+          add('event-overlap', r.deliveryId, `event ${webhookId}: attempt ${r.attempt} arrived ${effectiveEnd(latestEnd) - r.arrivalMs} ms before attempt ${latestEnd.attempt} of ${latestEnd.deliveryId} was answered`);
+        }
+        if (!latestEnd || effectiveEnd(r) > effectiveEnd(latestEnd)) latestEnd = r;
+      }
+    }
+  }
+
   // 3. Attempt numbers: one outcome each; duplicates (a 2xx twice for one event at one endpoint).
   let repeatedAttemptNumbers = 0;
   for (const [deliveryId, requests] of receiverByDelivery) {
@@ -178,8 +199,10 @@ export function checkSoak(given: SoakRecords): CheckResult {
   }
   const duplicates: CheckMetrics['duplicates'] = { total: 0, excused: 0, unexcused: 0, excusedBy: {} };
   for (const requests of byEndpoint.values()) {
-    for (const [webhookId, same] of groupBy(requests.filter((r) => is2xx(r.answer)), (r) => r.webhookId)) {
+    // A redelivery is asked to send its event again: its 2xx is counted apart from the original's.
+    for (const same of groupBy(requests.filter((r) => is2xx(r.answer)), (r) => (redelivered.has(r.deliveryId) ? `${r.webhookId} ${r.deliveryId}` : r.webhookId)).values()) {
       if (same.length < 2) continue;
+      const webhookId = same[0]!.webhookId;
       const sorted = [...same].sort((a, b) => a.arrivalMs - b.arrivalMs);
       for (let i = 1; i < sorted.length; i++) {
         duplicates.total++;
@@ -244,9 +267,19 @@ export function checkSoak(given: SoakRecords): CheckResult {
   }
 
   // 6. Ordering keys: one delivery of a key in flight at a time; sequences rise among successes.
+  // A redelivery goes outside its key's line, with the key and sequence of the delivery it was made from.
   for (const endpoint of records.endpoints) {
     if (endpoint.ordering !== 'per-key') continue;
-    const keyed = (byEndpoint.get(endpoint.key) ?? []).filter((r) => r.orderingKey !== null);
+    const requests = byEndpoint.get(endpoint.key) ?? [];
+    const sentAs = new Map<string, ReceiverRecord>();
+    for (const r of requests) if (!sentAs.has(r.deliveryId)) sentAs.set(r.deliveryId, r);
+    for (const r of requests) {
+      const from = sentAs.get(redelivered.get(r.deliveryId)?.redeliveredFromId ?? '');
+      if (from && (from.orderingKey !== r.orderingKey || from.sequence !== r.sequence)) {
+        add('ordering-sequence', r.deliveryId, `redelivery of ${from.deliveryId} sent with key ${r.orderingKey} and sequence ${r.sequence}; that delivery was sent with ${from.orderingKey} and ${from.sequence}`);
+      }
+    }
+    const keyed = requests.filter((r) => r.orderingKey !== null && !redelivered.has(r.deliveryId));
     for (const [orderingKey, requests] of groupBy(keyed, (r) => r.orderingKey as string)) {
       const sorted = [...requests].sort((a, b) => a.arrivalMs - b.arrivalMs);
       let latestEnd: ReceiverRecord | null = null;
@@ -272,24 +305,24 @@ export function checkSoak(given: SoakRecords): CheckResult {
   const pacing = checkPacing(records, deliveries, byEndpoint, acceptedAt, add);
 
 
-  // 8. Every accepted event: a delivery per endpoint, terminal, with a reason when it did not succeed.
+  // 8. Every accepted event and every redelivery: a delivery per endpoint, terminal, with a reason
+  // when it did not succeed.
   const statuses: Record<string, number> = {};
+  const ended = (id: string, missing: string) => {
+    const d: DeliveryLog | undefined = records.deliveries.get(id);
+    if (!d) return add('lost', id, missing);
+    statuses[d.status] = (statuses[d.status] ?? 0) + 1;
+    if (!TERMINAL.has(d.status)) add('not-terminal', id, `still ${d.status} after ${d.attempts.length} attempt(s) at the drain deadline`);
+    else if (d.status !== 'succeeded' && !d.lastError && !d.cancelReason) add('missing-reason', id, `${d.status} with neither lastError nor cancelReason`);
+  };
   for (const ev of records.accepted) {
     const endpoint = endpoints.get(ev.endpointKey);
     if (ev.deliveryIds.length === 0 && endpoint && !endpoint.breaker) {
       add('no-delivery', `event:${ev.eventId}`, `accepted for ${ev.endpointKey} with no delivery`);
     }
-    for (const id of ev.deliveryIds) {
-      const d: DeliveryLog | undefined = records.deliveries.get(id);
-      if (!d) {
-        add('lost', id, `event ${ev.eventId} got 202 but the delivery log has no delivery ${id}`);
-        continue;
-      }
-      statuses[d.status] = (statuses[d.status] ?? 0) + 1;
-      if (!TERMINAL.has(d.status)) add('not-terminal', id, `still ${d.status} after ${d.attempts.length} attempt(s) at the drain deadline`);
-      else if (d.status !== 'succeeded' && !d.lastError && !d.cancelReason) add('missing-reason', id, `${d.status} with neither lastError nor cancelReason`);
-    }
+    for (const id of ev.deliveryIds) ended(id, `event ${ev.eventId} got 202 but the delivery log has no delivery ${id}`);
   }
+  for (const r of redelivered.values()) ended(r.deliveryId, `the redelivery of ${r.redeliveredFromId} got 202 but the delivery log has no delivery ${r.deliveryId}`);
 
   // 9. After each SIGKILL: how soon each endpoint with waiting deliveries gets a request again.
   const resume: ResumeMeasure[] = [];
@@ -337,6 +370,7 @@ export function checkSoak(given: SoakRecords): CheckResult {
     byKind,
     metrics: {
       deliveries: deliveries.length,
+      redeliveries: redelivered.size,
       attempts: attemptCount,
       requests: records.receiver.length,
       acceptedEvents: records.accepted.length,

@@ -80,6 +80,8 @@ export interface DeliveryLog {
   lastError: string | null;
   cancelReason: string | null;
   attempts: AttemptLog[];
+  /** The delivery it was redelivered from (`redeliveredFromId`); null or absent for an original. */
+  redeliveredFromId?: string | null;
 }
 
 /** One event the producer got a 202 for. */
@@ -91,6 +93,22 @@ export interface AcceptedEvent {
   acceptedAtMs: number;
   /** When the `POST /v1/events` was sent: no attempt of it can start before (a sender may start before the 202 is back). */
   postedAtMs: number;
+}
+
+/**
+ * One redelivery the soak asked for (`POST /v1/deliveries/:id/redeliver`, answered 202): a new
+ * delivery of the same event to the same endpoint, sent outside its ordering key's line with the
+ * original's key and sequence.
+ */
+export interface RedeliveryRecord {
+  /** The new delivery's id. */
+  deliveryId: string;
+  /** The delivery it was made from (`redeliveredFromId`): an original, or an earlier redelivery. */
+  redeliveredFromId: string;
+  eventId: string;
+  endpointKey: string;
+  /** When the request was sent: no attempt of the redelivery can start before. */
+  requestedAtMs: number;
 }
 
 /** Every kind of fault the soak injects. */
@@ -122,6 +140,8 @@ export interface PaceSample {
 export interface SoakRecords {
   endpoints: EndpointSpec[];
   accepted: AcceptedEvent[];
+  /** Redeliveries the soak made during production (absent in records of runs that made none). */
+  redeliveries?: RedeliveryRecord[];
   /** By delivery id; a delivery the API did not return is missing here. */
   deliveries: Map<string, DeliveryLog>;
   receiver: ReceiverRecord[];

@@ -14,6 +14,7 @@ import { checkSoak, type CheckResult } from './check.js';
 import { planFaults, SENDER_FAULTS, type PlannedFault } from './faults.js';
 import { watchOutcomeFeeds, type OutcomeRecordedAt } from './outcome-feed.js';
 import { startProducer } from './producer.js';
+import { startRedeliverer } from './redeliverer.js';
 import { mulberry32 } from './prng.js';
 import { startSoakReceiver, watchReceiverStalls, type SoakReceiver } from './receivers.js';
 import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, PaceSample, ReceiverRecord, SoakRecords } from './records.js';
@@ -37,6 +38,8 @@ export interface SoakOptions {
   drainDeadlineMs: number;
   /** Extra sender environment (e.g. JOB_LOCK_DURATION_MS); default none: production timings. */
   senderEnv?: Record<string, string>;
+  /** Redeliveries asked for per second during production (default a tenth of `ratePerSecond`, at least 1; 0: none). */
+  redeliveriesPerSecond?: number;
   /** Per-sender concurrency (SENDER_CONCURRENCY, default 20). */
   senderConcurrency?: number;
   /** Progress lines (default: none). */
@@ -53,6 +56,8 @@ export interface SoakRun {
   faultsByKind: Partial<Record<FaultKind, number>>;
   /** Producer answers by status. */
   producerAnswers: Record<string, number>;
+  /** The redeliverer's answers by status (409s are expected: the delivery was in flight, or its endpoint disabled). */
+  redeliveryAnswers: Record<string, number>;
   /** Whether the drain finished before its deadline (else the not-terminal deliveries are violations). */
   drained: boolean;
   drainMs: number;
@@ -91,7 +96,7 @@ async function readDelivery(api: SoakApi, key: string, id: string, endpointKey: 
       const startedAtMs = ISO(a.startedAt);
       return { number: a.number, startedAtMs, finishedAtMs: startedAtMs + (a.durationMs ?? 0), responseStatus: a.responseStatus ?? null, error: a.error ?? null };
     });
-    return { id, endpointKey, status: r.body.status, lastError: r.body.lastError ?? null, cancelReason: r.body.cancelReason ?? null, attempts };
+    return { id, endpointKey, status: r.body.status, lastError: r.body.lastError ?? null, cancelReason: r.body.cancelReason ?? null, attempts, redeliveredFromId: r.body.redeliveredFromId ?? null };
   }
   return null;
 }
@@ -180,6 +185,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
     const outcomeRecordedAt: OutcomeRecordedAt = {};
     const feeds = watchOutcomeFeeds(feedConn, orgIds.map((id) => keySchema.orgLiveFeed(id)), outcomeRecordedAt);
     const producer = startProducer(api, plans, keyOf, options.ratePerSecond, random);
+    // Its own stream of the seed: the producer's and the faults' picks stay those of the seed.
+    const redeliverer = startRedeliverer(api, plans, producer.accepted, keyOf, options.redeliveriesPerSecond ?? Math.max(1, options.ratePerSecond / 10), mulberry32(options.seed ^ 0x5eed));
     // The adaptive endpoints' pace, five times a second, until the drain ends.
     const paceSamples: PaceSample[] = [];
     let sampling = true;
@@ -232,11 +239,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       }
     })();
     await waitFor('the production phase to end', () => Date.now() >= productionStart + productionMs, productionMs + 1000, 200);
-    await producer.stop();
+    await Promise.all([producer.stop(), redeliverer.stop()]);
     const producedUntilMs = Date.now();
     await faultLoop;
     for (const s of senders) if (!s.running) s.start();
-    log(`production done: ${producer.accepted.length} events accepted (${JSON.stringify(producer.answers)}); draining`);
+    log(`production done: ${producer.accepted.length} events accepted (${JSON.stringify(producer.answers)}), ${redeliverer.redeliveries.length} redeliveries made (${JSON.stringify(redeliverer.answers)}); draining`);
 
     // Drain: every endpoint without pending or in-flight deliveries, and every receiver answered.
     const drainStart = Date.now();
@@ -278,18 +285,23 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
 
     const endpointByKey = new Map(endpoints.map((e) => [e.key, e]));
     const deliveries = new Map<string, DeliveryLog>();
-    const wanted = producer.accepted.flatMap((ev) => ev.deliveryIds.map((id) => ({ id, ev })));
-    await eachLimited(wanted, 8, async ({ id, ev }) => {
-      const d = await readDelivery(api, keyOf(endpointByKey.get(ev.endpointKey)!.orgKey), id, ev.endpointKey);
+    const wanted = [...producer.accepted.flatMap((ev) => ev.deliveryIds.map((id) => ({ id, endpointKey: ev.endpointKey }))), ...redeliverer.redeliveries.map((r) => ({ id: r.deliveryId, endpointKey: r.endpointKey }))];
+    await eachLimited(wanted, 8, async ({ id, endpointKey }) => {
+      const d = await readDelivery(api, keyOf(endpointByKey.get(endpointKey)!.orgKey), id, endpointKey);
       if (d) deliveries.set(id, d);
     });
     // Deliveries the receivers saw that the producer never heard a 202 for (its answer was lost).
     const known = new Set(deliveries.keys());
     const extra = [...new Set(receiverRecords.map((r) => `${r.endpointKey} ${r.deliveryId}`))].filter((s) => !known.has(s.split(' ')[1]!));
+    const redeliveries = [...redeliverer.redeliveries];
     await eachLimited(extra, 8, async (s) => {
       const [endpointKey, id] = s.split(' ') as [string, string];
       const d = await readDelivery(api, keyOf(endpointByKey.get(endpointKey)!.orgKey), id, endpointKey);
-      if (d) deliveries.set(id, d);
+      if (!d) return;
+      deliveries.set(id, d);
+      // A redelivery whose request never got an answer, yet was made: asked for no earlier than the first try.
+      const from = d.redeliveredFromId;
+      if (from) redeliveries.push({ deliveryId: id, redeliveredFromId: from, eventId: receiverRecords.find((r) => r.deliveryId === id)!.webhookId, endpointKey, requestedAtMs: redeliverer.unanswered.get(from) ?? 0 });
     });
     const paces: Record<string, unknown> = {};
     for (const ep of endpoints.filter((e) => e.pacing === 'adaptive' || e.breaker)) {
@@ -297,12 +309,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakRun> {
       paces[ep.key] = { status: r.body?.status, pace: r.body?.pace, pausedUntil: r.body?.pausedUntil, disabledReason: r.body?.disabledReason };
     }
     stopWatchingStalls();
-    const records: SoakRecords = { endpoints, accepted: producer.accepted, deliveries, receiver: receiverRecords, faults, paceSamples, producedUntilMs, receiverStalls, outcomeRecordedAt };
+    const records: SoakRecords = { endpoints, accepted: producer.accepted, redeliveries, deliveries, receiver: receiverRecords, faults, paceSamples, producedUntilMs, receiverStalls, outcomeRecordedAt };
     const result = checkSoak(records);
     const faultsByKind: Partial<Record<FaultKind, number>> = {};
     for (const f of faults) faultsByKind[f.kind] = (faultsByKind[f.kind] ?? 0) + 1;
     if (faultErrors.length > 0) log(`faults that failed to run: ${faultErrors.join('; ')}`);
-    return { options, startedAtMs, endedAtMs: Date.now(), records, result, faultsByKind, producerAnswers: producer.answers, drained, drainMs, drainLeftovers, paces, faultErrors };
+    return { options, startedAtMs, endedAtMs: Date.now(), records, result, faultsByKind, producerAnswers: producer.answers, redeliveryAnswers: redeliverer.answers, drained, drainMs, drainLeftovers, paces, faultErrors };
   } finally {
     await Promise.all(senders.map((s) => s.stop('SIGKILL')));
     await ingest?.stop('SIGKILL');

@@ -11,7 +11,7 @@ export function summaryLines(run: SoakRun): string[] {
   const m = result.metrics;
   const lines = [
     `soak ${o.target}: seed ${o.seed}, ${o.seconds} s of production + ${Math.round(run.drainMs / 1000)} s drain${run.drained ? '' : ' (drain deadline reached)'}, ${Math.round((run.endedAtMs - run.startedAtMs) / 1000)} s in all, ${o.senders} senders`,
-    `  events accepted ${m.acceptedEvents} (producer answers ${JSON.stringify(run.producerAnswers)}), deliveries ${m.deliveries} ${JSON.stringify(m.statuses)}, attempts ${m.attempts}, requests at receivers ${m.requests}`,
+    `  events accepted ${m.acceptedEvents} (producer answers ${JSON.stringify(run.producerAnswers)}), redeliveries ${m.redeliveries} (answers ${JSON.stringify(run.redeliveryAnswers ?? {})}), deliveries ${m.deliveries} ${JSON.stringify(m.statuses)}, attempts ${m.attempts}, requests at receivers ${m.requests}`,
     `  faults: ${Object.entries(run.faultsByKind).map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}${run.faultErrors.length > 0 ? `; failed to inject: ${run.faultErrors.join('; ')}` : ''}`,
     `  peaks in flight per endpoint: ${Object.entries(m.endpointPeaks).map(([k, p]) => `${k} ${p.peak}/${p.limit}`).join(', ')}`,
     `  peaks in flight per org: ${Object.entries(m.orgPeaks).map(([k, p]) => `${k} ${p.peak}/${p.limit}`).join(', ')}`,
@@ -71,6 +71,7 @@ export function writeReport(repoRoot: string, run: SoakRun): string {
     drainMs: run.drainMs,
     drainLeftovers: run.drainLeftovers,
     producerAnswers: run.producerAnswers,
+    redeliveryAnswers: run.redeliveryAnswers,
     faults: run.records.faults.map((f) => ({ ...f, at: new Date(f.atMs).toISOString() })),
     faultsByKind: run.faultsByKind,
     faultErrors: run.faultErrors,

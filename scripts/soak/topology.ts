@@ -22,6 +22,8 @@ export interface EndpointPlan {
   orderingKeys: string[];
   /** Every `everyMs`, `count` events to it at once (null: none). */
   burst: { everyMs: number; count: number } | null;
+  /** Whether the soak redelivers its deliveries during production (its policy then offers redelivery while pending). */
+  redelivered?: boolean;
 }
 
 /** Knobs that differ between the full soak and the CI variant. */
@@ -42,6 +44,8 @@ interface PolicyShape {
   ordering?: 'none' | 'per-key';
   pacing?: 'none' | 'adaptive';
   breaker?: Record<string, unknown> | null;
+  /** Redelivery offered for any delivery but one in flight (`{allowed: true, whilePending: true}`); default the standard preset's (finished ones only). */
+  redeliverWhilePending?: boolean;
 }
 
 function plan(key: string, orgKey: string, p: PolicyShape, rest: Omit<EndpointPlan, 'spec' | 'policy'>): EndpointPlan {
@@ -71,8 +75,9 @@ function plan(key: string, orgKey: string, p: PolicyShape, rest: Omit<EndpointPl
     rateLimit: spec.rateLimit,
     ordering: spec.ordering,
     pacing: spec.pacing,
+    ...(p.redeliverWhilePending ? { redelivery: { allowed: true, whilePending: true } } : {}),
   };
-  return { spec, policy, ...rest };
+  return { spec, policy, ...rest, ...(p.redeliverWhilePending ? { redelivered: true } : {}) };
 }
 
 const answer = (status: number, delayMs: number, retryAfterS?: number) => ({ kind: 'answer' as const, status, delayMs, ...(retryAfterS === undefined ? {} : { retryAfterS }) });
@@ -82,7 +87,9 @@ export function soakTopology(opts: TopologyOptions): EndpointPlan[] {
   const { seed } = opts;
   const u = (key: string, n: number, attempt: number, salt = 0) => hashUnit(seed, key, n, attempt, salt);
   return [
-    plan('fixed-flaky', 'main', { maxAttempts: 5, schedule: { kind: 'fixed', waitsMs: [1000, 2000, 3000, 4000] }, perEndpoint: 4 }, {
+    // Redelivered during production too (`redeliverer.ts`): redeliveries of deliveries still
+    // waiting for a retry, of finished ones, and of redeliveries, next to the originals' attempts.
+    plan('fixed-flaky', 'main', { maxAttempts: 5, schedule: { kind: 'fixed', waitsMs: [1000, 2000, 3000, 4000] }, perEndpoint: 4, redeliverWhilePending: true }, {
       weight: 4, orderingKeys: [], burst: null,
       behaviour: ({ n, attempt }) => {
         const x = u('fixed-flaky', n, attempt);
@@ -90,7 +97,7 @@ export function soakTopology(opts: TopologyOptions): EndpointPlan[] {
         return answer(x < 0.35 ? 500 : 200, 5 + Math.floor(u('fixed-flaky', n, attempt, 2) * 40));
       },
     }),
-    plan('jitter-stall', 'main', { maxAttempts: 4, schedule: { kind: 'fixed', waitsMs: [2000, 3000, 5000] }, jitterRatio: 0.3, perEndpoint: 1, timeoutMs: 1500 }, {
+    plan('jitter-stall', 'main', { maxAttempts: 4, schedule: { kind: 'fixed', waitsMs: [2000, 3000, 5000] }, jitterRatio: 0.3, perEndpoint: 1, timeoutMs: 1500, redeliverWhilePending: true }, {
       weight: 1, orderingKeys: [], burst: null,
       behaviour: ({ n, attempt }) => {
         const x = u('jitter-stall', n, attempt);
@@ -108,7 +115,7 @@ export function soakTopology(opts: TopologyOptions): EndpointPlan[] {
       weight: 3, orderingKeys: [], burst: { everyMs: 10_000, count: 40 },
       behaviour: ({ n, attempt }) => answer(u('rate-limited', n, attempt) < 0.05 ? 500 : 200, 2 + Math.floor(u('rate-limited', n, attempt, 1) * 10)),
     }),
-    plan('ordered', 'main', { maxAttempts: 4, schedule: { kind: 'fixed', waitsMs: [1000, 1500, 2000] }, perEndpoint: 4, ordering: 'per-key' }, {
+    plan('ordered', 'main', { maxAttempts: 4, schedule: { kind: 'fixed', waitsMs: [1000, 1500, 2000] }, perEndpoint: 4, ordering: 'per-key', redeliverWhilePending: true }, {
       weight: 4, orderingKeys: ['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7'], burst: null,
       behaviour: ({ n, attempt }) => {
         const x = u('ordered', n, attempt);

@@ -1,5 +1,5 @@
 import { checkSoak, minimumWaitMs, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, type ViolationKind } from '../../scripts/soak/check.js';
-import type { AttemptLog, DeliveryLog, EndpointSpec, FaultRecord, ReceiverRecord, SoakRecords } from '../../scripts/soak/records.js';
+import type { AttemptLog, DeliveryLog, EndpointSpec, FaultRecord, ReceiverRecord, RedeliveryRecord, SoakRecords } from '../../scripts/soak/records.js';
 
 /**
  * The soak's checker (scripts/soak/check.ts) on hand-made records: clean records give no
@@ -37,6 +37,7 @@ function records(parts: Partial<SoakRecords> & { deliveriesList?: DeliveryLog[] 
     faults: parts.faults ?? [],
     paceSamples: parts.paceSamples ?? [],
     producedUntilMs: T0 + 60_000,
+    ...(parts.redeliveries ? { redeliveries: parts.redeliveries } : {}),
     ...(parts.outcomeRecordedAt ? { outcomeRecordedAt: parts.outcomeRecordedAt } : {}),
   };
 }
@@ -132,6 +133,60 @@ test('an accepted event with no delivery in the log is lost; pending at the end 
   expect(idsOf(r, 'not-terminal')).toEqual(['dlv_stuck']);
   expect(idsOf(r, 'missing-reason')).toEqual(['dlv_mute']);
   expect(idsOf(r, 'no-delivery')).toEqual(['event:evt_4']);
+});
+
+/** A redelivery of `from` (same event) as the soak records it, asked for at `at`. */
+function redelivery(deliveryId: string, from: string, at: number): RedeliveryRecord {
+  return { deliveryId, redeliveredFromId: from, eventId: `evt_${from}`, endpointKey: 'ep', requestedAtMs: T0 + at };
+}
+
+test('a redelivery: its 2xx after the original\'s is no duplicate, and it waits for the event\'s request in flight or it is event-overlap', () => {
+  const original = delivery('dlv_o', [attempt(1, 0, 500, 500), attempt(2, 1500, 10, 200)]);
+  const again = delivery('dlv_r', [attempt(1, 200, 10, 200)]);
+  const clean = records({
+    deliveriesList: [original, again],
+    accepted: [{ eventId: 'evt_dlv_o', endpointKey: 'ep', deliveryIds: ['dlv_o'], acceptedAtMs: T0 - 5, postedAtMs: T0 - 10 }],
+    redeliveries: [redelivery('dlv_r', 'dlv_o', 100)],
+    // The redelivery's request comes after the original's attempt 1 was answered, before its attempt 2.
+    receiver: [req('dlv_o', 1, 0, 500, { answerMs: T0 + 500 }), req('dlv_r', 1, 600, 200, { webhookId: 'evt_dlv_o' }), req('dlv_o', 2, 1500, 200)],
+  });
+  expect(checkSoak(clean).violations).toEqual([]);
+  expect(checkSoak(clean).metrics.redeliveries).toBe(1);
+  // Sent while attempt 1 of the original was still open at the receiver.
+  const overlapping = records({ ...clean, deliveries: clean.deliveries, receiver: [req('dlv_o', 1, 0, 500, { answerMs: T0 + 500 }), req('dlv_r', 1, 300, 200, { webhookId: 'evt_dlv_o' }), req('dlv_o', 2, 1500, 200)] });
+  expect(idsOf(overlapping, 'event-overlap')).toEqual(['dlv_r']);
+  // The same event answered 2xx twice by the original itself is still a duplicate.
+  const twice = records({ ...clean, deliveries: clean.deliveries, receiver: [...clean.receiver, req('dlv_o', 3, 40_000, 200)] });
+  expect(idsOf(twice, 'duplicate')).toEqual(['dlv_o']);
+  // A redelivery's attempt before it was asked for is early.
+  const early = records({ ...clean, redeliveries: [redelivery('dlv_r', 'dlv_o', 400)] });
+  expect(idsOf(early, 'early-attempt')).toEqual(['dlv_r']);
+});
+
+test('a redelivery the log lacks is lost; one still pending at the end is not-terminal', () => {
+  const original = delivery('dlv_o', [attempt(1, 0, 10, 200)]);
+  const r = records({
+    deliveries: new Map([['dlv_o', original], ['dlv_stuck', delivery('dlv_stuck', [], 'pending')]]),
+    accepted: [{ eventId: 'evt_dlv_o', endpointKey: 'ep', deliveryIds: ['dlv_o'], acceptedAtMs: T0 - 5, postedAtMs: T0 - 10 }],
+    redeliveries: [redelivery('dlv_gone', 'dlv_o', 100), redelivery('dlv_stuck', 'dlv_o', 200)],
+  });
+  expect(idsOf(r, 'lost')).toEqual(['dlv_gone']);
+  expect(idsOf(r, 'not-terminal')).toEqual(['dlv_stuck']);
+});
+
+test('per ordering key: a redelivery goes outside the line with the key and sequence of the delivery it was made from', () => {
+  const ep = endpoint('ep', { ordering: 'per-key' });
+  const line = [
+    req('dlv_1', 1, 0, 200, { orderingKey: 'k', sequence: 1 }),
+    req('dlv_2', 1, 100, 200, { orderingKey: 'k', sequence: 2, answerMs: T0 + 600 }),
+  ];
+  // The redelivery of dlv_1 is sent while dlv_2 holds the key, and succeeds after it: neither breaks the line.
+  const outside = req('dlv_r', 1, 300, 200, { orderingKey: 'k', sequence: 1, webhookId: 'evt_dlv_1', answerMs: T0 + 700 });
+  const logged = { accepted: [], deliveries: new Map([['dlv_r', delivery('dlv_r', [attempt(1, 300, 400, 200)])]]), redeliveries: [redelivery('dlv_r', 'dlv_1', 250)] };
+  const r = records({ endpoints: [ep], receiver: [...line, outside], ...logged });
+  expect(kinds(r)).toEqual([]);
+  const renumbered = records({ endpoints: [ep], receiver: [...line, { ...outside, sequence: 3 }], ...logged });
+  expect(idsOf(renumbered, 'ordering-sequence')).toEqual(['dlv_r']);
 });
 
 test('an event answered 2xx twice is a duplicate unless a sender was SIGKILLed between the two', () => {

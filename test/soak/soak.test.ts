@@ -7,7 +7,7 @@ import type { FaultKind } from '../../scripts/soak/records.js';
 /**
  * The soak's CI variant (`npm run soak` is the long one): about a minute of production per Redis
  * target with a fixed seed, every fault kind at least once, three sender processes at production
- * lock timings, then every invariant of `scripts/soak/check.ts` must hold: 0 violations. The
+ * lock timings, redeliveries beside the originals, then every invariant of `scripts/soak/check.ts` must hold: 0 violations. The
  * standalone run always runs; the cluster run (its own cluster with replicas, started by
  * `scripts/redis-cluster.sh`) when TEST_REDIS_CLUSTER_NODES is set or CI=true.
  *
@@ -49,6 +49,8 @@ function expectClean(run: SoakRun): void {
   expect(run.faultErrors).toEqual([]);
   // The run did something: events accepted and delivered.
   expect(run.result.metrics.acceptedEvents).toBeGreaterThan(100);
+  // Redeliveries made beside the originals (about one a second), each checked like them.
+  expect(run.result.metrics.redeliveries).toBeGreaterThan(10);
   if (run.result.violations.length > 0) throw new Error(`soak ${run.options.target}: ${run.result.violations.length} violation(s)\n${summary}`);
   // Everything ingest wrote was finished within the drain: also the deliveries of events whose
   // producer got no 202, which the checker does not follow.
