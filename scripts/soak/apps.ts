@@ -1,6 +1,7 @@
 /**
  * Ingest and the senders as child processes (from source, or from `dist/` with
- * `POSTERN_APP_MODE=compiled`: scripts/app-mode.ts), as production runs them: each sender can be
+ * `POSTERN_APP_MODE=compiled`: scripts/app-mode.ts), as production runs them (with the apps' node
+ * flags, scripts/node-flags.mjs): each sender can be
  * SIGKILLed, SIGTERMed and started again under its name.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { freePort } from '../../test/faults/support/free-port.js';
 import { fileURLToPath } from 'node:url';
 import { appEntryArgs } from '../app-mode.js';
+import { APP_NODE_FLAGS } from '../node-flags.mjs';
 import { waitFor } from './wait-for.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -49,7 +51,8 @@ export function startApp(app: 'ingest' | 'sender', name: string, env: Record<str
     const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: process.env.SOAK_LOG_LEVEL ?? 'warn', ...env };
     delete childEnv.NODE_OPTIONS; // jest's --experimental-vm-modules is not for the apps
     // POSTERN_APP_MODE=compiled runs the built apps (apps/<app>/dist, after `npm run build`), as CI does.
-    const entry = appEntryArgs(app);
+    // With the node flags production starts them with (heap sizes, GC on the main thread).
+    const entry = [...APP_NODE_FLAGS, ...appEntryArgs(app)];
     const c = spawn(process.execPath, entry, { cwd: REPO_ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     if (logFile) appendFileSync(logFile, `--- ${new Date().toISOString()} ${name} started\n`);
     const keep = (chunk: Buffer) => {

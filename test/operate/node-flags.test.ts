@@ -8,7 +8,7 @@ import { REPO_ROOT } from '../support/spawn-app.js';
 /**
  * The apps' node flags (scripts/node-flags.mjs: the heap settings the memory figures of
  * docs/benchmarks.md were measured with) are the same wherever an app is started: the Docker
- * image, docker-compose.yml, each app's `npm start`, `npm start` at the root and the benchmark.
+ * image, docker-compose.yml, each app's `npm start`, `npm start` at the root, the soak and the benchmark.
  */
 
 const read = (file: string) => readFileSync(path.join(REPO_ROOT, file), 'utf8');
@@ -24,12 +24,13 @@ test('the Docker image and docker-compose.yml start both apps with them', () => 
   for (const app of ['ingest', 'sender']) expect({ app, command: services[app]?.command }).toEqual({ app, command: ['node', ...APP_NODE_FLAGS, `apps/${app}/dist/main.js`] });
 });
 
-test("each app's npm start, the root npm start and the benchmark use them", () => {
+test("each app's npm start, the root npm start, the soak and the benchmark use them", () => {
   for (const app of ['ingest', 'sender']) {
     const start = (JSON.parse(read(`apps/${app}/package.json`)) as { scripts: Record<string, string> }).scripts.start;
     expect({ app, start }).toEqual({ app, start: ['node', ...APP_NODE_FLAGS, 'dist/main.js'].join(' ') });
   }
   expect(read('scripts/start.mjs')).toMatch(/spawn\(process\.execPath, \[\.\.\.APP_NODE_FLAGS, /);
+  expect(read('scripts/soak/apps.ts')).toMatch(/\[\.\.\.APP_NODE_FLAGS, \.\.\.appEntryArgs\(app\)\]/);
   const saved = process.env.BENCH_NODE_ARGS;
   delete process.env.BENCH_NODE_ARGS;
   try {
