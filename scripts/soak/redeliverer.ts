@@ -14,9 +14,9 @@ import type { EndpointPlan } from './topology.js';
 /** Events accepted this recently are preferred: their deliveries are likely still pending. */
 export const RECENT_EVENT_MS = 3000;
 const TICK_MS = 200;
-/** A request with no answer (or a 503) is sent again this often, this many times at most. */
+/** A request with no answer (or a 503) is sent again this often, for this long at most (faults last seconds). */
 const RETRY_EVERY_MS = 500;
-const MAX_SENDS = 30;
+const GIVE_UP_AFTER_MS = 20_000;
 
 /** A running redeliverer. */
 export interface SoakRedeliverer {
@@ -28,7 +28,7 @@ export interface SoakRedeliverer {
    * the delivery it was made from. A redelivery of one the log shows was made then or later.
    */
   unanswered: Map<string, number>;
-  /** Stops asking; resolves once every request in flight is answered or given up. */
+  /** Stops asking; resolves once every request in flight is answered or given up (20 s after it was first sent). */
   stop(): Promise<void>;
 }
 
@@ -45,12 +45,11 @@ export function startRedeliverer(api: SoakApi, plans: readonly EndpointPlan[], a
   const ofEvent = new Map<string, string[]>();
   const inFlight = new Set<Promise<void>>();
   let n = 0;
-  let stopped = false;
 
   const redeliver = async (ev: AcceptedEvent, fromId: string) => {
     const key = `soak-redeliver-${n++}`;
     const requestedAtMs = Date.now();
-    for (let sends = 0; sends < MAX_SENDS && !stopped; sends++) {
+    while (Date.now() - requestedAtMs < GIVE_UP_AFTER_MS) {
       const r = await api('POST', `/v1/deliveries/${fromId}/redeliver`, apiKeyOf(orgOf.get(ev.endpointKey)!), undefined, { 'idempotency-key': key });
       if (r.status !== 0 && r.status !== 503) {
         answers[r.status] = (answers[r.status] ?? 0) + 1;
@@ -69,7 +68,6 @@ export function startRedeliverer(api: SoakApi, plans: readonly EndpointPlan[], a
 
   let credit = 0;
   const timer = setInterval(() => {
-    if (stopped) return;
     credit += (perSecond * TICK_MS) / 1000;
     const now = Date.now();
     while (credit >= 1) {
@@ -93,7 +91,6 @@ export function startRedeliverer(api: SoakApi, plans: readonly EndpointPlan[], a
     async stop() {
       clearInterval(timer);
       await Promise.all([...inFlight]);
-      stopped = true;
     },
   };
 }
