@@ -221,6 +221,11 @@ describe('with the default body limit', () => {
       const res = await fetch(`${postern.baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' }, body });
       expectError({ status: res.status, body: await res.json(), headers: res.headers }, 400, 'invalid_json', 'UTF-8');
     });
+    test('a body that starts with a UTF-8 byte order mark → 400 invalid_json naming it', async () => {
+      const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ type: 'invoice.paid', data: {} }))]);
+      const res = await fetch(`${postern.baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' }, body });
+      expectError({ status: res.status, body: await res.json(), headers: res.headers }, 400, 'invalid_json', 'byte order mark');
+    });
     test('a content-encoding Postern does not read (unknown, or applied twice) → 415 naming the ones it reads; a gzipped body is read', async () => {
       for (const encoding of ['compress', 'gzip, gzip']) {
         const res = await postern.api('POST', '/v1/events', {

@@ -53,6 +53,11 @@ export function jsonBody(maxBytes: number): RequestHandler[] {
     } catch {
       return next(new ApiError(400, 'invalid_json', 'body is not valid UTF-8'));
     }
+    // RFC 8259 §8.1: JSON sent over a network carries no byte order mark. Refused by name, so the
+    // producer learns what to drop (`data` is kept byte for byte, so it is not stripped silently).
+    if (text.charCodeAt(0) === 0xfeff) {
+      return next(new ApiError(400, 'invalid_json', 'body starts with a byte order mark (U+FEFF): send the JSON without it'));
+    }
     if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
       return next(new ApiError(400, 'invalid_json', `body is nested deeper than ${MAX_JSON_DEPTH} levels`));
     }
