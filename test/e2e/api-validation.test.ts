@@ -221,6 +221,20 @@ describe('with the default body limit', () => {
       const res = await fetch(`${postern.baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' }, body });
       expectError({ status: res.status, body: await res.json(), headers: res.headers }, 400, 'invalid_json', 'UTF-8');
     });
+    test('two Content-Type headers → 400 naming content-type, not read as the first one says', async () => {
+      const { request } = await import('node:http');
+      const url = new URL(`${postern.baseUrl}/v1/events`);
+      const answer = await new Promise<{ status: number; body: string; type: string }>((resolve, reject) => {
+        const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: [['host', url.host], ['authorization', `Bearer ${keyA}`], ['content-type', 'application/json'], ['content-type', 'text/plain']] as unknown as Record<string, string> }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+          res.on('end', () => resolve({ status: res.statusCode!, body, type: res.headers['content-type'] ?? '' }));
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify({ type: 'invoice.paid', data: {} }));
+      });
+      expectError({ status: answer.status, body: JSON.parse(answer.body), headers: new Headers({ 'content-type': answer.type }) }, 400, 'invalid_request', 'content-type: given more than once');
+    });
     test('a body that starts with a UTF-8 byte order mark → 400 invalid_json naming it', async () => {
       const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ type: 'invoice.paid', data: {} }))]);
       const res = await fetch(`${postern.baseUrl}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${keyA}`, 'content-type': 'application/json' }, body });

@@ -23,6 +23,13 @@ function jsonDepthExceeds(text: string, limit: number): boolean {
   return false;
 }
 
+/** How many Content-Type headers a request has (`rawHeaders`: name, value, name, value, …). */
+function contentTypeCount(rawHeaders: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === 'content-type') n++;
+  return n;
+}
+
 /**
  * Reads request bodies as raw bytes (at most `maxBytes`, else 413), requires UTF-8
  * `application/json` when there is a body (else 415), parses it (else 400 `invalid_json`), and
@@ -37,6 +44,11 @@ export function jsonBody(maxBytes: number): RequestHandler[] {
       req.body = undefined;
       res.locals.rawBody = '';
       return next();
+    }
+    // Node keeps the first of several Content-Type headers and drops the rest: a body whose type
+    // is ambiguous is refused instead of being read as the first one says.
+    if (contentTypeCount(req.rawHeaders) > 1) {
+      return next(new ApiError(400, 'invalid_request', 'content-type: given more than once; send one'));
     }
     const type = req.headers['content-type'] ?? '';
     if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
