@@ -1,5 +1,6 @@
 import { startPostern, type TestPostern } from '../support/postern.js';
-import { runPaceRecovery } from '../support/pace-recovery.js';
+import { createServer } from 'node:net';
+import { noAnswer, runPaceRecovery } from '../support/pace-recovery.js';
 
 /**
  * Adaptive pacing through an outage and back: a receiver that answers 429 to everything for the
@@ -25,6 +26,19 @@ afterAll(async () => {
 /** The law climbs from the 0.5/s floor to 60/s in 7 doublings, one a second of successes; twice that. */
 const PACE_BACK_WITHIN_MS = 15_000;
 const ACCEPTED_PER_SECOND = 100;
+
+test('the producer knows a reset connection in this realm: fetch\'s error is sent again, an HTTP answer is not', async () => {
+  // A server that resets each connection once a request arrives, as a closed kept-alive socket does.
+  const server = createServer((socket) => socket.once('data', () => socket.resetAndDestroy()));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  try {
+    const err = await fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}/`, { method: 'POST', body: '{}' }).catch((e: unknown) => e);
+    expect(noAnswer(err)).toBe(true);
+    expect(noAnswer(new Error('event 1: 500'))).toBe(false);
+  } finally {
+    server.close();
+  }
+});
 
 test('after an outage the stored pace comes back to the receiver\'s rate within seconds, and the backlog leaves at the pace', async () => {
   const run = await runPaceRecovery(postern, { events: 1000, postedPerSecond: 100, outageMs: 3000, acceptedPerSecond: ACCEPTED_PER_SECOND, deadlineMs: 120_000 });

@@ -172,11 +172,11 @@ export async function runPaceRecovery(postern: TestPostern, o: PaceRecoveryOptio
 
 /**
  * Whether `fetch` failed without an answer (`TypeError: fetch failed`, e.g. a kept-alive socket
- * the server closed as it was reused). By name, not `instanceof`: fetch throws the TypeError of
- * Node's own realm, which is not the TypeError of a Jest test's realm.
+ * the server closed as it was reused). By name, with no `instanceof` at all: fetch throws an error
+ * of Node's own realm, which in a Jest test is neither the test realm's TypeError nor its Object.
  */
-function noAnswer(err: unknown): boolean {
-  return err instanceof Object && (err as Error).name === 'TypeError' && (err as Error).message === 'fetch failed';
+export function noAnswer(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as Error).name === 'TypeError' && (err as Error).message === 'fetch failed';
 }
 
 /**
