@@ -63,6 +63,21 @@ export function effectiveEnd(r: ReceiverRecord): number {
   return Math.min(r.answerMs - CLIENT_CLOSE_TOLERANCE_MS, r.abandonedAtMs ?? Infinity);
 }
 
+/**
+ * Requests of `sorted` (by arrival) that arrived while a request of another delivery was still in
+ * flight, each with `holder`: of the requests before it, the one in flight longest. For "one at a
+ * time" across deliveries: per ordering key, or per event across its redeliveries.
+ */
+export function crossDeliveryOverlaps(sorted: readonly ReceiverRecord[]): { request: ReceiverRecord; holder: ReceiverRecord }[] {
+  const out: { request: ReceiverRecord; holder: ReceiverRecord }[] = [];
+  let latestEnd: ReceiverRecord | null = null;
+  for (const r of sorted) {
+    if (latestEnd && latestEnd.deliveryId !== r.deliveryId && r.arrivalMs < effectiveEnd(latestEnd)) out.push({ request: r, holder: latestEnd });
+    if (!latestEnd || effectiveEnd(r) > effectiveEnd(latestEnd)) latestEnd = r;
+  }
+  return out;
+}
+
 /** Peak of overlapping [arrival, end) intervals; ends sort before starts at the same time. Returns the peak and who was in flight then. */
 export function peakInFlight(requests: readonly ReceiverRecord[]): { peak: number; at: number; ids: string[] } {
   const events: { t: number; d: 1 | -1; r: ReceiverRecord }[] = [];

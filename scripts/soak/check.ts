@@ -4,7 +4,7 @@
  * names its delivery id (or, for a per-endpoint limit, the deliveries in flight at the peak).
  */
 import { checkPacing, coveredMs, pauseSpans, type PacingMetrics } from './check-pacing.js';
-import { CLIENT_CLOSE_TOLERANCE_MS, effectiveEnd, groupBy, peakInFlight, peakInWindow, RATE_SLACK, RATE_WINDOW_MS, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, VIOLATION_KINDS, type Violation, type ViolationKind } from './check-support.js';
+import { CLIENT_CLOSE_TOLERANCE_MS, crossDeliveryOverlaps, effectiveEnd, groupBy, peakInFlight, peakInWindow, RATE_SLACK, RATE_WINDOW_MS, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, VIOLATION_KINDS, type Violation, type ViolationKind } from './check-support.js';
 import type { AttemptLog, DeliveryLog, EndpointSpec, FaultKind, FaultRecord, ReceiverRecord, SoakRecords } from './records.js';
 
 export { CLIENT_CLOSE_TOLERANCE_MS, RATE_SLACK, RATE_WINDOW_MS, SCHEDULE_TOLERANCE_MS, SOAK_MAX_RESUME_MS, VIOLATION_KINDS, type Violation, type ViolationKind };
@@ -174,12 +174,8 @@ export function checkSoak(given: SoakRecords): CheckResult {
   for (const requests of byEndpoint.values()) {
     for (const [webhookId, same] of groupBy(requests, (r) => r.webhookId)) {
       if (new Set(same.map((r) => r.deliveryId)).size < 2) continue;
-      let latestEnd: ReceiverRecord | null = null;
-      for (const r of [...same].sort((a, b) => a.arrivalMs - b.arrivalMs)) {
-        if (latestEnd && latestEnd.deliveryId !== r.deliveryId && r.arrivalMs < effectiveEnd(latestEnd)) {
-          add('event-overlap', r.deliveryId, `event ${webhookId}: attempt ${r.attempt} arrived ${effectiveEnd(latestEnd) - r.arrivalMs} ms before attempt ${latestEnd.attempt} of ${latestEnd.deliveryId} was answered`);
-        }
-        if (!latestEnd || effectiveEnd(r) > effectiveEnd(latestEnd)) latestEnd = r;
+      for (const { request: r, holder } of crossDeliveryOverlaps([...same].sort((a, b) => a.arrivalMs - b.arrivalMs))) {
+        add('event-overlap', r.deliveryId, `event ${webhookId}: attempt ${r.attempt} arrived ${effectiveEnd(holder) - r.arrivalMs} ms before attempt ${holder.attempt} of ${holder.deliveryId} was answered`);
       }
     }
   }
@@ -282,12 +278,8 @@ export function checkSoak(given: SoakRecords): CheckResult {
     const keyed = requests.filter((r) => r.orderingKey !== null && !redelivered.has(r.deliveryId));
     for (const [orderingKey, requests] of groupBy(keyed, (r) => r.orderingKey as string)) {
       const sorted = [...requests].sort((a, b) => a.arrivalMs - b.arrivalMs);
-      let latestEnd: ReceiverRecord | null = null;
-      for (const r of sorted) {
-        if (latestEnd && latestEnd.deliveryId !== r.deliveryId && r.arrivalMs < effectiveEnd(latestEnd)) {
-          add('ordering-overlap', r.deliveryId, `key ${orderingKey}: arrived while ${latestEnd.deliveryId} (sequence ${latestEnd.sequence}) was in flight`);
-        }
-        if (!latestEnd || effectiveEnd(r) > effectiveEnd(latestEnd)) latestEnd = r;
+      for (const { request: r, holder } of crossDeliveryOverlaps(sorted)) {
+        add('ordering-overlap', r.deliveryId, `key ${orderingKey}: arrived while ${holder.deliveryId} (sequence ${holder.sequence}) was in flight`);
       }
       const firstSuccess = new Map<string, ReceiverRecord>();
       for (const r of sorted) if (is2xx(r.answer) && !firstSuccess.has(r.deliveryId)) firstSuccess.set(r.deliveryId, r);
