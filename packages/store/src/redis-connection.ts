@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext, type ConnectionOptions } from 'node:tls';
 import { parseHostPorts, redisConnectionPlan, type RedisConnectionPlan, type RedisSettings } from '@postern/shared';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { coalesceWrites } from './write-coalescing.js';
 
 /** A standalone Redis or a Redis Cluster client: every repository works with either. */
 export type RedisClient = Redis | Cluster;
@@ -45,7 +46,9 @@ function roleOptions(role: 'api' | 'worker'): RedisOptions {
  * - `worker`: waits out outages (`maxRetriesPerRequest: null`), as BullMQ workers require.
  */
 export function createRedisConnection(url: string, role: 'api' | 'worker', extra: RedisOptions = {}): Redis {
-  return new Redis(url, { ...roleOptions(role), retryStrategy: (times) => Math.min(times * 200, 2000), ...extra });
+  const redis = new Redis(url, { ...roleOptions(role), retryStrategy: (times) => Math.min(times * 200, 2000), ...extra });
+  coalesceWrites(redis);
+  return redis;
 }
 
 /**
@@ -55,6 +58,13 @@ export function createRedisConnection(url: string, role: 'api' | 'worker', extra
  * before any command can go out); the `api` role still fails a request after one retry.
  */
 export function connectRedis(target: RedisTarget, role: 'api' | 'worker'): RedisClient {
+  const client = openRedis(target, role);
+  // Every connection Postern opens sends the commands of one event-loop turn in one write.
+  coalesceWrites(client);
+  return client;
+}
+
+function openRedis(target: RedisTarget, role: 'api' | 'worker'): RedisClient {
   const retryStrategy = (times: number) => Math.min(times * 200, 2000);
   if ('url' in target) {
     const { host, port, db, ...node } = target.options ?? {};
