@@ -45,7 +45,11 @@ function typeOf(schema: Schema | undefined): string {
   const union = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(union)) return [...new Set(union.map((s: Schema) => typeOf(s)))].join(' or ');
   if (Array.isArray(schema.type)) return schema.type.map((t: string) => typeOf({ ...schema, type: t })).join(' or ');
-  if (schema.type === 'array') return `${typeOf(schema.items)}[]`;
+  if (schema.type === 'array') {
+    // `("*" or string)[]`, not `"*" or string[]`, which reads as a lone "*" or an array.
+    const item = typeOf(schema.items);
+    return item.includes(' or ') ? `(${item})[]` : `${item}[]`;
+  }
   return String(schema.type ?? 'any');
 }
 

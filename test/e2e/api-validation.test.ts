@@ -429,6 +429,25 @@ describe('with the default body limit', () => {
       expect((await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n')).status).toBe(200);
     });
   });
+  test('a query string on a route that reads none → 400 naming the parameter, and nothing is written', async () => {
+    // An idempotency key sent in the query instead of the body must not let the event in twice.
+    for (let i = 0; i < 2; i++) {
+      const res = await postern.api('POST', '/v1/events?idempotencyKey=qk-1', { key: keyA, body: { type: 'query.refused', data: {} } });
+      expectError(res, 400, 'invalid_request', 'query: unknown parameter "idempotencyKey"');
+    }
+    const listed = await postern.api('GET', '/v1/events?type=query.refused', { key: keyA });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([]);
+    expectError(await postern.api('PATCH', `/v1/endpoints/${endpointA.id}?foo=1`, { key: keyA, body: { description: 'changed' } }), 400, 'invalid_request', 'query: unknown parameter "foo"');
+    expect((await postern.api('GET', `/v1/endpoints/${endpointA.id}`, { key: keyA })).body.description).toBe('A');
+    expectError(await postern.api('GET', `/v1/deliveries/${eventA.deliveries[0]!.id}?x=1`, { key: keyA }), 400, 'invalid_request', 'query: unknown parameter "x"');
+    expectError(await postern.api('POST', '/v1/events/batch?foo=1', { key: keyA, body: { events: [{ type: 'query.refused', data: {} }] } }), 400, 'invalid_request', 'query: unknown parameter "foo"');
+    // A path that two routes share (export beside `/v1/deliveries/:id`): the one that reads a query takes it.
+    expect((await postern.api('GET', `/v1/deliveries/export?endpointId=${endpointA.id}`, { key: keyA })).status).toBe(200);
+    // Without credentials the answer is still 401, and outside the API a query is not looked at.
+    expect((await postern.api('POST', '/v1/events?x=1', { body: { type: 'query.refused', data: {} } })).status).toBe(401);
+    expect((await postern.api('GET', '/healthz?x=1')).status).toBe(200);
+  });
 });
 
 describe('with MAX_BODY_BYTES = 2048', () => {

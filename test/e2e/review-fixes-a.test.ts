@@ -31,6 +31,10 @@ test('an endpoint its breaker disabled for re-creation stays disabled: no pause,
   const pause = await postern.api('POST', `/v1/endpoints/${endpoint.id}/pause`, { key });
   expect(pause.status).toBe(409);
   expect(pause.body.error.code).toBe('endpoint_disabled');
+  // It says why the endpoint is disabled, as its record does (a streak here; a 410 Gone elsewhere).
+  const { disabledReason } = (await postern.api('GET', `/v1/endpoints/${endpoint.id}`, { key })).body;
+  expect(typeof disabledReason).toBe('string');
+  expect(pause.body.error.message).toBe(`the endpoint is disabled (${disabledReason}); resume it (or re-create it, if its policy says so) instead of pausing`);
   expect((await postern.api('PATCH', `/v1/endpoints/${endpoint.id}`, { key, body: { policy: 'standard' } })).status).toBe(200);
   const resume = await postern.api('POST', `/v1/endpoints/${endpoint.id}/resume`, { key });
   expect(resume.status).toBe(409);

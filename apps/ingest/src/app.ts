@@ -6,7 +6,8 @@ import { Registry } from 'prom-client';
 import { mountBullBoard } from './bull-board.js';
 import { createIngestMetrics } from './http-metrics.js';
 import { requestLogging } from './request-logging.js';
-import { allowedMethods, listRoutes, routeMatcher } from './route-list.js';
+import { allowedMethods, listRoutes, queryTaken, routeMatcher } from './route-list.js';
+import { API_ROUTES } from './openapi.js';
 import { operationsRoutes } from './routes/operations.js';
 import { apiReferenceRoutes } from './api-reference.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -65,6 +66,21 @@ const refuseAmbiguousQuery: RequestHandler = (req, _res, next) => {
   if (repeated !== undefined) return next(new ApiError(400, 'invalid_request', `${repeated}: ${repeated} must be given once`));
   next();
 };
+
+/**
+ * A query string on a route that reads none is refused, as an unknown body field is: 400
+ * `query: unknown parameter "x"`. Otherwise `POST /v1/events?idempotencyKey=k` would accept the
+ * event twice without a word. Routes that read a query validate it themselves (strictly).
+ */
+function refuseUnreadQuery(): RequestHandler {
+  const takesQuery = queryTaken(API_ROUTES.map((r) => ({ method: r.method, path: r.path, takesQuery: r.query !== undefined })));
+  return (req, _res, next) => {
+    if (!req.url.includes('?') || !req.path.startsWith('/v1/')) return next();
+    const names = Object.keys(req.query as Record<string, unknown>);
+    if (names.length === 0 || takesQuery(req.method, req.path) !== false) return next();
+    next(new ApiError(400, 'invalid_request', `query: unknown parameter ${JSON.stringify(names[0])}`));
+  };
+}
 
 /**
  * CORS for the customer portal in a sandboxed iframe, whose opaque origin (`null`) makes every
@@ -150,6 +166,7 @@ export function createApp(given: AppDeps): Express {
   const credentialCheck = requireApiCredential(deps, lookups);
   app.use('/v1', credentialCheck);
   app.use('/v1', refuseAmbiguousQuery);
+  app.use(refuseUnreadQuery());
   // Before the body is read: a request no route takes is 404 (or 405) whatever its body and
   // content type, not 415 or 400 about a body nothing would read. OPTIONS goes on to the routers,
   // which answer it with the methods of its path.

@@ -84,6 +84,27 @@ export function allowedMethods(routes: readonly RouteEntry[]): (path: string) =>
  * An express path pattern (`/v1/endpoints/:id`) as a regular expression over request paths,
  * matching as express does by default: any case, a trailing slash or not.
  */
+/**
+ * For refusing a query string no route reads: a function telling, for a method and a concrete
+ * path, whether a route of `routes` with that method and path reads a query (`takesQuery`): true
+ * when any does, false when such routes exist and none does, null when no route has that method
+ * and path (a 404 or 405 is answered elsewhere). HEAD asks as GET. Patterns compile once.
+ */
+export function queryTaken(routes: readonly (RouteEntry & { takesQuery: boolean })[]): (method: string, path: string) => boolean | null {
+  const compiled = routes.map((r) => ({ method: r.method.toUpperCase(), regex: pathPattern(r.path), takesQuery: r.takesQuery }));
+  return (method, path) => {
+    const asked = method === 'HEAD' ? 'GET' : method;
+    let found: boolean | null = null;
+    for (const r of compiled) {
+      if (r.method !== asked || !r.regex.test(path)) continue;
+      // Overlapping patterns (`/v1/deliveries/export`, `/v1/deliveries/:id`): any that reads one decides.
+      if (r.takesQuery) return true;
+      found = false;
+    }
+    return found;
+  };
+}
+
 function pathPattern(pattern: string): RegExp {
   return new RegExp(`^${pattern.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`, 'i');
 }

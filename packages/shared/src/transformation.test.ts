@@ -66,7 +66,10 @@ describe('planTransformedRequest', () => {
     expect(sent({ body: 'hello', payload: { ignored: true } })).toMatchObject({ body: 'hello', contentType: 'text/plain; charset=utf-8' });
     expect(sent({ body: 'a=1', contentType: 'application/x-www-form-urlencoded' }).contentType).toBe('application/x-www-form-urlencoded');
     expect(sent({ payload: [1, 'two'] })).toMatchObject({ body: '[1,"two"]', contentType: 'application/json' });
-    expect(sent({}).body).toBe('null');
+    expect(sent({ payload: null }).body).toBe('null');
+    // Left out (not null): refused, rather than sending `null` and counting a success.
+    expect(refusal({})).toBe('payload is required (any JSON value, null included), or a body string');
+    expect(refusal({ payload: undefined, method: 'PUT' })).toBe('payload is required (any JSON value, null included), or a body string');
     expect(refusal({ body: 'x', contentType: '' })).toBe('contentType is not a valid header value');
   });
   test('the body is at most MAX_TRANSFORMED_BODY_BYTES bytes, counted in UTF-8', () => {

@@ -153,7 +153,8 @@ export type TransformedRequestPlan = { ok: true; request: TransformedRequest } |
  *   Postern's (`webhook-*`) nor hop-by-hop (`headerNameProblem`; `authorization` is allowed), values
  *   valid header values; `content-type` may be given here instead of `contentType`;
  * - the body: `body` (a string) with `contentType` (default `text/plain; charset=utf-8`), else
- *   `payload` as JSON (`application/json`); at most {@link MAX_TRANSFORMED_BODY_BYTES} bytes.
+ *   `payload` as JSON (`application/json`), which must then be there (`null` counts; left out,
+ *   the answer is refused); at most {@link MAX_TRANSFORMED_BODY_BYTES} bytes.
  * The body replaces the whole envelope: a handler that wants the envelope returns it as its payload.
  */
 export function planTransformedRequest(answer: unknown, input: Pick<TransformationInput, 'url'>): TransformedRequestPlan {
@@ -189,7 +190,10 @@ export function planTransformedRequest(answer: unknown, input: Pick<Transformati
     body = r.body;
     contentType ??= 'text/plain; charset=utf-8';
   } else {
-    body = r.payload === undefined ? 'null' : JSON.stringify(r.payload);
+    // A handler that left `payload` out (`return {}`, `delete w.payload`) would otherwise send the
+    // body `null` and see the delivery succeed; `payload: null` still sends `null` on purpose.
+    if (r.payload === undefined) return bad('payload is required (any JSON value, null included), or a body string');
+    body = JSON.stringify(r.payload);
     contentType ??= 'application/json';
   }
   if (!isValidHeaderValue(contentType) || contentType === '') return bad('contentType is not a valid header value');

@@ -285,8 +285,10 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
   router.post('/v1/endpoints/:id/pause', requireScope('webhooks:write'), requireEmptyBody, actionIdempotency(deps, 'pause'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
     if (endpoint.status === 'disabled') {
-      // Pausing would turn a breaker's `disabled` into a `paused` that resume re-enables.
-      throw new ApiError(409, 'endpoint_disabled', 'the endpoint was disabled by its breaker; resume it (or re-create it, if its policy says so) instead of pausing');
+      // Pausing would turn a breaker's `disabled` into a `paused` that resume re-enables. The
+      // reason says which rule disabled it (a failure streak, or a 410 Gone under `goneDisables`).
+      const why = endpoint.disabledReason ? ` (${endpoint.disabledReason})` : '';
+      throw new ApiError(409, 'endpoint_disabled', `the endpoint is disabled${why}; resume it (or re-create it, if its policy says so) instead of pausing`);
     }
     const updated = await deps.store.endpoints.update(endpoint, { status: 'paused' }, deps.clock.now());
     if (!updated) throw notFound('endpoint');
