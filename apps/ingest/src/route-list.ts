@@ -81,10 +81,6 @@ export function allowedMethods(routes: readonly RouteEntry[]): (path: string) =>
 }
 
 /**
- * An express path pattern (`/v1/endpoints/:id`) as a regular expression over request paths,
- * matching as express does by default: any case, a trailing slash or not.
- */
-/**
  * For refusing a query string no route reads: a function telling, for a method and a concrete
  * path, whether a route of `routes` with that method and path reads a query (`takesQuery`): true
  * when any does, false when such routes exist and none does, null when no route has that method
@@ -105,6 +101,10 @@ export function queryTaken(routes: readonly (RouteEntry & { takesQuery: boolean 
   };
 }
 
+/**
+ * An express path pattern (`/v1/endpoints/:id`) as a regular expression over request paths,
+ * matching as express does by default: any case, a trailing slash or not.
+ */
 function pathPattern(pattern: string): RegExp {
   return new RegExp(`^${pattern.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`, 'i');
 }

@@ -1,8 +1,8 @@
 import type { Writable } from 'node:stream';
 import { Redis, type Cluster } from 'ioredis';
 
-/** The sockets already coalescing: a connection's 'connect' may come again for the same socket. */
-const coalescing = new WeakSet<Writable>();
+/** The clients already hooked: `connectRedis` hooks what `createRedisConnection` may have hooked. */
+const hooked = new WeakSet<Redis | Cluster>();
 
 /**
  * Makes every socket a client opens to Redis send, in one write, the commands written to it during
@@ -31,9 +31,11 @@ const coalescing = new WeakSet<Writable>();
  * A standalone or Sentinel client's every socket (each reconnect opens a new one) is hooked at its
  * `connect`, before AUTH, SELECT and the ready check are written; a cluster client's node
  * connections are hooked as they join (`+node`). Call it right after creating the client; a
- * second call for the same client adds nothing (a socket is hooked once).
+ * second call for the same client adds nothing.
  */
 export function coalesceWrites(client: Redis | Cluster): void {
+  if (hooked.has(client)) return;
+  hooked.add(client);
   if (client instanceof Redis) {
     // ioredis writes a command, then queues it to await its reply: the queue holds earlier ones only.
     const awaitingReplies = () => client.commandQueue.length;
@@ -44,8 +46,7 @@ export function coalesceWrites(client: Redis | Cluster): void {
 }
 
 function corkPerTurn(socket: Writable | undefined, awaitingReplies: () => number): void {
-  if (!socket || coalescing.has(socket)) return;
-  coalescing.add(socket);
+  if (!socket) return;
   const write = socket.write;
   let corked = false;
   const flush = () => {
