@@ -265,6 +265,8 @@ describe('with the default body limit', () => {
     test('malformed percent-encoding in a path id → 400, not 500', async () => {
       expectError(await postern.api('GET', '/v1/endpoints/%E0%A4%A', { key: keyA }), 400, 'invalid_request', 'path');
       expectError(await postern.api('GET', '/v1/deliveries/%zz', { key: keyA }), 400, 'invalid_request', 'path');
+      // Well-formed escapes that do not decode to UTF-8 are not called malformed.
+      expectError(await postern.api('GET', '/v1/deliveries/%ff', { key: keyA }), 400, 'invalid_request', 'path: a percent-escape that is malformed or does not decode to UTF-8');
     });
     test('malformed JSON on the admin route → 400 invalid_json', async () => {
       const res = await postern.api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, rawBody: "{name:'x'}", headers: { 'content-type': 'application/json' } });
@@ -423,6 +425,16 @@ describe('with the default body limit', () => {
       expect(res.body).toEqual({ error: { code: 'missing_host', message: 'an HTTP/1.1 request must carry a Host header' } });
       const onApi = await rawHttp(postern.baseUrl, `POST /v1/events HTTP/1.1\r\nAuthorization: Bearer ${keyA}\r\nContent-Type: application/json\r\nContent-Length: ${event.length}\r\n\r\n${event}`);
       expect(onApi.body.error.code).toBe('missing_host');
+    });
+    test('two Host headers → 400 bad_request, the connection closed; on an API route nothing is accepted', async () => {
+      const res = await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: internal.example\r\n\r\n');
+      expect(res.status).toBe(400);
+      expect(res.headers).toMatch(/^connection: close/im);
+      expect(res.body).toEqual({ error: { code: 'bad_request', message: 'the request is not valid HTTP/1.1: it carries more than one Host header' } });
+      const before = (await postern.api('GET', '/v1/events', { key: keyA })).body.data.length;
+      const onApi = await rawHttp(postern.baseUrl, `POST /v1/events HTTP/1.1\r\nHost: a\r\nhost: b\r\nAuthorization: Bearer ${keyA}\r\nContent-Type: application/json\r\nContent-Length: ${event.length}\r\n\r\n${event}`);
+      expect(onApi.body.error.code).toBe('bad_request');
+      expect((await postern.api('GET', '/v1/events', { key: keyA })).body.data.length).toBe(before);
     });
     test('HTTP/1.0 without Host, and HTTP/1.1 with an empty Host, are served', async () => {
       expect((await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.0\r\n\r\n')).status).toBe(200);

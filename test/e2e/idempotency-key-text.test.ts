@@ -41,7 +41,7 @@ test.each(NOT_PRINTABLE)('a body idempotencyKey holding %s is 400 naming the fie
   expect({ status: r.status, code: r.body.error?.code, message: r.body.error?.message }).toEqual({
     status: 400,
     code: 'invalid_request',
-    message: 'idempotencyKey: idempotencyKey must be printable characters only: no newline, tab or other control character',
+    message: 'idempotencyKey: idempotencyKey must be printable text: no newline, tab or other control character, no line separator and no bidirectional control (U+202A–U+202E, U+2066–U+2069)',
   });
   expect(await eventCount()).toBe(before);
 });
@@ -93,6 +93,6 @@ test('in a batch, each event whose key is not printable gets its own 400 naming 
   expect(r.status).toBe(207);
   const results = r.body.results as { status: number; error?: { code: string; message: string } }[];
   expect(results.map((x) => x.status)).toEqual([202, ...NOT_PRINTABLE.map(() => 400), 202]);
-  results.slice(1, -1).forEach((x, i) => expect(x.error).toEqual({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^events\\[${i + 1}\\]\\.idempotencyKey: idempotencyKey must be printable characters only`)) }));
+  results.slice(1, -1).forEach((x, i) => expect(x.error).toEqual({ code: 'invalid_request', message: expect.stringMatching(new RegExp(`^events\\[${i + 1}\\]\\.idempotencyKey: idempotencyKey must be printable text`)) }));
   expect(await eventCount()).toBe(before + 2);
 });

@@ -127,6 +127,25 @@ test('a closed port gives connection_failed:ECONNREFUSED', async () => {
   expect(delivery.attempts.map((a: Attempt) => [a.error, a.responseStatus])).toEqual([['connection_failed:ECONNREFUSED', null]]);
 });
 
+test.each([
+  ['headers larger than Node reads (16 KB)', `HTTP/1.1 200 OK\r\nX-Padding: ${'x'.repeat(20_000)}\r\nContent-Length: 0\r\n\r\n`, 'connection_failed:HPE_HEADER_OVERFLOW'],
+  ['an answer that is not HTTP', 'SMTP ready\r\n\r\n', 'connection_failed:HPE_INVALID_CONSTANT'],
+])('a receiver sending %s gives the parser\'s code, not delivery_failed', async (_what, answer, code) => {
+  const raw = createServer((socket) => {
+    socket.once('data', () => socket.end(answer));
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+  try {
+    const { apiKey, deliveryId } = await sendOne(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/hook`, fastPolicy(1));
+    const delivery = await finished(apiKey, deliveryId);
+    expect(delivery.status).toBe('failed');
+    expect(delivery.attempts.map((a: Attempt) => [a.error, a.responseStatus])).toEqual([[code, null]]);
+  } finally {
+    await new Promise<void>((resolve) => raw.close(() => resolve()));
+  }
+});
+
 test('headers then a stalled body: timeout when the whole response counts, success when only headers do', async () => {
   const stalling = await receiver((_req, _n, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });

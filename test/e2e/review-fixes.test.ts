@@ -108,18 +108,38 @@ describe('names, descriptions and event types', () => {
     ['a tab', 'ac\tme'],
     ['ESC', 'acme\u001b[31m'],
     ['DEL', 'acme\u007f'],
+    ['a C1 control', 'acme\u0085'],
+    ['a line separator', 'ac\u2028me'],
+    ['a right-to-left override', 'acme \u202egnp.exe'],
+    ['a right-to-left isolate', 'acme\u2067x'],
   ])('an org name with %s → 400', async (_what, name) => {
-    expectError(await postern.api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name } }), 400, 'invalid_request', 'name: ', 'control characters');
+    expectError(await postern.api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name } }), 400, 'invalid_request', 'name: name must be printable text');
   });
 
-  test('an org name of printable characters, Unicode included, is fine', async () => {
-    const res = await postern.api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name: 'Zoë & Co. — 東京' } });
-    expect(res.status).toBe(201);
-    expect(res.body.name).toBe('Zoë & Co. — 東京');
+  test('an org name of printable characters, Unicode and emoji joiners included, is fine', async () => {
+    for (const name of ['Zoë & Co. — 東京', 'family 👨\u200d👩\u200d👧', 'نامه\u200cها']) {
+      const res = await postern.api('POST', '/v1/orgs', { key: TEST_ADMIN_TOKEN, body: { name } });
+      expect(res.status).toBe(201);
+      expect(res.body.name).toBe(name);
+    }
+  });
+
+  test('key names, the portal display name, event-type groups and descriptions refuse bidirectional controls too', async () => {
+    const rlo = 'billing \u202emoc.live';
+    expectError(await postern.api('POST', '/v1/api-keys', { key, body: { name: rlo, scopes: ['webhooks:read'] } }), 400, 'invalid_request', 'name: name must be printable text');
+    expectError(await postern.api('POST', '/v1/platform-keys', { key: TEST_ADMIN_TOKEN, body: { name: rlo, scopes: ['webhooks:read'] } }), 400, 'invalid_request', 'name: name must be printable text');
+    expectError(await postern.api('PATCH', '/v1/org', { key, body: { portal: { displayName: rlo } } }), 400, 'invalid_request', 'displayName must be printable text');
+    expectError(await postern.api('POST', '/v1/endpoints', { key, body: { url: 'http://127.0.0.1:9/hook', description: rlo } }), 400, 'invalid_request', 'description: description must be printable text');
+    expectError(await postern.api('POST', '/v1/event-types', { key, body: { name: 'bidi.check', description: rlo } }), 400, 'invalid_request', 'description: description must be printable text');
+    expectError(await postern.api('POST', '/v1/event-types', { key, body: { name: 'bidi.check', description: 'fine', group: rlo } }), 400, 'invalid_request', 'group: group must be printable text');
+    // Nothing of those was stored.
+    expect((await postern.api('GET', '/v1/api-keys', { key })).body.data.map((k: { name: string }) => k.name)).not.toContain(rlo);
+    expect((await postern.api('GET', '/v1/org', { key })).body.portal?.displayName ?? null).not.toBe(rlo);
+    expect((await postern.api('GET', '/v1/event-types/bidi.check', { key })).status).toBe(404);
   });
 
   test('a description with a control character other than newline and tab → 400, on create and update', async () => {
-    for (const description of ['a\u0000b', 'a\rb', 'bell\u0007', 'del\u007f']) {
+    for (const description of ['a\u0000b', 'a\rb', 'bell\u0007', 'del\u007f', 'c1\u009b', 'a\u2029b']) {
       expectError(await postern.api('POST', '/v1/endpoints', { key, body: { url: 'http://127.0.0.1:9/hook', description } }), 400, 'invalid_request', 'description: ');
     }
     const endpoint = await endpointFor({ description: 'line one\nline two\tindented' });

@@ -95,7 +95,7 @@ export function errorHandler(deps: { redis: RedisClient; logger: Logger; config?
     else if (e.type === 'charset.unsupported') apiError = new ApiError(415, 'unsupported_media_type', 'body must be UTF-8 JSON');
     else if (e.type === 'request.aborted') apiError = new ApiError(400, 'request_aborted', 'request body was not received in full');
     // Express's own 4xx: a path parameter with bad percent-encoding, a body that fails to inflate.
-    else if (err instanceof URIError) apiError = new ApiError(400, 'invalid_request', 'path: malformed percent-encoding');
+    else if (err instanceof URIError) apiError = new ApiError(400, 'invalid_request', 'path: a percent-escape that is malformed or does not decode to UTF-8');
     else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
       apiError = new ApiError(e.status, 'invalid_request', 'body: could not be read (check content-encoding and content-length)');
     } else apiError = toApiError(err, deps.redis, requestLogger(req, deps.logger), { path: req.path });

@@ -14,7 +14,7 @@ import { ApiError, errorHandler } from './api-error.js';
 import type { AppDeps } from './app-deps.js';
 import { requireApiCredential } from './auth.js';
 import { jsonBody } from './json-body.js';
-import { refuseMissingHost, refuseUnknownTransferCoding } from './http-framing.js';
+import { checkHostHeader, refuseUnknownTransferCoding } from './http-framing.js';
 import { DEFAULT_LOOKUP_CACHE_MAX_ENTRIES, DEFAULT_LOOKUP_CACHE_TTL_MS, LookupCache } from './lookup-cache.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { auditLogRoutes } from './routes/audit-log.js';
@@ -138,7 +138,7 @@ export function createApp(given: AppDeps): Express {
   app.use(metrics.middleware((method, path) => (matchRoute ??= routeMatcher(routes()))(method, path)));
   app.use(requestLogging(deps.logger, deps.config.logLevels?.request ?? 'info'));
   // Framing HTTP says to refuse, whatever the route: before any route reads a header or the body.
-  app.use(refuseMissingHost);
+  app.use(checkHostHeader);
   app.use(refuseUnknownTransferCoding);
   app.use(operationsRoutes({ redis: deps.redis, registry, dataLossMonitor: deps.dataLossMonitor }));
   app.use(apiReferenceRoutes());

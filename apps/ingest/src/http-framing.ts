@@ -2,12 +2,24 @@ import type { RequestHandler } from 'express';
 import { ApiError } from './api-error.js';
 
 /**
- * An HTTP/1.1 request without a `Host` header: 400 `missing_host`, connection closed (RFC 9112
- * §3.2). Node answers this itself with a bare 400 and no body unless the server is created with
- * `requireHostHeader: false` ({@link createIngestServer} does), so the API answers it in its own
- * error shape. HTTP/1.0 needs no `Host`; an empty one is valid (a target without an authority).
+ * The `Host` header (RFC 9112 §3.2):
+ * - an HTTP/1.1 request without one: 400 `missing_host`. Node answers this itself with a bare 400
+ *   and no body unless the server is created with `requireHostHeader: false`
+ *   ({@link createIngestServer} does), so the API answers it in its own error shape. HTTP/1.0 needs
+ *   no `Host`; an empty one is valid (a target without an authority);
+ * - a request with more than one: 400 `bad_request` (Node keeps the first and drops the rest, so a
+ *   proxy in front that read the last one would have routed a different request than this one).
+ *
+ * Either way the connection is closed.
  */
-export const refuseMissingHost: RequestHandler = (req, res, next) => {
+export const checkHostHeader: RequestHandler = (req, res, next) => {
+  let hosts = 0;
+  // rawHeaders alternates names and values; a request has few headers.
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.length === 4 && req.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) {
+    res.setHeader('connection', 'close');
+    return next(new ApiError(400, 'bad_request', 'the request is not valid HTTP/1.1: it carries more than one Host header'));
+  }
   if (req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1 || req.headers.host !== undefined) return next();
   res.setHeader('connection', 'close');
   next(new ApiError(400, 'missing_host', 'an HTTP/1.1 request must carry a Host header'));

@@ -8,7 +8,7 @@ import { answerClientError } from './client-error.js';
  * - `timeouts`: header, request and keep-alive timeouts (`httpServerOptions(config)`), so a
  *   stalled client gets 408 and loses its connection; Node's defaults when absent;
  * - `requireHostHeader: false`: an HTTP/1.1 request without `Host` reaches the app, which answers
- *   400 `missing_host` in the API's error shape (`refuseMissingHost`) instead of Node's bare 400;
+ *   400 `missing_host` in the API's error shape (`checkHostHeader`) instead of Node's bare 400;
  * - a request Node's parser refuses, or one that times out, is answered in the API's error shape
  *   ({@link answerClientError}).
  */

@@ -343,7 +343,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
   if (route.auth === 'apiKey') add(404, '`org_not_found`: the org named in `Postern-Org` does not exist (platform key)');
   if (route.auth === 'apiKey' || route.auth === 'admin') add(503, '`service_unavailable`: Redis unreachable; nothing was stored');
   // Refused before routing, like what the HTTP parser refuses (the 4XX below where nothing else is).
-  if (errors.size > 0) add(400, '`missing_host`: an HTTP/1.1 request without a `Host` header; the connection is closed');
+  if (errors.size > 0) add(400, '`missing_host`: an HTTP/1.1 request without a `Host` header; `bad_request`: more than one `Host` header; the connection is closed');
 
   const responses: Record<string, unknown> = { ...successes };
   for (const [status, { descriptions, codes }] of [...errors].sort(([a], [b]) => a.localeCompare(b))) {
@@ -351,7 +351,7 @@ function operation(route: RouteDoc): Record<string, unknown> {
   }
   // Whatever the route, a request the HTTP parser refuses never reaches it.
   if (!Object.keys(responses).some((s) => s.startsWith('4'))) {
-    responses['4XX'] = errorResponse('4XX', { description: 'the request is not valid HTTP (`bad_request`), its headers are too large (`headers_too_large`) or, in HTTP/1.1, it has no `Host` header (`missing_host`)', codes: [] });
+    responses['4XX'] = errorResponse('4XX', { description: 'the request is not valid HTTP (`bad_request`), its headers are too large (`headers_too_large`) or it has no `Host` header in HTTP/1.1 (`missing_host`) or more than one (`bad_request`)', codes: [] });
   }
 
   const op: Record<string, unknown> = {

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express from 'express';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { errorHandler } from './api-error.js';
+import { ApiError, errorHandler } from './api-error.js';
 import { requestLogging } from './request-logging.js';
 
 const lines: Record<string, any>[] = [];
@@ -25,6 +25,9 @@ beforeAll(async () => {
   app.get('/healthz', (_req, res) => void res.json({ ok: true }));
   app.get('/boom', () => {
     throw new Error('kaput');
+  });
+  app.get('/not-implemented', () => {
+    throw new ApiError(501, 'transfer_encoding_not_supported', 'no');
   });
   app.use(errorHandler({ redis: { status: 'ready' } as Redis, logger }));
   server = await new Promise((resolve) => {
@@ -65,6 +68,13 @@ test('a 500 logs the cause and an errored line under the same generated request 
   expect(await lineWhere((l) => l.requestId === id && l.msg === 'unexpected error')).toMatchObject({ level: 50, path: '/boom' });
   expect(await lineWhere((l) => l.requestId === id && l.msg === 'request errored')).toMatchObject({ level: 50, res: { statusCode: 500 } });
   expect(lines.some((l) => l.req?.url === '/healthz')).toBe(false);
+});
+
+test('a 501 (a transfer coding the client chose) is logged as a warning, not an error', async () => {
+  const res = await fetch(`${base}/not-implemented`);
+  expect(res.status).toBe(501);
+  const id = res.headers.get('x-request-id');
+  expect(await lineWhere((l) => l.requestId === id && l.msg === 'request errored')).toMatchObject({ level: 40, res: { statusCode: 501 } });
 });
 
 test('credentials put in a query string are not logged: their values are redacted, other parameters kept', async () => {

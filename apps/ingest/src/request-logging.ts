@@ -87,7 +87,9 @@ export function requestLogging(logger: Logger, level: 'info' | 'debug' = 'info')
       if (typeof res.locals.orgId === 'string') line.orgId = res.locals.orgId;
       const platformKey = res.locals.platformKey as { id?: string } | undefined;
       if (platformKey?.id) line.platformKeyId = platformKey.id;
-      if (statusCode === 503) logger.warn(line, 'request errored');
+      // 503 (Redis unreachable, retried by the client) and 501 (a transfer coding the client chose
+      // and Postern does not take) are not Postern's faults: warn, not error.
+      if (statusCode === 503 || statusCode === 501) logger.warn(line, 'request errored');
       else if (statusCode >= 500) logger.error(line, 'request errored');
       else logger[level](line, !req.readableAborted && res.writableEnded ? 'request completed' : 'request aborted');
     };

@@ -1,4 +1,4 @@
-import { API_KEY_SCOPES, SIGNATURE_SCHEMES, eventTypeFilterSchema, eventTypeSchema } from '@postern/shared';
+import { API_KEY_SCOPES, SIGNATURE_SCHEMES, eventTypeFilterSchema, eventTypeSchema, isPrintableText, notPrintableMessage } from '@postern/shared';
 import { DELIVERY_STATUSES } from '@postern/store';
 import { z } from 'zod';
 import { ApiError, invalidRequest } from './api-error.js';
@@ -10,11 +10,11 @@ export function requiredOr(field: string, otherwise: string) {
   return (issue: { input?: unknown }) => (issue.input === undefined ? `${field} is required` : otherwise);
 }
 
-/** `POST /v1/orgs` body. The name is trimmed; control characters (U+0000–U+001F, U+007F) are refused. */
+/** `POST /v1/orgs` body. The name is trimmed, and must be printable text (`isPrintableText`). */
 export const createOrgBody = z.strictObject({
   name: z
     .string({ error: requiredOr('name', 'name must be a string of 1 to 200 characters') })
-    .regex(/^[^\u0000-\u001f\u007f]*$/, 'name must not contain control characters')
+    .refine((v) => isPrintableText(v), notPrintableMessage('name'))
     .trim()
     .min(1, 'name must be a string of 1 to 200 characters')
     .max(200, 'name must be a string of 1 to 200 characters'),
@@ -24,7 +24,7 @@ const urlField = z.string({ error: requiredOr('url', 'url must be a string') }).
 const descriptionField = z
   .string({ error: 'description must be a string' })
   .max(500, 'description must be at most 500 characters')
-  .regex(/^[^\u0000-\u0008\u000b-\u001f\u007f]*$/, 'description must not contain control characters other than newline and tab');
+  .refine((v) => isPrintableText(v, { multiline: true }), notPrintableMessage('description', { multiline: true }));
 
 /**
  * How the endpoint's requests are signed (Standard Webhooks): `hmac-sha256` (`v1`, `whsec_`
@@ -68,19 +68,6 @@ export const updateEndpointBody = z.strictObject({
 });
 
 /**
- * Characters that are not printable text: controls (U+0000–U+001F, U+007F–U+009F: newline, tab,
- * NUL…), line and paragraph separators, bidirectional controls (U+202A–U+202E, U+2066–U+2069) and
- * unpaired surrogates. A key holding one reads back differently in logs, terminals and CSV
- * exports than it was sent, or not at all.
- */
-const NOT_PRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}\p{Cs}\u202a-\u202e\u2066-\u2069]/u;
-
-/** Whether `text` holds only printable characters (none of {@link NOT_PRINTABLE}). */
-export function isPrintableText(text: string): boolean {
-  return !NOT_PRINTABLE.test(text);
-}
-
-/**
  * An event's idempotency key as the body field `idempotencyKey` takes it: 1 to 200 printable
  * characters (any Unicode text, no control character); the header carries printable ASCII only.
  */
@@ -88,7 +75,7 @@ export const idempotencyKeyField = z
   .string({ error: 'idempotencyKey must be a string' })
   .min(1, 'idempotencyKey must be 1 to 200 characters')
   .max(200, 'idempotencyKey must be 1 to 200 characters')
-  .refine(isPrintableText, 'idempotencyKey must be printable characters only: no newline, tab or other control character');
+  .refine((v) => isPrintableText(v), notPrintableMessage('idempotencyKey'));
 
 /** `POST /v1/events` body. `data` is any JSON value and is kept byte for byte. */
 export const createEventBody = z.strictObject({
@@ -145,9 +132,9 @@ export function parseListQuery<S extends typeof pageQuery>(schema: S, query: unk
 
 const SCOPES_MESSAGE = `scopes must be a non-empty list of ${API_KEY_SCOPES.join(', ')}`;
 
-/** `POST /v1/api-keys` body: a name for people and the scopes the key holds. */
+/** `POST /v1/api-keys` body: a name for people (printable text, trimmed) and the scopes the key holds. */
 export const createApiKeyBody = z.strictObject({
-  name: z.string({ error: requiredOr('name', 'name must be a string of 1 to 100 characters') }).trim().min(1, 'name must be a string of 1 to 100 characters').max(100, 'name must be a string of 1 to 100 characters'),
+  name: z.string({ error: requiredOr('name', 'name must be a string of 1 to 100 characters') }).refine((v) => isPrintableText(v), notPrintableMessage('name')).trim().min(1, 'name must be a string of 1 to 100 characters').max(100, 'name must be a string of 1 to 100 characters'),
   scopes: z
     .array(z.enum(API_KEY_SCOPES as [string, ...string[]], { error: SCOPES_MESSAGE }), { error: requiredOr('scopes', SCOPES_MESSAGE) })
     .min(1, SCOPES_MESSAGE)

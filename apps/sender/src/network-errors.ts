@@ -8,8 +8,14 @@ import { proxyErrorCode } from './proxy-agents.js';
  */
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'EADDRNOTAVAIL', 'ENETDOWN', 'EHOSTDOWN',
-  'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE', 'HPE_INVALID_CONSTANT', 'HPE_INVALID_STATUS', 'HPE_INVALID_HEADER_TOKEN',
+  'UND_ERR_SOCKET', 'ERR_STREAM_PREMATURE_CLOSE',
 ]);
+/**
+ * Node's HTTP parser (llhttp) refusing the answer: `HPE_INVALID_STATUS`, `HPE_INVALID_CONSTANT`
+ * (not HTTP at all), `HPE_HEADER_OVERFLOW` (headers over Node's 16 KB), … The receiver did answer,
+ * but not in HTTP Postern can read; the parser's code says how.
+ */
+const PARSER_CODE = /^HPE_[A-Z_]+$/;
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ESERVFAIL', 'ENODATA']);
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
 
@@ -29,7 +35,8 @@ interface ErrorLike {
  *   `unsafe_url:<blockedAddressReason(address)>`, or `unsafe_url:blocked_address`.
  * - Then `timeout`, `too_many_redirects`, `unsafe_url:redirect_scheme` (a redirect to a scheme other
  *   than http or https, or to a UNIX socket), `dns_lookup_failed:<ECODE>`,
- *   `connection_failed:<ECODE>`, `tls_error:<ECODE>`, else `delivery_failed`.
+ *   `connection_failed:<ECODE>` (an answer Node's parser refused too: `connection_failed:HPE_…`),
+ *   `tls_error:<ECODE>`, else `delivery_failed`.
  * @param err what got (or the socket) threw
  * @param blockedAddressReason classifies an address request-filtering-agent refused (returns
  *   e.g. `loopback`, or null)
@@ -54,7 +61,7 @@ export function classifyNetworkError(err: unknown, blockedAddressReason: (addres
   // got refuses a redirect to anything but http(s) (`file:`, `ftp:`, `data:`…) or to a UNIX socket.
   if (code === 'ERR_UNSUPPORTED_PROTOCOL' || /Cannot redirect to UNIX socket/.test(message)) return 'unsafe_url:redirect_scheme';
   if (DNS_CODES.has(code)) return `dns_lookup_failed:${code}`;
-  if (CONNECTION_CODES.has(code)) return `connection_failed:${code}`;
+  if (CONNECTION_CODES.has(code) || PARSER_CODE.test(code)) return `connection_failed:${code}`;
   if (isTlsCode(code)) return `tls_error:${code}`;
   return 'delivery_failed';
 }

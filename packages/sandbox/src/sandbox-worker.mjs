@@ -21,6 +21,8 @@ const FILE = 'transformation.js';
 // No state carries from one call to the next, though the runtime is kept per endpoint version:
 // - the endpoint's code is compiled once as the body of a function (`factory` below) that runs
 //   afresh for each call, so its top-level `let`, `const`, `var` and functions are new each time;
+// - the function around the code (reachable from sloppy code as \`arguments.callee\`) and its
+//   prototype object are frozen;
 // - then every object reachable from the global object (and the intrinsics only reachable through
 //   syntax: generator, async and iterator prototypes) is frozen, so nothing can be stored on a
 //   global, a built-in or a prototype. Data properties of the main prototypes (`toString`,
@@ -72,7 +74,13 @@ const PRELUDE = `(() => {
     if (json.length > ${maxOutputChars}) return 'b' + stringify({ bad: 'the result is larger than ${maxOutputChars} characters', logs });
     return logs.length === 0 ? 'o' + json : 'l' + stringify(logs) + '\\n' + json;
   };
-  const bind = (factory) => (call) => run(factory, call);
+  // The function around the code is reachable from it (\`arguments.callee\` in sloppy code), so it and its
+  // prototype object are frozen too.
+  const bind = (factory) => {
+    freeze(factory.prototype);
+    freeze(factory);
+    return (call) => run(factory, call);
+  };
   Object.defineProperty(globalThis, '__postern_bind', { value: bind, writable: false, configurable: false, enumerable: false });
 
   const { freeze, getPrototypeOf, getOwnPropertyDescriptor, defineProperty } = Object;

@@ -70,7 +70,7 @@ export const ERROR_CODES: readonly ErrorCodeInfo[] = Object.freeze(
       ['redirect_not_followed', 'redirect_not_followed', 'The endpoint answered 3xx and the policy does not follow redirects.', 'yes', 'policy'],
       ['too_many_redirects', 'too_many_redirects', 'Redirects looped or went past the policy\'s hop limit.', 'yes', 'policy'],
       ['timeout', 'timeout', 'No complete answer within the policy\'s timeout.', 'yes', 'policy'],
-      ['connection_failed[:<ECODE>]', 'connection_failed', 'No connection could be opened, or it dropped before an answer (refused, reset, unreachable); the system code follows the colon.', 'yes', 'policy'],
+      ['connection_failed[:<ECODE>]', 'connection_failed', 'No connection could be opened, it dropped before an answer (refused, reset, unreachable), or the answer was not HTTP that Node\'s parser reads (`HPE_…`, e.g. `HPE_HEADER_OVERFLOW`: headers over 16 KB); the code follows the colon.', 'yes', 'policy'],
       ['tls_error[:<CODE>]', 'tls_error', 'TLS could not be negotiated, or the certificate was not trusted; the OpenSSL or Node code follows the colon.', 'yes', 'policy'],
       ['dns_lookup_failed[:<ECODE>]', 'dns_lookup_failed', 'DNS gave no usable address for the endpoint\'s host name; the resolver code follows the colon.', 'yes', 'policy'],
       ['unsafe_url:<reason>', 'unsafe_url', 'The URL, or an address its hostname resolved to, is not a public destination (the reason follows the colon, e.g. `loopback`, `private`; `redirect_scheme`: a redirect pointed at a scheme other than http or https, such as `file:`, or at a UNIX socket, and was not followed).', 'policy', 'policy'],

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { eventTypeSchema } from './event-types.js';
+import { isPrintableText, notPrintableMessage } from './printable-text.js';
 
 /**
  * What ingest does with an event whose `data` fails its type's schema (org setting
@@ -15,8 +16,8 @@ export const MAX_EVENT_TYPE_EXAMPLES = 5;
 /** Largest JSON text of one event type's `schema` plus `examples`, bytes. */
 export const MAX_EVENT_TYPE_DOCUMENT_BYTES = 64 * 1024;
 
-const description = z.string({ error: 'description must be a string of 1 to 2000 characters' }).min(1, 'description must be a string of 1 to 2000 characters').max(2000, 'description must be a string of 1 to 2000 characters');
-const group = z.string({ error: 'group must be a string of 1 to 100 characters' }).min(1, 'group must be a string of 1 to 100 characters').max(100, 'group must be a string of 1 to 100 characters');
+const description = z.string({ error: 'description must be a string of 1 to 2000 characters' }).min(1, 'description must be a string of 1 to 2000 characters').max(2000, 'description must be a string of 1 to 2000 characters').refine((v) => isPrintableText(v, { multiline: true }), notPrintableMessage('description', { multiline: true }));
+const group = z.string({ error: 'group must be a string of 1 to 100 characters' }).min(1, 'group must be a string of 1 to 100 characters').max(100, 'group must be a string of 1 to 100 characters').refine((v) => isPrintableText(v), notPrintableMessage('group'));
 /** A JSON Schema (2020-12): an object or a boolean. Whether it compiles is ingest's check (ajv). */
 const jsonSchema = z.union([z.record(z.string(), z.unknown()), z.boolean()], { error: 'schema must be a JSON Schema (2020-12): an object or a boolean' });
 const examples = z.array(z.unknown(), { error: `examples must be an array of at most ${MAX_EVENT_TYPE_EXAMPLES} JSON values` }).max(MAX_EVENT_TYPE_EXAMPLES, `examples must be an array of at most ${MAX_EVENT_TYPE_EXAMPLES} JSON values`);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { checkAccentColour } from './contrast.js';
+import { isPrintableText, notPrintableMessage } from './printable-text.js';
 import { PRESET_NAMES, type Policy } from './policy.js';
 import { policyTimeline } from './retry-schedule.js';
 
@@ -53,7 +54,7 @@ const https = (name: string) =>
  * ({@link checkAccentColour}); a lighter one is refused, naming its ratio.
  */
 export const portalBrandingSchema = z.strictObject({
-  displayName: z.string({ error: 'displayName must be a string of 1 to 80 characters' }).trim().min(1, 'displayName must be a string of 1 to 80 characters').max(80, 'displayName must be a string of 1 to 80 characters').nullable().optional(),
+  displayName: z.string({ error: 'displayName must be a string of 1 to 80 characters' }).refine((v) => isPrintableText(v), notPrintableMessage('displayName')).trim().min(1, 'displayName must be a string of 1 to 80 characters').max(80, 'displayName must be a string of 1 to 80 characters').nullable().optional(),
   logoUrl: https('logoUrl').nullable().optional(),
   accentColor: z
     .string({ error: 'accentColor must be a #rgb or #rrggbb colour' })
