@@ -426,6 +426,13 @@ describe('with the default body limit', () => {
       const onApi = await rawHttp(postern.baseUrl, `POST /v1/events HTTP/1.1\r\nAuthorization: Bearer ${keyA}\r\nContent-Type: application/json\r\nContent-Length: ${event.length}\r\n\r\n${event}`);
       expect(onApi.body.error.code).toBe('missing_host');
     });
+    test('OPTIONS on a path the API has → 204 with Allow (its methods and OPTIONS); on a path it does not → 404', async () => {
+      const res = await rawHttp(postern.baseUrl, `OPTIONS /v1/endpoints HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${keyA}\r\nConnection: close\r\n\r\n`);
+      expect(res.status).toBe(204);
+      expect(res.headers).toMatch(/^allow: GET, HEAD, POST, OPTIONS\r?$/im);
+      const missing = await postern.api('OPTIONS', '/v1/nothing-here', { key: keyA });
+      expect(missing.status).toBe(404);
+    });
     test('two Host headers → 400 bad_request, the connection closed; on an API route nothing is accepted', async () => {
       const res = await rawHttp(postern.baseUrl, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: internal.example\r\n\r\n');
       expect(res.status).toBe(400);

@@ -41,7 +41,7 @@ test.each(NOT_PRINTABLE)('a body idempotencyKey holding %s is 400 naming the fie
   expect({ status: r.status, code: r.body.error?.code, message: r.body.error?.message }).toEqual({
     status: 400,
     code: 'invalid_request',
-    message: 'idempotencyKey: idempotencyKey must be printable text: no newline, tab or other control character, no line separator and no bidirectional control (U+202A–U+202E, U+2066–U+2069)',
+    message: 'idempotencyKey: idempotencyKey must be printable text: no newline, tab or other control character, no line separator, no bidirectional control (U+202A–U+202E, U+2066–U+2069) and no unpaired surrogate',
   });
   expect(await eventCount()).toBe(before);
 });

@@ -146,6 +146,23 @@ test.each([
   }
 });
 
+test('a 101 Switching Protocols is http_101 at once, not an attempt that never ends', async () => {
+  const raw = createServer((socket) => {
+    socket.once('data', () => socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n'));
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+  try {
+    // A 60 s timeout: ending well inside it shows the 101 ended the attempt, not the clock.
+    const { apiKey, deliveryId } = await sendOne(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/hook`, fastPolicy(1, 20, { timeout: { ms: 60_000, measures: 'whole-response' } }));
+    const delivery = await finished(apiKey, deliveryId, 30_000);
+    expect(delivery.status).toBe('failed');
+    expect(delivery.attempts.map((a: Attempt) => [a.error, a.responseStatus])).toEqual([['http_101', 101]]);
+  } finally {
+    raw.close();
+  }
+});
+
 test('headers then a stalled body: timeout when the whole response counts, success when only headers do', async () => {
   const stalling = await receiver((_req, _n, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });

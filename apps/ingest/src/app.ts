@@ -168,9 +168,15 @@ export function createApp(given: AppDeps): Express {
   app.use('/v1', refuseAmbiguousQuery);
   app.use(refuseUnreadQuery());
   // Before the body is read: a request no route takes is 404 (or 405) whatever its body and
-  // content type, not 415 or 400 about a body nothing would read. OPTIONS goes on to the routers,
-  // which answer it with the methods of its path.
-  app.use((req, res, next) => (req.method === 'OPTIONS' || methodsOf(req.path).includes(req.method) ? next() : next(noRoute(req, res))));
+  // content type, not 415 or 400 about a body nothing would read. OPTIONS on a path the API has
+  // is 204 with `Allow` (its methods and OPTIONS); a browser's CORS preflight was answered above.
+  app.use((req, res, next) => {
+    if (req.method !== 'OPTIONS') return methodsOf(req.path).includes(req.method) ? next() : next(noRoute(req, res));
+    const allow = methodsOf(req.path);
+    if (allow.length === 0) return next(noRoute(req, res));
+    res.setHeader('allow', [...allow, 'OPTIONS'].join(', '));
+    res.status(204).end();
+  });
   app.use(jsonBody(deps.config.maxBodyBytes));
   // Events first: POST /v1/events is most of the traffic, and every router it passes tests its paths.
   // One cache of compiled event-data validators per app: each type version compiles once.

@@ -1,4 +1,5 @@
-import type { ClientRequest } from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { got, type Got, type Response } from 'got';
 import { boundHeaders, keepsResponse, type KeptHeaders, type Policy } from '@postern/shared';
 import { createGuardedAgents } from './address-guard.js';
@@ -115,6 +116,12 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
  * headers; the body is then read in the background (at most `maxResponseBytesRead` bytes, within
  * the same limit) only so that the socket can be reused.
  *
+ * A `101 Switching Protocols` answer is recorded as that status (`http_101`) and its socket
+ * closed: Node hands an upgraded socket over and reports nothing more, which would otherwise hold
+ * the attempt and its worker slot forever. Whatever else happens, an attempt ends as `timeout` a
+ * second after the longest its timeout allows (the limit under `whole-response`, six times it under
+ * `response-headers`).
+ *
  * Keep-alive: idle sockets close after `idleSocketTimeoutMs`. A request that fails with
  * ECONNRESET/EPIPE on a reused socket before any byte of an answer came back (almost always the
  * receiver closing that idle socket as Postern picked it, so it never processed the request) is
@@ -180,8 +187,17 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
   const wholeResponse = request.timeout.measures === 'whole-response';
   // Without redirects `timeout.request` is already the whole exchange; across hops it restarts.
   const deadline = wholeResponse && request.redirects.follow ? AbortSignal.timeout(timeoutMs) : undefined;
-  return new Promise((resolve) => {
+  return new Promise((resolveOnce) => {
     let settled = false;
+    // The last resort: whatever got does or fails to do, an attempt ends. `whole-response` ends at
+    // its deadline; `response-headers` may spend the limit on each phase (lookup, connect, TLS,
+    // send, headers) and once more on a kept body. A second past that, it is a timeout.
+    const hardStop = setTimeout(() => finish({ kind: 'error', code: 'timeout' }), (wholeResponse ? 1 : 6) * timeoutMs + 1000);
+    hardStop.unref();
+    const resolve = (result: TransportResult | StaleSocket) => {
+      clearTimeout(hardStop);
+      resolveOnce(result);
+    };
     const finish = (result: TransportResult | StaleSocket) => {
       if (settled) return;
       settled = true;
@@ -213,6 +229,16 @@ function sendOnce(client: Got, request: OutboundRequest, timeoutMs: number, clas
       if (deadline?.aborted) return finish({ kind: 'error', code: 'timeout' });
       const result: TransportResult = { kind: 'error', code: classifyNetworkError(err, classifyAddress) };
       finish(firstHop && neverReachedReceiver(firstHop, stream.redirectUrls.length, err) ? { kind: 'stale_socket', result } : result);
+    });
+    // 101 Switching Protocols: Node hands the socket over ('upgrade', which got passes on) and
+    // neither a response nor an error follows. Postern speaks only HTTP, so that is the answer: a
+    // non-2xx status (`http_101`), the socket closed.
+    stream.on('upgrade', (response: IncomingMessage, socket: Duplex) => {
+      socket.destroy();
+      const status = response.statusCode ?? 101;
+      const keep = keepsResponse(request.keepResponseBody ?? 'none', 'not_2xx');
+      const bounded = keep ? boundHeaders(response.headers) : null;
+      finish({ kind: 'response', status, retryAfter: undefined, bodyBytesRead: 0, detail: bounded ? { headers: bounded.headers, headersTruncated: bounded.truncated, body: '', bodyTruncated: false } : null });
     });
     stream.on('response', (response: Response) => {
       const retryAfter = headerValue(response.headers['retry-after']);

@@ -1,4 +1,4 @@
-import { batchResultLine, liveLine } from './output.js';
+import { batchResultLine, deliveryLines, liveLine, terminalSafe } from './output.js';
 
 describe('liveLine', () => {
   it('shows one attempt on one line: time, status, ids, type, attempt, answer, error, duration, next', () => {
@@ -16,4 +16,23 @@ test("batchResultLine: a refusal's events[i] is left out, the line already place
   expect(refused('events[41].type: webhook.test is reserved')).toMatch(/^line 42: .*refused 400 invalid_request.*: type: webhook\.test is reserved$/);
   expect(refused('events[3]: must be a JSON object')).toMatch(/: must be a JSON object$/);
   expect(refused('this idempotencyKey was used')).toMatch(/: this idempotencyKey was used$/);
+});
+
+describe('what a receiver sent reaches the terminal as visible escapes', () => {
+  const hostile = '\x1b]0;PWNED\x07\x1b[2J\x1b[31mRED\u202eevil\r\nFAKE LINE 16:00:00 succeeded dlv_fake\u0085\u2028';
+
+  test('terminalSafe escapes controls, C1, line separators and bidirectional controls, and keeps the rest', () => {
+    expect(terminalSafe(hostile)).toBe('\\u001b]0;PWNED\\u0007\\u001b[2J\\u001b[31mRED\\u202eevil\\r\\nFAKE LINE 16:00:00 succeeded dlv_fake\\u0085\\u2028');
+    expect(terminalSafe('{"ok":true} café 👨\u200d👩 tab\there')).toBe('{"ok":true} café 👨\u200d👩 tab\\there');
+  });
+
+  test('deliveries show: the answer\'s body and headers are one line each, with nothing a terminal acts on', () => {
+    const lines = deliveryLines({
+      id: 'dlv_1', status: 'failed', eventId: 'evt_1', eventType: 'a.b', endpointId: 'ep_1', createdAt: '2026-12-03T16:00:00.000Z', nextAttemptAt: null, cancelReason: null, redeliveredFromId: null,
+      attempts: [{ number: 1, startedAt: '2026-12-03T16:00:00.000Z', responseStatus: 500, error: 'http_500', durationMs: 3, requestHeaders: { 'webhook-id': 'msg_1' }, response: { headers: { 'x-evil\u202e': hostile }, body: hostile } }],
+    } as never);
+    const text = lines.join('\n').replace(/\x1b\[[0-9;]*m/g, '');
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    expect(lines.filter((l) => l.includes('PWNED'))).toHaveLength(2);
+  });
 });

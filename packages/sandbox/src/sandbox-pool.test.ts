@@ -128,6 +128,8 @@ describe('no state carries from one delivery to the next, though the compiled co
     ['a property on the function around the code (arguments.callee)', 'const f = arguments.callee; function handler(w) { try { f.count = (f.count ?? 0) + 1; } catch {} w.payload = f.count ?? 1; return w; }'],
     ['a property on that function\'s prototype object', 'const p = arguments.callee.prototype; function handler(w) { try { p.count = (p.count ?? 0) + 1; } catch {} w.payload = p.count ?? 1; return w; }'],
     ['a property on the caller of the handler', 'function handler(w) { let c = 1; try { const f = handler.caller; f.count = (f.count ?? 0) + 1; c = f.count; } catch {} w.payload = c; return w; }'],
+    ['an iterator helper\'s prototype', 'function handler(w) { const p = Object.getPrototypeOf([].values().map((x) => x)); try { p.count = (p.count ?? 0) + 1; } catch {} w.payload = p.count ?? 1; return w; }'],
+    ['Iterator.from\'s wrapper prototype', 'function handler(w) { const p = Object.getPrototypeOf(Iterator.from({ next() { return { done: true }; } })); try { p.count = (p.count ?? 0) + 1; } catch {} w.payload = p.count ?? 1; return w; }'],
     ['a changed input object', 'function handler(w) { w.headers.count = String(Number(w.headers.count ?? 0) + 1); w.payload = Number(w.headers.count); return w; }'],
   ])('%s: each call sees the first call’s state', async (_name, code) => {
     expect(await twice(code, `ep_state:${_name}`)).toEqual([1, 1]);

@@ -102,7 +102,9 @@ const PRELUDE = `(() => {
     }
   };
   for (const proto of [Object.prototype, Array.prototype, Function.prototype, Error.prototype]) overridable(proto);
-  const roots = [globalThis, function* () {}, async function () {}, async function* () {}, (function* () {})(), [].values(), new Map().entries(), new Set().values(), ''[Symbol.iterator](), /a/[Symbol.matchAll]('a'), (function () { 'use strict'; return getOwnPropertyDescriptor(arguments, 'callee').get; })()];
+  // Iterator helpers (\`[].values().map(f)\`) and \`Iterator.from\`'s wrapper have prototypes of their own, reachable only through them.
+  const helper = (make) => { try { return make(); } catch { return null; } };
+  const roots = [globalThis, function* () {}, async function () {}, async function* () {}, (function* () {})(), [].values(), new Map().entries(), new Set().values(), ''[Symbol.iterator](), /a/[Symbol.matchAll]('a'), (function () { 'use strict'; return getOwnPropertyDescriptor(arguments, 'callee').get; })(), helper(() => [].values().map((x) => x)), helper(() => Iterator.from({ next() { return { done: true, value: undefined }; } }))];
   const seen = new Set();
   while (roots.length > 0) {
     const o = roots.pop();

@@ -24,6 +24,6 @@ export function isPrintableText(text: string, options: { multiline?: boolean } =
 /** The message for a name that fails {@link isPrintableText}: `<field> must be printable text: …`. */
 export function notPrintableMessage(field: string, options: { multiline?: boolean } = {}): string {
   return options.multiline
-    ? `${field} must be printable text: no control character other than newline and tab, no line separator and no bidirectional control (U+202A–U+202E, U+2066–U+2069)`
-    : `${field} must be printable text: no newline, tab or other control character, no line separator and no bidirectional control (U+202A–U+202E, U+2066–U+2069)`;
+    ? `${field} must be printable text: no control character other than newline and tab, no line separator, no bidirectional control (U+202A–U+202E, U+2066–U+2069) and no unpaired surrogate`
+    : `${field} must be printable text: no newline, tab or other control character, no line separator, no bidirectional control (U+202A–U+202E, U+2066–U+2069) and no unpaired surrogate`;
 }
