@@ -7,7 +7,6 @@ import { mountBullBoard } from './bull-board.js';
 import { createIngestMetrics } from './http-metrics.js';
 import { requestLogging } from './request-logging.js';
 import { allowedMethods, listRoutes, queryTaken, routeMatcher } from './route-list.js';
-import { API_ROUTES } from './openapi.js';
 import { operationsRoutes } from './routes/operations.js';
 import { apiReferenceRoutes } from './api-reference.js';
 import { ApiError, errorHandler } from './api-error.js';
@@ -73,11 +72,15 @@ const refuseAmbiguousQuery: RequestHandler = (req, _res, next) => {
  * event twice without a word. Routes that read a query validate it themselves (strictly).
  */
 function refuseUnreadQuery(): RequestHandler {
-  const takesQuery = queryTaken(API_ROUTES.map((r) => ({ method: r.method, path: r.path, takesQuery: r.query !== undefined })));
-  return (req, _res, next) => {
+  // Which routes read a query is in the route docs (`openapi.ts`), loaded at the first request
+  // that has a query string rather than at start-up, as `/openapi.json` loads them.
+  let takesQuery: ReturnType<typeof queryTaken> | undefined;
+  return async (req, _res, next) => {
     if (!req.url.includes('?') || !req.path.startsWith('/v1/')) return next();
     const names = Object.keys(req.query as Record<string, unknown>);
-    if (names.length === 0 || takesQuery(req.method, req.path) !== false) return next();
+    if (names.length === 0) return next();
+    takesQuery ??= queryTaken((await import('./openapi.js')).API_ROUTES.map((r) => ({ method: r.method, path: r.path, takesQuery: r.query !== undefined })));
+    if (takesQuery(req.method, req.path) !== false) return next();
     next(new ApiError(400, 'invalid_request', `query: unknown parameter ${JSON.stringify(names[0])}`));
   };
 }
