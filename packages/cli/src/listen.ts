@@ -2,8 +2,9 @@ import { fstatSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Postern } from '@postern/client';
+import { escapeNotPrintable } from '@postern/shared';
 import pc from 'picocolors';
-import { terminalSafe, type Output } from './output.js';
+import type { Output } from './output.js';
 import type { SignatureCheck } from './program.js';
 
 /** Options of {@link listen}. */
@@ -113,9 +114,9 @@ export async function listen(options: ListenOptions): Promise<void> {
         return;
       }
       const verdict = check.valid ? pc.green('verified') : pc.red(`NOT verified: ${check.reason}`);
-      // Anyone who can reach the port can send these: shown through terminalSafe.
-      out.line(`${pc.dim(new Date(options.now()).toISOString().slice(11, 19))} ${req.method} ${terminalSafe(req.url ?? '')} ${terminalSafe(String(type))} ${terminalSafe(String(req.headers['webhook-id'] ?? ''))} attempt ${terminalSafe(String(req.headers['webhook-attempt'] ?? '?'))} ${verdict} → ${options.respondWith}`);
-      out.line(pc.dim(`  ${terminalSafe(body.length > 2000 ? `${body.slice(0, 2000)}…` : body)}`));
+      // Anyone who can reach the port can send these: shown through escapeNotPrintable.
+      out.line(`${pc.dim(new Date(options.now()).toISOString().slice(11, 19))} ${req.method} ${escapeNotPrintable(req.url ?? '')} ${escapeNotPrintable(String(type))} ${escapeNotPrintable(String(req.headers['webhook-id'] ?? ''))} attempt ${escapeNotPrintable(String(req.headers['webhook-attempt'] ?? '?'))} ${verdict} → ${options.respondWith}`);
+      out.line(pc.dim(`  ${escapeNotPrintable(body.length > 2000 ? `${body.slice(0, 2000)}…` : body)}`));
     });
   });
   await new Promise<void>((resolve, reject) => {

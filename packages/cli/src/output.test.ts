@@ -1,4 +1,5 @@
-import { batchResultLine, deliveryLines, liveLine, terminalSafe } from './output.js';
+import { escapeNotPrintable } from '@postern/shared';
+import { batchResultLine, deliveryLines, liveLine } from './output.js';
 
 describe('liveLine', () => {
   it('shows one attempt on one line: time, status, ids, type, attempt, answer, error, duration, next', () => {
@@ -21,9 +22,9 @@ test("batchResultLine: a refusal's events[i] is left out, the line already place
 describe('what a receiver sent reaches the terminal as visible escapes', () => {
   const hostile = '\x1b]0;PWNED\x07\x1b[2J\x1b[31mRED\u202eevil\r\nFAKE LINE 16:00:00 succeeded dlv_fake\u0085\u2028';
 
-  test('terminalSafe escapes controls, C1, line separators and bidirectional controls, and keeps the rest', () => {
-    expect(terminalSafe(hostile)).toBe('\\u001b]0;PWNED\\u0007\\u001b[2J\\u001b[31mRED\\u202eevil\\r\\nFAKE LINE 16:00:00 succeeded dlv_fake\\u0085\\u2028');
-    expect(terminalSafe('{"ok":true} café 👨\u200d👩 tab\there')).toBe('{"ok":true} café 👨\u200d👩 tab\\there');
+  test('escapeNotPrintable escapes controls, C1, line separators and bidirectional controls, and keeps the rest', () => {
+    expect(escapeNotPrintable(hostile)).toBe('\\u001b]0;PWNED\\u0007\\u001b[2J\\u001b[31mRED\\u202eevil\\r\\nFAKE LINE 16:00:00 succeeded dlv_fake\\u0085\\u2028');
+    expect(escapeNotPrintable('{"ok":true} café 👨\u200d👩 tab\there')).toBe('{"ok":true} café 👨\u200d👩 tab\\there');
   });
 
   test('deliveries show: the answer\'s body and headers are one line each, with nothing a terminal acts on', () => {

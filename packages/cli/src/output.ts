@@ -1,4 +1,5 @@
 import type { DeliveryWithAttempts, Endpoint, EventBatchResult, LiveDelivery } from '@postern/client';
+import { escapeNotPrintable } from '@postern/shared';
 import pc from 'picocolors';
 
 /**
@@ -65,22 +66,9 @@ export function endpointLine(e: Endpoint): string {
   return `${e.id}  ${status(e.status === 'active' ? 'succeeded' : 'cancelled').replace(/succeeded|cancelled/, e.status)}  ${e.url}  ${pc.dim(e.eventTypes.join(','))}`;
 }
 
-/** Characters a terminal acts on or reorders: C0 and C1 controls (ESC, CR, BEL…), DEL, line separators, bidirectional controls. */
-const TERMINAL_UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-
-/**
- * `text` with every character a terminal would act on written as a visible escape (`\u001b`,
- * `\r`, `\n`, `\u202e`…), so text that came from a receiver or a producer (an answer's body and
- * headers, a webhook's body) cannot move the cursor, clear the screen, retitle the window, forge
- * lines or reverse text. One line in, one line out.
- */
-export function terminalSafe(text: string): string {
-  return text.replace(TERMINAL_UNSAFE, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
-}
-
 /**
  * `postern deliveries show`: the delivery, then every attempt with what was sent and what came
- * back. What came back is the receiver's, so it is shown through {@link terminalSafe}.
+ * back. What came back is the receiver's, so it is shown through `escapeNotPrintable`.
  */
 export function deliveryLines(d: DeliveryWithAttempts): string[] {
   const lines = [
@@ -96,10 +84,10 @@ export function deliveryLines(d: DeliveryWithAttempts): string[] {
     const answer = a.responseStatus === null ? '' : ` → ${a.responseStatus}`;
     lines.push('', `  attempt ${a.number}  ${a.startedAt}${answer}${a.error ? ` ${pc.red(a.error)}` : ''}${a.durationMs === null ? '' : pc.dim(` ${a.durationMs}ms`)}`);
     const sent = a.requestHeaders as Record<string, string> | null | undefined;
-    if (sent) for (const [name, value] of Object.entries(sent)) lines.push(pc.dim(`    > ${terminalSafe(name)}: ${terminalSafe(String(value))}`));
+    if (sent) for (const [name, value] of Object.entries(sent)) lines.push(pc.dim(`    > ${escapeNotPrintable(name)}: ${escapeNotPrintable(String(value))}`));
     const response = a.response as { headers?: Record<string, string>; body?: string | null } | null | undefined;
-    if (response?.headers) for (const [name, value] of Object.entries(response.headers)) lines.push(pc.dim(`    < ${terminalSafe(name)}: ${terminalSafe(String(value))}`));
-    if (response?.body) lines.push(`    < ${terminalSafe(response.body)}`);
+    if (response?.headers) for (const [name, value] of Object.entries(response.headers)) lines.push(pc.dim(`    < ${escapeNotPrintable(name)}: ${escapeNotPrintable(String(value))}`));
+    if (response?.body) lines.push(`    < ${escapeNotPrintable(response.body)}`);
   }
   return lines;
 }

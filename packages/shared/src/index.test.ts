@@ -21,9 +21,9 @@ const PUBLIC_CONTRACT = new Set([
   'AUDIT_ACTOR_KINDS', 'changedFields', 'isAuditAction',
 ]);
 
-/** The TypeScript source (tests excluded) of the workspaces that depend on this package. */
+/** The TypeScript source (tests excluded) of the workspaces that depend on this package (the CLI included). */
 function dependentSources(): string {
-  const roots = ['../../store/src/', '../../sandbox/src/', '../../../apps/ingest/src/', '../../../apps/sender/src/', '../../../apps/ingest/src/routes/'];
+  const roots = ['../../store/src/', '../../sandbox/src/', '../../cli/src/', '../../../apps/ingest/src/', '../../../apps/sender/src/', '../../../apps/ingest/src/routes/'];
   return roots
     .flatMap((root) => {
       const dir = new URL(root, import.meta.url);

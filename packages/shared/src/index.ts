@@ -51,7 +51,7 @@ export {
 export type { ErrorCode, ErrorCodeInfo, ErrorFamily, ErrorRule, ErrorRuleOptions } from './error-codes.js';
 
 export { issuePath, plainIssue } from './validation-messages.js';
-export { isPrintableText, notPrintableMessage } from './printable-text.js';
+export { escapeNotPrintable, isPrintableText, notPrintableMessage } from './printable-text.js';
 export type { InputSource, PlainIssue } from './validation-messages.js';
 
 export { MAX_ATTEMPTS, MAX_WAIT_MS, PRESET_NAMES, isPresetName, policySchema, resolvePolicy } from './policy.js';

@@ -8,6 +8,7 @@
  * Joiners (U+200C, U+200D) stay allowed: emoji sequences and several scripts need them.
  */
 const NOT_PRINTABLE = /[\p{Cc}\p{Zl}\p{Zp}\p{Cs}\u202a-\u202e\u2066-\u2069]/u;
+const NOT_PRINTABLE_ALL = new RegExp(NOT_PRINTABLE.source, 'gu');
 
 /** The same, with newline (U+000A) and tab (U+0009) allowed: multi-line text such as a description. */
 const NOT_PRINTABLE_MULTILINE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\p{Zl}\p{Zp}\p{Cs}\u202a-\u202e\u2066-\u2069]/u;
@@ -23,7 +24,16 @@ export function isPrintableText(text: string, options: { multiline?: boolean } =
 
 /** The message for a name that fails {@link isPrintableText}: `<field> must be printable text: …`. */
 export function notPrintableMessage(field: string, options: { multiline?: boolean } = {}): string {
-  return options.multiline
-    ? `${field} must be printable text: no control character other than newline and tab, no line separator, no bidirectional control (U+202A–U+202E, U+2066–U+2069) and no unpaired surrogate`
-    : `${field} must be printable text: no newline, tab or other control character, no line separator, no bidirectional control (U+202A–U+202E, U+2066–U+2069) and no unpaired surrogate`;
+  const controls = options.multiline ? 'no control character other than newline and tab' : 'no newline, tab or other control character';
+  return `${field} must be printable text: ${controls}, no line separator, no bidirectional control (U+202A–U+202E, U+2066–U+2069) and no unpaired surrogate`;
+}
+
+/**
+ * `text` with every character {@link isPrintableText} refuses written as a visible escape
+ * (`\n`, `\r`, `\t`, else `\u001b`, `\u202e`…). For showing text someone else chose (a
+ * receiver's answer, a webhook's body) in a terminal: it cannot move the cursor, clear the screen,
+ * retitle the window, forge lines or reverse text. One line in, one line out.
+ */
+export function escapeNotPrintable(text: string): string {
+  return text.replace(NOT_PRINTABLE_ALL, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 }
