@@ -1,4 +1,5 @@
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import type { ConnectionOptions, JobsOptions, Queue } from 'bullmq';
+import { Queue as QueueClass } from './bullmq-classes.js';
 import { z } from 'zod';
 import { COMPACT_ID_CHARS, compactId, expandId } from './compact-ids.js';
 
@@ -110,7 +111,7 @@ export const QUEUE_EVENTS_MAX_LEN = 100;
 
 /** Creates the deliveries queue for a producer (ingest). `prefix` is the key schema's `queuePrefix`. */
 export function createDeliveryQueue(connection: ConnectionOptions, prefix: string): Queue<DeliveryJobData> {
-  return new Queue<DeliveryJobData>(DELIVERY_QUEUE_NAME, { connection, prefix, streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
+  return new QueueClass<DeliveryJobData>(DELIVERY_QUEUE_NAME, { connection, prefix, streams: { events: { maxLen: QUEUE_EVENTS_MAX_LEN } } });
 }
 
 /** `addBulk` entries for new deliveries, one job each, due now (or after `delayMs`), with the accepting span's `traceparent` when tracing is on. */

@@ -1,4 +1,5 @@
-import { Job, type ConnectionOptions, type JobsOptions, type Queue } from 'bullmq';
+import type { ConnectionOptions, JobsOptions, Queue } from 'bullmq';
+import { Job } from './bullmq-classes.js';
 import { createDeliveryQueue, deliveryJobOrgId, type DeliveryJobData } from './delivery-queue.js';
 import type { KeySchema } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
