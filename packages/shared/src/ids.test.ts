@@ -56,6 +56,16 @@ describe('createIdFactory', () => {
     expect(b.endsWith('10')).toBe(true);
   });
 
+  it('carries from the low 40 bits of the random part into the high ones', () => {
+    const next = createIdFactory(() => Buffer.from('0000000000ffffffffff', 'hex'));
+    const a = next('evt', T0);
+    const b = next('evt', T0);
+    expect(a.slice(-16)).toBe('00000000ZZZZZZZZ');
+    expect(b.slice(-16)).toBe('0000000100000000');
+    expect(a < b).toBe(true);
+    expect(newId('evt', T0, () => Buffer.from('0123456789abcdef0123', 'hex')).slice(-16)).toBe('04HMASW9NF6YY093');
+  });
+
   it('stays increasing when the clock steps back, and moves on with it later', () => {
     const next = createIdFactory();
     const a = next('dlv', T0 + 5);

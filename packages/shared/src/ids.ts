@@ -25,15 +25,22 @@ const TIME_CHARS = 10;
 const RANDOM_CHARS = 16;
 const RANDOM_BYTES = 10; // 16 base32 chars carry exactly 80 bits
 const MAX_TIME_MS = 2 ** 48 - 1;
-const MAX_RANDOM = (1n << 80n) - 1n;
+/**
+ * The 80 random bits are kept as two 40-bit halves of 8 characters each, which doubles hold
+ * exactly (BigInt arithmetic allocated a number per character of every id).
+ */
+const HALF = 2 ** 40;
+const HALF_CHARS = 8;
+const HALF_BYTES = 5;
 const BODY = new RegExp(`^[0-7][${ALPHABET}]{${TIME_CHARS + RANDOM_CHARS - 1}}$`);
 
-function encodeBase32(value: bigint, length: number): string {
+/** `value` (an integer below 32^length and 2^53) as `length` base32 characters. */
+function encodeBase32(value: number, length: number): string {
   let out = '';
   let rest = value;
   for (let i = 0; i < length; i++) {
-    out = ALPHABET.charAt(Number(rest & 31n)) + out;
-    rest >>= 5n;
+    out = ALPHABET[rest % 32]! + out;
+    rest = Math.floor(rest / 32);
   }
   return out;
 }
@@ -50,16 +57,17 @@ function checkPrefix(prefix: string): void {
   }
 }
 
-function randomPart(random: RandomBytes): bigint {
+/** The random part's high and low 40 bits, from {@link RANDOM_BYTES} bytes of `random`. */
+function randomPart(random: RandomBytes): { high: number; low: number } {
   const bytes = random(RANDOM_BYTES);
   if (bytes.length < RANDOM_BYTES) {
     throw new RangeError(`random source returned ${bytes.length} bytes, need ${RANDOM_BYTES}`);
   }
-  return BigInt(`0x${bytes.subarray(0, RANDOM_BYTES).toString('hex')}`);
+  return { high: bytes.readUIntBE(0, HALF_BYTES), low: bytes.readUIntBE(HALF_BYTES, HALF_BYTES) };
 }
 
-function format(prefix: IdPrefix, timeMs: number, rand: bigint): string {
-  return `${prefix}_${encodeBase32(BigInt(timeMs), TIME_CHARS)}${encodeBase32(rand, RANDOM_CHARS)}`;
+function format(prefix: IdPrefix, timeMs: number, high: number, low: number): string {
+  return `${prefix}_${encodeBase32(timeMs, TIME_CHARS)}${encodeBase32(high, HALF_CHARS)}${encodeBase32(low, HALF_CHARS)}`;
 }
 
 /**
@@ -79,7 +87,8 @@ function format(prefix: IdPrefix, timeMs: number, rand: bigint): string {
 export function newId(prefix: IdPrefix, nowMs: number, random: RandomBytes = randomBytes): string {
   checkPrefix(prefix);
   checkTime(nowMs);
-  return format(prefix, nowMs, randomPart(random));
+  const { high, low } = randomPart(random);
+  return format(prefix, nowMs, high, low);
 }
 
 /**
@@ -96,20 +105,24 @@ export function newId(prefix: IdPrefix, nowMs: number, random: RandomBytes = ran
  */
 export function createIdFactory(random: RandomBytes = randomBytes): IdFactory {
   let lastTimeMs = -1;
-  let lastRandom = 0n;
+  let lastHigh = 0;
+  let lastLow = 0;
   return (prefix, nowMs) => {
     checkPrefix(prefix);
     checkTime(nowMs);
     if (nowMs > lastTimeMs) {
       lastTimeMs = nowMs;
-      lastRandom = randomPart(random);
+      ({ high: lastHigh, low: lastLow } = randomPart(random));
+    } else if (lastLow < HALF - 1) {
+      lastLow += 1;
     } else {
-      if (lastRandom === MAX_RANDOM) {
+      if (lastHigh === HALF - 1) {
         throw new RangeError('id space for this millisecond is exhausted');
       }
-      lastRandom += 1n;
+      lastHigh += 1;
+      lastLow = 0;
     }
-    return format(prefix, lastTimeMs, lastRandom);
+    return format(prefix, lastTimeMs, lastHigh, lastLow);
   };
 }
 

@@ -10,47 +10,78 @@
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const BODY = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
-const RANDOM_CHARS = 16;
-const MAX_RANDOM = (1n << 80n) - 1n;
+/**
+ * The 80-bit random part is worked on as two 40-bit halves (8 characters each), which doubles hold
+ * exactly: BigInt arithmetic allocated a number per character, on every record read and written.
+ */
+const HALF = 2 ** 40;
+const HALF_CHARS = 8;
 /** The largest offset stored as a number instead of an id (a fan-out wider than this stores ids). */
-const MAX_OFFSET = 9999n;
+const MAX_OFFSET = 9999;
+/** Each Crockford character's value by its char code (ids are checked against {@link BODY} first). */
+const VALUE_OF = new Int8Array(128).fill(-1);
+for (let i = 0; i < CROCKFORD.length; i++) VALUE_OF[CROCKFORD.charCodeAt(i)] = i;
 
-function split(id: string): { prefix: string; time: string; random: bigint } | null {
+/** The value of `length` base32 characters of `s` from `from` (at most 10: 50 bits, exact in a double). */
+function decode(s: string, from: number, length: number): number {
+  let value = 0;
+  for (let i = from; i < from + length; i++) value = value * 32 + VALUE_OF[s.charCodeAt(i)]!;
+  return value;
+}
+
+/** `value` (below 32^length) as `length` base32 characters. */
+function encode(value: number, length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i++) {
+    out = CROCKFORD[value % 32]! + out;
+    value = Math.floor(value / 32);
+  }
+  return out;
+}
+
+interface IdParts {
+  prefix: string;
+  /** The 10 time characters as written. */
+  time: string;
+  /** The random part's high and low 40 bits. */
+  high: number;
+  low: number;
+}
+
+function split(id: string): IdParts | null {
   const underscore = id.indexOf('_');
   if (underscore <= 0) return null;
   const body = id.slice(underscore + 1);
   if (!BODY.test(body)) return null;
-  let random = 0n;
-  for (const c of body.slice(10)) random = (random << 5n) | BigInt(CROCKFORD.indexOf(c));
-  return { prefix: id.slice(0, underscore), time: body.slice(0, 10), random };
+  return { prefix: id.slice(0, underscore), time: body.slice(0, 10), high: decode(body, 10, HALF_CHARS), low: decode(body, 10 + HALF_CHARS, HALF_CHARS) };
 }
 
-function join(prefix: string, time: string, random: bigint): string {
-  let out = '';
-  let rest = random;
-  for (let i = 0; i < RANDOM_CHARS; i++) {
-    out = CROCKFORD.charAt(Number(rest & 31n)) + out;
-    rest >>= 5n;
+/** The id `<prefix>_` with `parts`' time and its random part plus `delta` (|delta| < 2^40); null past either end. */
+function withOffset(prefix: string, parts: IdParts, delta: number): string | null {
+  let { high, low } = parts;
+  low += delta;
+  if (low < 0 || low >= HALF) {
+    high += Math.floor(low / HALF);
+    low -= Math.floor(low / HALF) * HALF;
   }
-  return `${prefix}_${time}${out}`;
+  if (high < 0 || high >= HALF) return null;
+  return `${prefix}_${parts.time}${encode(high, HALF_CHARS)}${encode(low, HALF_CHARS)}`;
 }
 
 /** The creation time (epoch ms) in an id's ULID body; null when `id` has another shape. */
 export function idTimeOf(id: string): number | null {
-  const parts = split(id);
-  if (!parts) return null;
-  let ms = 0;
-  for (const c of parts.time) ms = ms * 32 + CROCKFORD.indexOf(c);
-  return ms;
+  const underscore = id.indexOf('_');
+  if (underscore <= 0 || !BODY.test(id.slice(underscore + 1))) return null;
+  return decode(id, underscore + 1, 10);
 }
 
-/** The id `<prefix>_` with `id`'s time and its random part plus `delta`; null when out of range or `id` has another shape. */
-export function idWithOffset(id: string, prefix: string, delta: bigint): string | null {
+/**
+ * The id `<prefix>_` with `id`'s time and its random part plus `delta` (an integer, |delta| below
+ * 2^40); null when the result is out of range or `id` has another shape.
+ */
+export function idWithOffset(id: string, prefix: string, delta: number): string | null {
   const parts = split(id);
-  if (!parts) return null;
-  const random = parts.random + delta;
-  if (random < 0n || random > MAX_RANDOM) return null;
-  return join(prefix, parts.time, random);
+  return parts ? withOffset(prefix, parts, delta) : null;
 }
 
 /**
@@ -62,16 +93,18 @@ export function storedEventId(eventId: string, deliveryId: string): string | nul
   const e = split(eventId);
   const d = split(deliveryId);
   if (!e || !d || e.prefix !== 'evt' || e.time !== d.time) return eventId;
-  const k = d.random - e.random;
-  if (k < 1n || k > MAX_OFFSET) return eventId;
-  return k === 1n ? null : String(k);
+  // Exact: halves more than one apart put k far past MAX_OFFSET either way.
+  const highs = d.high - e.high;
+  if (highs < -1 || highs > 1) return eventId;
+  const k = highs * HALF + d.low - e.low;
+  if (k < 1 || k > MAX_OFFSET) return eventId;
+  return k === 1 ? null : String(k);
 }
 
 /** A delivery's event id from its hash's `eventId` field (see {@link storedEventId}); '' when it cannot be told. */
 export function eventIdOfDelivery(stored: string | null | undefined, deliveryId: string): string {
   if (stored && !/^[0-9]{1,4}$/.test(stored)) return stored;
-  const k = stored ? BigInt(stored) : 1n;
-  return idWithOffset(deliveryId, 'evt', -k) ?? '';
+  return idWithOffset(deliveryId, 'evt', stored ? -Number(stored) : -1) ?? '';
 }
 
 /**
@@ -79,7 +112,8 @@ export function eventIdOfDelivery(stored: string | null | undefined, deliveryId:
  * … (a fan-out minted with the event), else their JSON. Read back by {@link deliveryIdsOfEvent}.
  */
 export function storedDeliveryIds(eventId: string, deliveryIds: readonly string[]): string {
-  const derived = deliveryIds.length > 0 && deliveryIds.every((id, i) => id === idWithOffset(eventId, 'dlv', BigInt(i + 1)));
+  const event = deliveryIds.length > 0 ? split(eventId) : null;
+  const derived = event !== null && deliveryIds.every((id, i) => id === withOffset('dlv', event, i + 1));
   return derived ? String(deliveryIds.length) : JSON.stringify(deliveryIds);
 }
 
@@ -88,8 +122,10 @@ export function deliveryIdsOfEvent(stored: string | undefined, eventId: string):
   if (stored === undefined || stored === '') return [];
   if (!/^[0-9]+$/.test(stored)) return JSON.parse(stored) as string[];
   const ids: string[] = [];
+  const event = split(eventId);
+  if (!event) return ids;
   for (let i = 1; i <= Number(stored); i++) {
-    const id = idWithOffset(eventId, 'dlv', BigInt(i));
+    const id = withOffset('dlv', event, i);
     if (id) ids.push(id);
   }
   return ids;
