@@ -44,6 +44,31 @@ test('an endpoint deleted while a retry waits gets no further request; the deliv
   expect((await postern.api('GET', `/v1/endpoints/${endpoint.id}`, { key: apiKey })).status).toBe(404);
 });
 
+test('an endpoint deleted while a retry waits an hour: the delivery is cancelled at once, not when the hour is up', async () => {
+  const endpoint = await postern.createEndpoint(apiKey, { url: receiver.url, policy: fastPolicy(3, 3_600_000) });
+  const before = receiver.requests.length;
+  const posted = await postern.api('POST', '/v1/events', { key: apiKey, body: { type: 'invoice.paid', data: { n: 2 } } });
+  expect(posted.status).toBe(202);
+  const deliveryId = posted.body.deliveries[0].id as string;
+  // The first attempt failed and the next is an hour away.
+  const waiting = await waitUntil('the first attempt recorded, the retry scheduled', async () => {
+    const r = await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key: apiKey });
+    return r.body.attempts?.length === 1 && r.body.status === 'pending' && Date.parse(r.body.nextAttemptAt) - Date.now() > 30 * 60_000 ? r.body : undefined;
+  }, 10_000);
+  expect(waiting.attempts[0].error).toBe('http_500');
+
+  expect((await postern.api('DELETE', `/v1/endpoints/${endpoint.id}`, { key: apiKey })).status).toBe(204);
+  const delivery = await waitUntil('the delivery cancelled', async () => {
+    const r = await postern.api('GET', `/v1/deliveries/${deliveryId}`, { key: apiKey });
+    return r.body.status !== 'pending' ? r.body : undefined;
+  }, 15_000);
+  expect(delivery.status).toBe('cancelled');
+  expect(delivery.cancelReason).toBe('endpoint_deleted');
+  expect(delivery.attempts.map((a: { error: string }) => a.error)).toEqual(['http_500']);
+  expect(receiver.requests.length - before).toBe(1);
+  await waitUntil('the delivery job removed from the queue', async () => ((await postern.queue.getJob(deliveryId)) ? undefined : true), 5000);
+});
+
 test('an endpoint deleted during an attempt: that attempt is recorded, no other follows, and the endpoint stays deleted', async () => {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));

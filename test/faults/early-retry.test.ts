@@ -78,15 +78,24 @@ test('send-now still brings a waiting retry forward: the attempt runs now', asyn
   expect(attemptsAt('/hook?send-now', deliveryId)).toEqual([1, 2]);
 });
 
-test('send-now of a waiting retry whose endpoint was deleted is 409 endpoint_inactive, and sends nothing', async () => {
+test('a waiting retry whose endpoint was deleted is cancelled at once; send-now then is 409 and sends nothing', async () => {
   const { apiKey, id: orgId } = await postern.createOrg();
   const endpoint = await postern.createEndpoint(apiKey, { url: `${receiver.url}?send-now-deleted`, policy: WAIT_POLICY });
   const [event] = await postEvents(postern.api, apiKey, 1);
   const deliveryId = event!.deliveryIds[0]!;
   await waitUntil('the retry is scheduled', async () => (await postern.store.deliveries.get(orgId, deliveryId))?.attempts === 1);
   expect((await postern.api('DELETE', `/v1/endpoints/${endpoint.id}`, { key: apiKey })).status).toBe(204);
+  // Still pending for the moment its woken job takes to run: send-now says the endpoint is gone.
+  const early = await postern.api('POST', `/v1/deliveries/${deliveryId}/send-now`, { key: apiKey });
+  expect(early.status).toBe(409);
+  expect(['endpoint_inactive', 'delivery_finished']).toContain(early.body.error.code);
+  const ended = await waitUntil('the delivery cancelled', async () => {
+    const d = await postern.store.deliveries.get(orgId, deliveryId);
+    return d?.status === 'cancelled' ? d : undefined;
+  });
+  expect(ended.cancelReason).toBe('endpoint_deleted');
   const r = await postern.api('POST', `/v1/deliveries/${deliveryId}/send-now`, { key: apiKey });
-  expect(r).toMatchObject({ status: 409, body: { error: { code: 'endpoint_inactive' } } });
+  expect(r).toMatchObject({ status: 409, body: { error: { code: 'delivery_finished' } } });
   expect(attemptsAt('/hook?send-now-deleted', deliveryId)).toEqual([1]);
 });
 

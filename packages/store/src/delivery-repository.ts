@@ -391,6 +391,11 @@ export class DeliveryRepository {
     return this.redis.zcard(this.keys.endpointHeld(orgId, endpointId));
   }
 
+  /** Ids of the endpoint's pending deliveries (queued, or waiting out a retry delay or a limit), in the status index's order, at most `limit`. */
+  async listPending(orgId: string, endpointId: string, limit: number): Promise<string[]> {
+    return this.redis.zrange(this.keys.endpointDeliveriesByStatus(orgId, endpointId, 'pending'), 0, limit - 1);
+  }
+
   /** Ids of the endpoint's held deliveries, oldest first, at most `limit`. */
   async listHeld(orgId: string, endpointId: string, limit: number): Promise<string[]> {
     return this.redis.zrangebylex(this.keys.endpointHeld(orgId, endpointId), '-', '+', 'LIMIT', 0, limit);

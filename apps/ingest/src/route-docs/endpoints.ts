@@ -39,7 +39,7 @@ export const ENDPOINT_DOCS: Record<string, RouteReference> = {
     responses: { 200: { ...UPDATED_ENDPOINT, warnings: [] } },
   },
   'delete /v1/endpoints/:id': {
-    description: 'Deletes an endpoint. Its queued deliveries end `cancelled` with `endpoint_deleted` before their next attempt.',
+    description: 'Deletes an endpoint. Its queued deliveries end `cancelled` with `endpoint_deleted` at once, those held or waiting out a retry delay included (up to 10,000 of each; any beyond when they come due). An attempt in progress is recorded as it ends.',
     responses: {},
   },
   'get /v1/endpoints/:id/secret': {

@@ -273,11 +273,16 @@ export function endpointRoutes(deps: AppDeps & { sandbox: SandboxPool }): Router
 
   router.delete('/v1/endpoints/:id', requireScope('webhooks:write'), async (req, res) => {
     const endpoint = await ownEndpoint(deps, res, req.params.id);
-    // Deliveries held while it was paused or disabled have no attempt coming: once it is gone,
-    // their jobs run now, so each ends `cancelled` with `endpoint_deleted` (planBeforeAttempt).
+    // Deliveries held while it was paused or disabled, and those waiting out a retry delay or a
+    // limit, have no attempt coming soon: once it is gone their jobs run now, so each ends
+    // `cancelled` with `endpoint_deleted` (planBeforeAttempt) at once rather than when its wait
+    // runs out. Past 10,000 of either, the rest end so when their jobs come due.
     const held = await deps.store.deliveries.listHeld(endpoint.orgId, endpoint.id, 10_000);
+    const waiting = await deps.store.deliveries.listPending(endpoint.orgId, endpoint.id, 10_000);
     await deps.store.endpoints.delete(endpoint);
     await requeueDeliveries(deps, endpoint.orgId, held);
+    // A job that is not delayed (queued, running) is left as it is; it finds the endpoint gone.
+    await deps.queues.wake(endpoint.orgId, waiting);
     await recordAudit(deps, req, res, { action: 'endpoint.deleted', target: { type: 'endpoint', id: endpoint.id } });
     res.status(204).end();
   });

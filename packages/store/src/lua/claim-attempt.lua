@@ -15,7 +15,7 @@
 -- Returns one of:
 --   {'missing'}                              no such delivery
 --   {'finished', status, woken...}           already ended (a slot it still held is given back)
---   {'not_due', nextAttemptAt}               a retry scheduled later (ms): nothing taken, the job
+--   {'not_due', nextAttemptAt}               a retry scheduled later (ms) at an endpoint that still exists: nothing taken, the job
 --                                            waits until then
 --   {'blocked', delivery, endpoint, org, envelopeBytes, woken...}
 --                                            endpoint gone or inactive, org suspended, event type
@@ -77,7 +77,9 @@ end
 -- A retry starts at its time, whoever runs its job: a wake-up meant for the delivery while it was
 -- parked may reach its job after it was attempted and rescheduled (several senders), and must not
 -- start the next attempt early. The job waits again until the delivery's own next attempt time.
-if status == 'pending' and d.nextAttemptAt and d.nextAttemptAt ~= '' and tonumber(d.nextAttemptAt) > now then
+-- Unless its endpoint is gone: then no attempt is coming, and it is settled now (blocked, below),
+-- not when the wait runs out (deleting an endpoint wakes its waiting deliveries for this).
+if status == 'pending' and d.nextAttemptAt and d.nextAttemptAt ~= '' and tonumber(d.nextAttemptAt) > now and #endpoint > 0 then
   return {'not_due', d.nextAttemptAt}
 end
 
