@@ -7,7 +7,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { TEST_ADMIN_TOKEN, startPostern, type TestPostern } from '../support/postern.js';
 import { startReceiver, type TestReceiver } from '../support/receiver.js';
 import { startTokenServer, type TokenServer } from '../support/oauth-server.js';
-import { launchChromium, type TestBrowser } from '../support/chromium.js';
+import { launchChromium, saveEndpointForm, type TestBrowser } from '../support/chromium.js';
 import { waitUntil } from '../support/wait-until.js';
 
 /**
@@ -98,21 +98,7 @@ async function deliveredRequest(type: string) {
 
 /** Saves the form and waits for the endpoint page; an error notice instead fails with its text. */
 async function save(page: Page, heading: string | RegExp = receiver.url): Promise<void> {
-  // A notice left from an earlier refusal on this page is not this save's answer: only the
-  // endpoint's heading, or an error notice that appears after the click, is.
-  const stale = await page.$$('.notice--error');
-  await page.click('#save-endpoint');
-  const saved = page.locator('h1', { hasText: heading }).waitFor().then(() => 'saved' as const);
-  const refused = page
-    .waitForFunction((old: unknown[]) => {
-      const { document } = globalThis as unknown as { document: { querySelectorAll(selector: string): Iterable<unknown> } };
-      return [...document.querySelectorAll('.notice--error')].some((n) => !old.includes(n));
-    }, stale)
-    .then(() => 'refused' as const);
-  // The loser of the race keeps waiting until the page closes or its timeout: its end is not news.
-  saved.catch(() => undefined);
-  refused.catch(() => undefined);
-  if ((await Promise.race([saved, refused])) === 'refused') throw new Error(`the form was refused: ${await page.locator('.notice--error').last().innerText()}`);
+  await saveEndpointForm(page, heading);
 }
 
 /** A self-signed client certificate with `cn` and its unencrypted key, PEM (openssl). */

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's Chromium: `apt-get install -y chromium` (bash .ci/run installs it). */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -37,4 +37,26 @@ export async function launchChromium(options: Parameters<typeof chromium.launchP
       rmSync(profileDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Submits the dashboard's endpoint form and waits for the endpoint's page (its `h1` holds
+ * `heading`); throws with the notice's text when the form is refused instead. A notice left from an
+ * earlier refusal on the page is not this save's answer: only the heading, or an error notice that
+ * appears after the click, is.
+ */
+export async function saveEndpointForm(page: Page, heading: string | RegExp): Promise<void> {
+  const stale = await page.$$('.notice--error');
+  await page.click('#save-endpoint');
+  const saved = page.locator('h1', { hasText: heading }).waitFor().then(() => 'saved' as const);
+  const refused = page
+    .waitForFunction((old: unknown[]) => {
+      const { document } = globalThis as unknown as { document: { querySelectorAll(selector: string): Iterable<unknown> } };
+      return [...document.querySelectorAll('.notice--error')].some((n) => !old.includes(n));
+    }, stale)
+    .then(() => 'refused' as const);
+  // The loser of the race keeps waiting until the page closes or its timeout: its end is not news.
+  saved.catch(() => undefined);
+  refused.catch(() => undefined);
+  if ((await Promise.race([saved, refused])) === 'refused') throw new Error(`the form was refused: ${await page.locator('.notice--error').last().innerText()}`);
 }
