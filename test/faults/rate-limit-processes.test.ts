@@ -4,6 +4,7 @@ import { waitUntil } from '../support/wait-until.js';
 import { killAllApps, spawnSender, waitForSenders, type AppProcess } from './support/app-process.js';
 import { postEvents } from './support/load.js';
 import { watchReceiverStalls } from '../../scripts/soak/receivers.js';
+import { RATE_SEND_LAG_MS } from '@postern/shared';
 
 /**
  * `rateLimit: {perSecond: 20}` bounds requests to an endpoint across every sender process: two
@@ -11,6 +12,12 @@ import { watchReceiverStalls } from '../../scripts/soak/receivers.js';
  * more than that (and one for the receiver's own delays) arrivals at the receiver, and waiting for
  * the rate spends no attempt. A request sent long after its turn (here: a pre-attempt check that
  * holds the first 800 ms of questions) takes a new turn first, so late requests do not bunch up.
+ *
+ * The arrivals of the first test are judged only in windows where every request reached the
+ * receiver within RATE_SEND_LAG_MS of its attempt's start: the bound at the receiver rests on
+ * requests leaving that soon after their turns, which a machine busy enough to hold a sender
+ * process or this one (the receiver's) for longer cannot keep, and no code of ours can make it.
+ * Attempt starts, the limiter's own decisions, are judged everywhere.
  */
 
 const EVENTS = 120;
@@ -64,6 +71,15 @@ function maxInOneSecond(times: readonly number[], stalls: readonly [number, numb
   return max;
 }
 
+/**
+ * Arrival times as [t, t] stalls for every request that reached the receiver more than
+ * RATE_SEND_LAG_MS after its attempt started (matched by `webhook-delivery-id`), so that
+ * {@link maxInOneSecond} leaves out the windows that hold one.
+ */
+function lateArrivals(requests: readonly { at: number; headers: Record<string, unknown> }[], startedAt: ReadonlyMap<string, number>): [number, number][] {
+  return requests.filter((r) => r.at - (startedAt.get(String(r.headers['webhook-delivery-id'])) ?? -Infinity) > RATE_SEND_LAG_MS).map((r) => [r.at, r.at]);
+}
+
 test('2 sender processes, rateLimit 20/s: no 1-second window over 20 + burst, every delivery succeeds with one attempt', async () => {
   const { apiKey, id: orgId } = await postern.createOrg();
   const ep = await postern.createEndpoint(apiKey, { url: receiver.url, policy: fastPolicy(3, 20, { rateLimit: { perSecond: RATE.perSecond }, concurrency: { perEndpoint: 10, perOrg: 20 } }) });
@@ -80,14 +96,16 @@ test('2 sender processes, rateLimit 20/s: no 1-second window over 20 + burst, ev
   });
 
   // Attempt starts as the claim recorded them (the senders' clock, the one the limit runs on).
-  const starts = (await Promise.all(deliveryIds.map((id) => postern.store.deliveries.getAttempts(orgId, id)))).flat().map((a) => a.startedAt);
+  const attempts = await Promise.all(deliveryIds.map((id) => postern.store.deliveries.getAttempts(orgId, id)));
+  const starts = attempts.flat().map((a) => a.startedAt);
   const maxStarts = maxInOneSecond(starts);
   stopWatching();
-  const maxArrivals = maxInOneSecond(receiver.requests.map((r) => r.at), stalls);
+  const late = lateArrivals(receiver.requests, new Map(deliveryIds.map((id, i) => [id, attempts[i]![0]!.startedAt])));
+  const maxArrivals = maxInOneSecond(receiver.requests.map((r) => r.at), [...stalls, ...late]);
   const spanS = (Math.max(...starts) - Math.min(...starts)) / 1000;
-  console.log(`rateLimit 20/s over 2 senders: max ${maxStarts} attempt starts and ${maxArrivals} arrivals in any 1-s window (${stalls.length} receiver stalls left out); ${starts.length} attempts over ${spanS.toFixed(1)} s`);
+  console.log(`rateLimit 20/s over 2 senders: max ${maxStarts} attempt starts and ${maxArrivals} arrivals in any 1-s window (${stalls.length} receiver stalls and ${late.length} requests more than ${RATE_SEND_LAG_MS} ms after their starts left out); ${starts.length} attempts over ${spanS.toFixed(1)} s`);
   expect(maxStarts).toBeLessThanOrEqual(RATE.perSecond + RATE.burst);
-  // At the receiver too: a request leaves within RATE_SEND_LAG_MS of its turn (README, "Rate limits").
+  // At the receiver too, where requests left within RATE_SEND_LAG_MS of their turns (docs: "Rate limits").
   expect(maxArrivals).toBeLessThanOrEqual(RATE.perSecond + RATE.burst + RECEIVER_SLACK);
   // The limit was reached, not trivially met: 120 requests at 20/s take about 6 s.
   expect(maxStarts).toBeGreaterThanOrEqual(RATE.perSecond - 2);
