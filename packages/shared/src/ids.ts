@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { CROCKFORD_ALPHABET, decodeCrockford, encodeCrockford } from './crockford.js';
 
 /**
  * Kinds of record that carry a Postern id, and the prefix each id starts with:
@@ -19,8 +20,6 @@ export type RandomBytes = (n: number) => Buffer;
 /** A function that mints ids; see {@link createIdFactory}. */
 export type IdFactory = (prefix: IdPrefix, nowMs: number) => string;
 
-/** Crockford base32 alphabet (no I, L, O, U): sorts the same as the numbers it encodes. */
-const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const TIME_CHARS = 10;
 const RANDOM_CHARS = 16;
 const RANDOM_BYTES = 10; // 16 base32 chars carry exactly 80 bits
@@ -32,18 +31,7 @@ const MAX_TIME_MS = 2 ** 48 - 1;
 const HALF = 2 ** 40;
 const HALF_CHARS = 8;
 const HALF_BYTES = 5;
-const BODY = new RegExp(`^[0-7][${ALPHABET}]{${TIME_CHARS + RANDOM_CHARS - 1}}$`);
-
-/** `value` (an integer below 32^length and 2^53) as `length` base32 characters. */
-function encodeBase32(value: number, length: number): string {
-  let out = '';
-  let rest = value;
-  for (let i = 0; i < length; i++) {
-    out = ALPHABET[rest % 32]! + out;
-    rest = Math.floor(rest / 32);
-  }
-  return out;
-}
+const BODY = new RegExp(`^[0-7][${CROCKFORD_ALPHABET}]{${TIME_CHARS + RANDOM_CHARS - 1}}$`);
 
 function checkTime(nowMs: number): void {
   if (!Number.isInteger(nowMs) || nowMs < 0 || nowMs > MAX_TIME_MS) {
@@ -67,7 +55,7 @@ function randomPart(random: RandomBytes): { high: number; low: number } {
 }
 
 function format(prefix: IdPrefix, timeMs: number, high: number, low: number): string {
-  return `${prefix}_${encodeBase32(timeMs, TIME_CHARS)}${encodeBase32(high, HALF_CHARS)}${encodeBase32(low, HALF_CHARS)}`;
+  return `${prefix}_${encodeCrockford(timeMs, TIME_CHARS)}${encodeCrockford(high, HALF_CHARS)}${encodeCrockford(low, HALF_CHARS)}`;
 }
 
 /**
@@ -151,9 +139,5 @@ export function idTimeMs(id: string): number {
   if (underscore < 0 || !(ID_PREFIXES as readonly string[]).includes(prefix) || !isId(prefix as IdPrefix, id)) {
     throw new RangeError(`not a Postern id: "${id}"`);
   }
-  let ms = 0;
-  for (const ch of id.slice(underscore + 1, underscore + 1 + TIME_CHARS)) {
-    ms = ms * 32 + ALPHABET.indexOf(ch);
-  }
-  return ms;
+  return decodeCrockford(id, underscore + 1, TIME_CHARS);
 }

@@ -2,6 +2,7 @@
  * `@postern/shared`: the pure delivery domain (no I/O). Everything public is
  * listed here by name; what is not exported is internal.
  */
+export { CROCKFORD_ALPHABET, crockfordDigit, decodeCrockford, encodeCrockford } from './crockford.js';
 export { ID_PREFIXES, createIdFactory, isId, newId } from './ids.js';
 export { AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, AUDIT_RETENTION_MS, buildAuditEntry, changedFields, isAuditAction } from './audit-entry.js';
 export type { AuditAction, AuditActor, AuditActorKind, AuditEntry, AuditTarget, ChangedFieldsOptions } from './audit-entry.js';

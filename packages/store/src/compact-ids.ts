@@ -5,7 +5,8 @@
  * 64-byte Redis value (a BullMQ job's data, docs/architecture.md "Compact records").
  */
 
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+import { CROCKFORD_ALPHABET, crockfordDigit } from '@postern/shared';
+
 const Z85 = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#';
 const BODY = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 
@@ -24,7 +25,6 @@ function digitTable(alphabet: string): Int8Array {
   for (let i = 0; i < alphabet.length; i++) table[alphabet.charCodeAt(i)] = i;
   return table;
 }
-const CROCKFORD_DIGIT = digitTable(CROCKFORD);
 const Z85_DIGIT = digitTable(Z85);
 const limbs = new Float64Array(4);
 const codes = new Array<number>(26);
@@ -58,7 +58,7 @@ export function compactId(id: string, prefix: string): string | null {
   const start = prefix.length + 1;
   if (!BODY.test(id.slice(start))) return null;
   limbs.fill(0);
-  for (let i = start; i < id.length; i++) mulAdd(32, CROCKFORD_DIGIT[id.charCodeAt(i)]!);
+  for (let i = start; i < id.length; i++) mulAdd(32, crockfordDigit(id.charCodeAt(i)));
   for (let i = COMPACT_ID_CHARS - 1; i >= 0; i--) codes[i] = Z85.charCodeAt(divMod(85));
   return String.fromCharCode(...codes.slice(0, COMPACT_ID_CHARS));
 }
@@ -72,6 +72,6 @@ export function expandId(s: string, prefix: string): string | null {
     const d = code < 128 ? Z85_DIGIT[code]! : -1;
     if (d < 0 || mulAdd(85, d) !== 0) return null;
   }
-  for (let i = 25; i >= 0; i--) codes[i] = CROCKFORD.charCodeAt(divMod(32));
+  for (let i = 25; i >= 0; i--) codes[i] = CROCKFORD_ALPHABET.charCodeAt(divMod(32));
   return `${prefix}_${String.fromCharCode(...codes)}`;
 }

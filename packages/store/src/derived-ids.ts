@@ -8,7 +8,8 @@
  * does not hold (a redelivery, ids minted across a millisecond).
  */
 
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+import { decodeCrockford, encodeCrockford } from '@postern/shared';
+
 const BODY = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/;
 /**
  * The 80-bit random part is worked on as two 40-bit halves (8 characters each), which doubles hold
@@ -18,26 +19,6 @@ const HALF = 2 ** 40;
 const HALF_CHARS = 8;
 /** The largest offset stored as a number instead of an id (a fan-out wider than this stores ids). */
 const MAX_OFFSET = 9999;
-/** Each Crockford character's value by its char code (ids are checked against {@link BODY} first). */
-const VALUE_OF = new Int8Array(128).fill(-1);
-for (let i = 0; i < CROCKFORD.length; i++) VALUE_OF[CROCKFORD.charCodeAt(i)] = i;
-
-/** The value of `length` base32 characters of `s` from `from` (at most 10: 50 bits, exact in a double). */
-function decode(s: string, from: number, length: number): number {
-  let value = 0;
-  for (let i = from; i < from + length; i++) value = value * 32 + VALUE_OF[s.charCodeAt(i)]!;
-  return value;
-}
-
-/** `value` (below 32^length) as `length` base32 characters. */
-function encode(value: number, length: number): string {
-  let out = '';
-  for (let i = 0; i < length; i++) {
-    out = CROCKFORD[value % 32]! + out;
-    value = Math.floor(value / 32);
-  }
-  return out;
-}
 
 interface IdParts {
   prefix: string;
@@ -53,7 +34,7 @@ function split(id: string): IdParts | null {
   if (underscore <= 0) return null;
   const body = id.slice(underscore + 1);
   if (!BODY.test(body)) return null;
-  return { prefix: id.slice(0, underscore), time: body.slice(0, 10), high: decode(body, 10, HALF_CHARS), low: decode(body, 10 + HALF_CHARS, HALF_CHARS) };
+  return { prefix: id.slice(0, underscore), time: body.slice(0, 10), high: decodeCrockford(body, 10, HALF_CHARS), low: decodeCrockford(body, 10 + HALF_CHARS, HALF_CHARS) };
 }
 
 /** The id `<prefix>_` with `parts`' time and its random part plus `delta` (|delta| < 2^40); null past either end. */
@@ -65,14 +46,14 @@ function withOffset(prefix: string, parts: IdParts, delta: number): string | nul
     low -= Math.floor(low / HALF) * HALF;
   }
   if (high < 0 || high >= HALF) return null;
-  return `${prefix}_${parts.time}${encode(high, HALF_CHARS)}${encode(low, HALF_CHARS)}`;
+  return `${prefix}_${parts.time}${encodeCrockford(high, HALF_CHARS)}${encodeCrockford(low, HALF_CHARS)}`;
 }
 
 /** The creation time (epoch ms) in an id's ULID body; null when `id` has another shape. */
 export function idTimeOf(id: string): number | null {
   const underscore = id.indexOf('_');
   if (underscore <= 0 || !BODY.test(id.slice(underscore + 1))) return null;
-  return decode(id, underscore + 1, 10);
+  return decodeCrockford(id, underscore + 1, 10);
 }
 
 /**
